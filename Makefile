@@ -1,0 +1,124 @@
+# decree - build, test, bench.
+#
+#   make              release-ish build (-O2 -g) in build/
+#   make check        deps + sanitizer build (ASan+UBSan) in build/san + all tests
+#   make demo         deps + build + scripted demo
+#   make bench        deps + build + benchmarks against a shadow git repository
+#   make install PREFIX=/usr/local
+#   make format / format-check / hdr-check / lint
+#
+# Warnings are errors everywhere.
+
+PREFIX  ?= /usr/local
+B       ?= build
+CC      ?= cc
+VERSION := 0.1.0
+
+WARN    := -std=c11 -Wall -Wextra -Werror -pedantic -Wstrict-prototypes \
+           -Wmissing-prototypes -Wold-style-definition -Wvla -Wwrite-strings \
+           -Wpointer-arith -Wformat=2 -Wshadow -fno-common
+OPT     ?= -O2 -g
+ifeq ($(SANITIZE),1)
+OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined -DDECREE_TESTING
+LDSAN   := -fsanitize=address,undefined
+else
+OPT     += -D_FORTIFY_SOURCE=2
+endif
+CPPFLAGS := -Iinclude -Isrc/lib -Isrc/lib/util
+CFLAGS  += $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
+LIBS    := -lcrypto -lzstd -ljansson -lyaml -lpthread
+LDFLAGS += $(LDSAN) -pthread
+
+LIB_SRC := $(sort $(wildcard src/lib/util/*.c src/lib/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+CRASH_SRC := $(sort $(wildcard tests/crash/*.c))
+CRASH_BIN := $(CRASH_SRC:tests/crash/%.c=$(B)/tests/%)
+HDRS    := $(sort $(wildcard include/decree/*.h))
+
+all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libdecree.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/libdecree.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libdecree.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/decree: $(CLI_OBJ) $(B)/libdecree.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libdecree.a $(LIBS)
+
+$(B)/decree.pc: Makefile
+	@mkdir -p $(B)
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: decree\nDescription: reviewable, reversible changes to a directory tree\nVersion: %s\nLibs: -L$${libdir} -ldecree\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+		'$(PREFIX)' '$(VERSION)' '$(LIBS)' > $@
+
+$(B)/tests/test_%: tests/unit/test_%.c $(B)/libdecree.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DDECREE_TESTING -o $@ $< $(B)/libdecree.a -lcmocka $(LIBS) $(LDFLAGS)
+
+$(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+
+deps:
+	@sh scripts/deps.sh
+
+# The test entry point of the README and CI.
+check: deps
+	$(MAKE) --no-print-directory B=build/san SANITIZE=1 test-build
+	$(MAKE) --no-print-directory hdr-check
+	@B=build/san sh tests/run-all.sh
+
+test-build: all $(UNIT_BIN) $(CRASH_BIN)
+
+test: test-build
+	@B=$(B) sh tests/run-all.sh
+
+# Each public header must compile alone.
+hdr-check:
+	@mkdir -p $(B)/hdr
+	@for h in $(HDRS); do \
+		printf '#include "%s"\n' "$${h#include/}" > $(B)/hdr/t.c; \
+		$(CC) -Iinclude -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only $(B)/hdr/t.c || exit 1; \
+	done; echo "hdr-check: $(words $(HDRS)) headers ok"
+
+demo: deps all
+	@sh scripts/demo.sh $(B)/decree
+
+bench: deps all
+	@sh bench/run.sh $(B)/decree
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/decree $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(B)/decree $(DESTDIR)$(PREFIX)/bin/decree
+	install -m 644 $(B)/libdecree.a $(DESTDIR)$(PREFIX)/lib/libdecree.a
+	install -m 755 $(B)/libdecree.so $(DESTDIR)$(PREFIX)/lib/libdecree.so.0
+	ln -sf libdecree.so.0 $(DESTDIR)$(PREFIX)/lib/libdecree.so
+	install -m 644 $(HDRS) $(DESTDIR)$(PREFIX)/include/decree/
+	install -m 644 $(B)/decree.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/decree.pc
+	install -m 644 docs/decree.1 $(DESTDIR)$(PREFIX)/share/man/man1/decree.1
+
+FMT_FILES = $(shell find src include tests/unit tests/crash -name '*.[ch]')
+format:
+	clang-format -i $(FMT_FILES)
+format-check:
+	clang-format --dry-run -Werror $(FMT_FILES)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance $(CPPFLAGS) src
+
+clean:
+	rm -rf build
+
+.PHONY: all deps check test test-build hdr-check demo bench install format format-check lint clean
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,63 @@
+/*
+ * decree/common.h - export macros, error codes and the error API.
+ *
+ * Errors: every fallible function returns an int, 0 on success and a
+ * negative decree_error_code on failure.  The human-readable reason is kept
+ * in a thread-local slot read with decree_error_last(); it stays valid until
+ * the next failing call on the same thread.
+ */
+#ifndef DECREE_PUBLIC_COMMON_H
+#define DECREE_PUBLIC_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define DECREE_BEGIN_DECL extern "C" {
+#define DECREE_END_DECL }
+#else
+#define DECREE_BEGIN_DECL
+#define DECREE_END_DECL
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define DECREE_API __attribute__((visibility("default")))
+#else
+#define DECREE_API
+#endif
+
+DECREE_BEGIN_DECL
+
+#define DECREE_VERSION_STRING "0.1.0"
+
+/** Return codes.  Each function documents which of these it can return. */
+typedef enum {
+	DECREE_OK = 0,
+	DECREE_ERROR = -1,      /**< generic failure (I/O, memory, ...) */
+	DECREE_ENOTFOUND = -3,  /**< checkpoint, object or path not found */
+	DECREE_EEXISTS = -4,    /**< something that must not exist does */
+	DECREE_ELOCKED = -5,    /**< the store is locked by a live process */
+	DECREE_ECONFLICT = -6,  /**< a patch or restore conflicts */
+	DECREE_ECORRUPT = -7,   /**< damaged object, record or log */
+	DECREE_EAPPLY = -8,     /**< a patch does not apply */
+	DECREE_EINVALID = -9,   /**< bad input: argument, path, format */
+	DECREE_EAMBIGUOUS = -10, /**< a reference matches several objects */
+	DECREE_EVERIFY = -11,   /**< written bytes do not hash as expected */
+} decree_error_code;
+
+/** The message of the last error on this thread, never NULL ("" if none). */
+DECREE_API const char *decree_error_last(void);
+
+/** The code of the last error on this thread (DECREE_OK if none). */
+DECREE_API int decree_error_last_code(void);
+
+/** Forget the last error of this thread. */
+DECREE_API void decree_error_clear(void);
+
+/** The library version, DECREE_VERSION_STRING of the built library. */
+DECREE_API const char *decree_version(void);
+
+DECREE_END_DECL
+
+#endif

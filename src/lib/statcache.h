@@ -1,0 +1,36 @@
+/*
+ * statcache.h - the persistent stat cache of one project root.
+ *
+ * Maps a path to (mode, size, mtime_ns, ctime_ns, inode, device) and the
+ * object id of its content when last hashed.  A scan trusts the cached id
+ * only if all stat fields match and the entry is not "racy": an entry whose
+ * mtime falls in the same second as (or after) the moment the cache was
+ * written is re-hashed, because a later write in that second could have
+ * left mtime unchanged (git's racy-timestamp rule).  The cache is only an
+ * accelerator: a damaged file is treated as empty.
+ */
+#ifndef DECREE_STATCACHE_H
+#define DECREE_STATCACHE_H
+
+#include "snap.h"
+
+typedef struct statcache statcache;
+
+/* Load the cache at `path`; a missing or damaged file gives an empty
+ * cache.  Fails only on out-of-memory. */
+int statcache_load(statcache **out, const char *path);
+void statcache_free(statcache *c);
+
+/* If `probe` (mode, size, stat fields set) matches a clean entry for
+ * `path`, copy its id into *id and return true. */
+bool statcache_lookup(const statcache *c, const char *path, const snap_entry *probe,
+		      oid *id);
+
+/* True when saving `s` would produce the same entries as loaded (then a
+ * save can be skipped). */
+bool statcache_matches(const statcache *c, const snap *s);
+
+/* Write the stat entries of a scanned snap atomically to `path`. */
+int statcache_save(const char *path, const snap *s);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * error.h - the thread-local last error.
+ *
+ * decree_error_set() records a message and returns the code so callers can
+ * write `return decree_error_set(DECREE_ENOTFOUND, "...")`.  With
+ * DECREE_ERR_OS the current errno's strerror is appended.
+ */
+#ifndef DECREE_ERROR_H
+#define DECREE_ERROR_H
+
+#include "decree/common.h"
+
+enum decree_error_class {
+	DECREE_ERR_NONE = 0,
+	DECREE_ERR_OS = 1 << 0, /* append ": strerror(errno)" */
+};
+
+/* Set the last error; returns `code`.  `klass` is a decree_error_class. */
+int decree_error_setf(int code, int klass, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define decree_error_set(code, ...) decree_error_setf((code), 0, __VA_ARGS__)
+#define decree_error_os(...) decree_error_setf(DECREE_ERROR, DECREE_ERR_OS, __VA_ARGS__)
+
+/* Argument contracts: an invalid-argument error in release builds. */
+#define DECREE_ASSERT_ARG(x)                                                   \
+	do {                                                                   \
+		if (!(x))                                                      \
+			return decree_error_set(DECREE_EINVALID,               \
+						"invalid argument '%s'", #x);  \
+	} while (0)
+
+#endif

@@ -16,7 +16,8 @@ VERSION := 0.1.0
 
 WARN    := -std=c11 -Wall -Wextra -Werror -pedantic -Wstrict-prototypes \
            -Wmissing-prototypes -Wold-style-definition -Wvla -Wwrite-strings \
-           -Wpointer-arith -Wformat=2 -Wshadow -fno-common
+           -Wpointer-arith -Wformat=2 -Wshadow -fno-common \
+           -Wno-format-truncation # paths are bounded by PATH_MAX checks, not by this heuristic
 OPT     ?= -O2 -g
 ifeq ($(SANITIZE),1)
 OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -44,11 +45,12 @@ all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/libdecree.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(B)/libdecree.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libdecree.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -241,6 +241,7 @@ static int read_dir(dent **out, size_t *n_out, int dfd, const char *rel)
 			close(fd);
 		return decree_error_os("cannot read directory '%s'", *rel ? rel : ".");
 	}
+	rewinddir(d); /* the dup shares its offset with dfd: start over */
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		const char *nm = de->d_name;
 		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))

@@ -64,7 +64,10 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 	if ((r = buf_put(&obj, TREE_MAGIC, 4)) < 0 || (r = buf_put_u32(&obj, TREE_VERSION)) < 0 ||
 	    (r = buf_put_u32(&obj, count)) < 0 || (r = buf_put(&obj, body.ptr, body.len)) < 0)
 		goto done;
-	r = odb_writer_add(w, ODB_TREE, obj.ptr, obj.len, NULL, out);
+	if (w)
+		r = odb_writer_add(w, ODB_TREE, obj.ptr, obj.len, NULL, out);
+	else
+		sha256_buf(out, obj.ptr, obj.len);
 	*bytes_out = total;
 done:
 	buf_release(&body);

@@ -12,7 +12,8 @@
 #include "odb.h"
 #include "snap.h"
 
-/* Write the trees of a sorted snap; *root gets the root tree id. */
+/* Write the trees of a sorted snap; *root gets the root tree id.  With
+ * w == NULL only the ids are computed (nothing is stored). */
 int tree_write(oid *root, odb_writer *w, const snap *s);
 
 /* Read a tree recursively into `out` (appended, canonical order). */

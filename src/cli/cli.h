@@ -1,0 +1,70 @@
+/*
+ * cli.h - shared declarations of the decree program.
+ *
+ * The program uses only the public API (include/decree/) plus the
+ * borrowable util headers buf.h and json.h.
+ */
+#ifndef DECREE_CLI_H
+#define DECREE_CLI_H
+
+#include "decree/decree.h"
+#include "buf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Exit codes (docs/cli/exit-codes.md). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2,
+};
+
+typedef struct {
+	const char *root_opt;  /* -C */
+	const char *store_opt; /* --store */
+	bool json, quiet, help;
+	/* positional words after the command name(s) and their options */
+	int argc;
+	char **argv;
+	/* arguments after "--" */
+	int rest_argc;
+	char **rest_argv;
+	const char *cmdname;
+} cli_ctx;
+
+/* Option specification for opt_parse. */
+typedef struct {
+	const char *name; /* long name without "--" */
+	char shortopt;    /* 0: none */
+	bool has_arg;
+	const char **value; /* where to store the argument (has_arg) */
+	bool *flag;         /* set to true when seen (no arg) */
+	int *count;         /* incremented when seen */
+} opt_spec;
+
+/* Parse the command's options out of ctx->argv (options may come before
+ * or after positionals; "--" ends options).  Positionals stay in
+ * ctx->argv.  Prints a usage error and returns -1 on unknown options. */
+int opt_parse(cli_ctx *ctx, const opt_spec *specs);
+
+int usage_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Report the library's last error; returns EXIT_FAIL (or EXIT_USAGE). */
+int lib_fail(int code);
+
+/* Open the store for this invocation (root resolution, config). */
+int open_store(decree_store **out, const cli_ctx *ctx);
+
+int cmd_checkpoint(cli_ctx *ctx);
+int cmd_rollback(cli_ctx *ctx);
+int cmd_undo(cli_ctx *ctx);
+int cmd_redo(cli_ctx *ctx);
+int cmd_recover(cli_ctx *ctx);
+int cmd_gc(cli_ctx *ctx);
+int cmd_fsck(cli_ctx *ctx);
+
+/* Output helpers. */
+void out_json_kv_str(buf *b, const char *key, const char *val, bool comma);
+
+#endif

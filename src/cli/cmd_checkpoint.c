@@ -1,0 +1,745 @@
+/*
+ * cmd_checkpoint.c - "decree checkpoint ...", rollback, undo, redo,
+ * recover, gc and fsck.  Human output on stdout, errors on stderr as
+ * "decree: <message>", --json output as documented in docs/cli/.
+ */
+#include "common.h"
+#include "cli.h"
+#include "json.h"
+
+#include <time.h>
+
+static void jstr(buf *b, const char *key, const char *val, bool comma)
+{
+	buf_printf(b, "%s\"%s\":", comma ? "," : "", key);
+	if (val)
+		json_str(b, val);
+	else
+		buf_puts(b, "null");
+}
+
+static void emit(buf *b)
+{
+	fwrite(b->ptr, 1, b->len, stdout);
+	buf_release(b);
+}
+
+static const char *mode_str(unsigned mode)
+{
+	return mode == 0755 ? "755" : mode == 0120000 ? "120000" : mode == 0 ? "0" : "644";
+}
+
+/* --- create ----------------------------------------------------------------- */
+
+static int ck_create(cli_ctx *ctx)
+{
+	const char *session = NULL, *message = NULL, *label = NULL;
+	decree_checkpoint_create_options o = DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	opt_spec specs[] = {
+		{ "session", 's', true, &session, NULL, NULL },
+		{ "message", 'm', true, &message, NULL, NULL },
+		{ "label", 'l', true, &label, NULL, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	char id[DECREE_ID_HEXLEN + 1];
+	decree_store *s;
+	bool created;
+	int r;
+
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'checkpoint create' takes no arguments");
+	if (session && !*session)
+		return usage_error(ctx, "--session needs a non-empty name");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	o.session = session;
+	o.message = message;
+	o.label = label;
+	r = decree_checkpoint_create(id, &created, s, &o);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json) {
+		buf b = BUF_INIT;
+		buf_printf(&b, "{\"id\":\"%s\",\"created\":%s}\n", id, created ? "true" : "false");
+		emit(&b);
+	} else {
+		printf("%s\n", id);
+	}
+	return EXIT_OK;
+}
+
+/* --- list --------------------------------------------------------------------- */
+
+static void info_json(buf *b, const decree_checkpoint_info *c, bool has_changes)
+{
+	buf_printf(b, "{\"id\":\"%s\"", c->id);
+	jstr(b, "session", c->session, true);
+	jstr(b, "message", c->message, true);
+	jstr(b, "label", c->label, true);
+	buf_printf(b, ",\"created_at\":\"%s\",\"file_count\":%" PRIu64 ",\"total_bytes\":%" PRIu64,
+		   c->created_at, c->file_count, c->total_bytes);
+	if (has_changes)
+		buf_printf(b, ",\"has_changes\":%s", c->has_changes ? "true" : "false");
+	buf_puts(b, "}");
+}
+
+static int ck_list(cli_ctx *ctx)
+{
+	const char *session = NULL;
+	opt_spec specs[] = {
+		{ "session", 's', true, &session, NULL, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_checkpoint_list *l;
+	decree_store *s;
+	buf b = BUF_INIT;
+	int r;
+
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'checkpoint list' takes no arguments");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_checkpoint_list_get(&l, s, session, DECREE_LIST_HAS_CHANGES);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json) {
+		buf_puts(&b, "{\"checkpoints\":[");
+		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
+			if (i)
+				buf_putc(&b, ',');
+			info_json(&b, decree_checkpoint_list_at(l, i), true);
+		}
+		buf_puts(&b, "]}\n");
+	} else {
+		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
+			const decree_checkpoint_info *c = decree_checkpoint_list_at(l, i);
+			buf_printf(&b, "%.12s  %s  %-10s %6" PRIu64 " files  %s", c->id, c->created_at,
+				   c->session, c->file_count, c->has_changes ? "changed" : "       ");
+			if (c->label)
+				buf_printf(&b, "  [%s]", c->label);
+			if (c->message)
+				buf_printf(&b, "  %s", c->message);
+			buf_putc(&b, '\n');
+		}
+	}
+	decree_checkpoint_list_free(l);
+	emit(&b);
+	return EXIT_OK;
+}
+
+/* --- show ----------------------------------------------------------------------- */
+
+static int ck_show(cli_ctx *ctx)
+{
+	decree_snapshot *sn;
+	decree_checkpoint_info info;
+	decree_store *s;
+	buf b = BUF_INIT;
+	bool first = true;
+	size_t n;
+	int r;
+
+	if (opt_parse(ctx, NULL) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc != 1 || ctx->rest_argc)
+		return usage_error(ctx, "usage: decree checkpoint show REF");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_checkpoint_show(&sn, &info, s, ctx->argv[0]);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	n = decree_snapshot_count(sn);
+	if (ctx->json) {
+		info_json(&b, &info, false);
+		buf_truncate(&b, b.len - 1);
+		buf_puts(&b, ",\"files\":[");
+		for (size_t i = 0; i < n; i++) {
+			decree_file_info f;
+			decree_snapshot_at(&f, sn, i);
+			if (f.skip_reason)
+				continue;
+			buf_puts(&b, first ? "{" : ",{");
+			first = false;
+			jstr(&b, "path", f.path, false);
+			buf_printf(&b, ",\"sha256\":\"%s\",\"size\":%" PRIu64 ",\"mode\":\"%s\"}", f.sha256,
+				   f.size, mode_str(f.mode));
+		}
+		buf_puts(&b, "],\"skipped\":[");
+		first = true;
+		for (size_t i = 0; i < n; i++) {
+			decree_file_info f;
+			decree_snapshot_at(&f, sn, i);
+			if (!f.skip_reason)
+				continue;
+			buf_puts(&b, first ? "{" : ",{");
+			first = false;
+			jstr(&b, "path", f.path, false);
+			buf_printf(&b, ",\"size\":%" PRIu64, f.size);
+			jstr(&b, "reason", f.skip_reason, true);
+			buf_putc(&b, '}');
+		}
+		buf_puts(&b, "]}\n");
+	} else {
+		buf_printf(&b, "checkpoint %s\nsession    %s\ncreated    %s\n", info.id, info.session,
+			   info.created_at);
+		if (info.message)
+			buf_printf(&b, "message    %s\n", info.message);
+		if (info.label)
+			buf_printf(&b, "label      %s\n", info.label);
+		buf_printf(&b, "files      %" PRIu64 " (%" PRIu64 " bytes)\n\n", info.file_count,
+			   info.total_bytes);
+		for (size_t i = 0; i < n; i++) {
+			decree_file_info f;
+			decree_snapshot_at(&f, sn, i);
+			if (f.skip_reason)
+				buf_printf(&b, "skipped %-57s %10" PRIu64 " %s (%s)\n", "", f.size, f.path,
+					   f.skip_reason);
+			else
+				buf_printf(&b, "%-6s %s %10" PRIu64 " %s\n", mode_str(f.mode), f.sha256,
+					   f.size, f.path);
+		}
+	}
+	decree_snapshot_free(sn);
+	emit(&b);
+	return EXIT_OK;
+}
+
+/* --- restore, rollback, undo, redo ------------------------------------------- */
+
+typedef struct {
+	const cli_ctx *ctx;
+	buf json;
+	size_t n;
+	bool dry;
+} plan_out;
+
+static const char *action_name(decree_action a)
+{
+	return a == DECREE_ACTION_DELETE ? "delete" : a == DECREE_ACTION_CREATE ? "create" : "restore";
+}
+
+static void on_plan(void *payload, const char *path, decree_action a)
+{
+	plan_out *p = payload;
+	if (p->ctx->json) {
+		buf_puts(&p->json, p->n ? ",{" : "{");
+		jstr(&p->json, "path", path, false);
+		jstr(&p->json, "action", action_name(a), true);
+		buf_putc(&p->json, '}');
+	} else if (!p->ctx->quiet) {
+		printf("%s %s\n", action_name(a), path);
+	}
+	p->n++;
+}
+
+static const char *phase_name(decree_phase ph)
+{
+	switch (ph) {
+	case DECREE_PHASE_STAGING:
+		return "staging";
+	case DECREE_PHASE_APPLYING:
+		return "applying";
+	case DECREE_PHASE_COMMITTING:
+		return "committing";
+	case DECREE_PHASE_ROLLING_BACK:
+		return "rolling_back";
+	default:
+		return "done";
+	}
+}
+
+static void on_progress(void *payload, decree_phase ph, const char *path, const char *action)
+{
+	plan_out *p = payload;
+	/* Only roll-back steps are news to the user; the plan was printed. */
+	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet)
+		fprintf(stderr, "%s: %s %s\n", phase_name(ph), action ? action : "", path ? path : "");
+}
+
+static int finish_restore(const cli_ctx *ctx, plan_out *po, int r, const decree_restore_result *res,
+			  const char *verb, const char *target)
+{
+	if (r < 0) {
+		buf_release(&po->json);
+		return lib_fail(r);
+	}
+	if (ctx->json) {
+		buf b = BUF_INIT;
+		buf_printf(&b, "{\"operation\":\"%s\"", verb);
+		jstr(&b, "checkpoint", target, true);
+		buf_printf(&b, ",\"dry_run\":%s", po->dry ? "true" : "false");
+		jstr(&b, "pre_checkpoint", res->pre_checkpoint[0] ? res->pre_checkpoint : NULL, true);
+		buf_printf(&b, ",\"created\":%zu,\"restored\":%zu,\"deleted\":%zu,\"changes\":[%s]}\n",
+			   res->created, res->restored, res->deleted, po->json.ptr);
+		emit(&b);
+	} else if (!ctx->quiet) {
+		if (po->dry)
+			printf("dry run: would create %zu, restore %zu, delete %zu file(s)\n",
+			       res->created, res->restored, res->deleted);
+		else if (!po->n)
+			printf("nothing to %s: the tree already matches\n", verb);
+		else
+			printf("%s: created %zu, restored %zu, deleted %zu file(s)%s\n", verb,
+			       res->created, res->restored, res->deleted,
+			       !strcmp(verb, "restore") ? "; 'decree undo' reverts this" : "");
+	}
+	buf_release(&po->json);
+	return EXIT_OK;
+}
+
+static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
+{
+	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result res;
+	plan_out po = { ctx, BUF_INIT, 0, dry };
+	char id[DECREE_ID_HEXLEN + 1];
+	char **paths = NULL;
+	int r;
+
+	if (ctx->rest_argc) {
+		paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *));
+		if (!paths)
+			return fail("out of memory");
+		for (int i = 0; i < ctx->rest_argc; i++) {
+			char *p = ctx->rest_argv[i];
+			size_t n = strlen(p);
+			while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir" */
+				p[--n] = '\0';
+			while (p[0] == '.' && p[1] == '/')
+				p += 2;
+			paths[i] = p;
+		}
+		o.paths = (const char *const *)paths;
+	}
+	o.dry_run = dry;
+	o.plan = on_plan;
+	o.progress = on_progress;
+	o.payload = &po;
+	if ((r = decree_checkpoint_resolve(id, s, ref)) == 0)
+		r = decree_checkpoint_restore(&res, s, id, &o);
+	free(paths);
+	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL);
+}
+
+static int ck_restore(cli_ctx *ctx)
+{
+	bool dry = false;
+	opt_spec specs[] = {
+		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_store *s;
+	int r;
+
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc != 1)
+		return usage_error(ctx, "usage: decree checkpoint restore REF [--dry-run] [-- PATH...]");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = do_restore(ctx, s, ctx->argv[0], dry);
+	decree_store_free(s);
+	return r;
+}
+
+static int replay_cmd(cli_ctx *ctx, bool undo)
+{
+	bool dry = false;
+	opt_spec specs[] = {
+		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result res;
+	plan_out po = { ctx, BUF_INIT, 0, false };
+	decree_store *s;
+	int r;
+
+	if (ctx->help) {
+		printf("usage: decree %s [--dry-run]\n\n%s\n", undo ? "undo" : "redo",
+		       undo ? "Put back the files the last restore, apply or revert changed, exactly\n"
+			      "as they were before it.  Edits made since are captured first (a\n"
+			      "checkpoint labelled pre-undo), so nothing is lost.  'decree redo'\n"
+			      "re-applies it."
+			    : "Re-apply what the last 'decree undo' reverted.");
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'%s' takes no arguments", undo ? "undo" : "redo");
+	po.dry = dry;
+	o.dry_run = dry;
+	o.plan = on_plan;
+	o.progress = on_progress;
+	o.payload = &po;
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
+	decree_store_free(s);
+	return finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL);
+}
+
+int cmd_undo(cli_ctx *ctx)
+{
+	return replay_cmd(ctx, true);
+}
+
+int cmd_redo(cli_ctx *ctx)
+{
+	return replay_cmd(ctx, false);
+}
+
+/* --- rollback --------------------------------------------------------------------- */
+
+static int count_change(void *payload, const char *path, char status)
+{
+	(void)path;
+	(void)status;
+	(*(size_t *)payload)++;
+	return 0;
+}
+
+static int parse_number(long *out, const char *s)
+{
+	char *end;
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return errno || end == s || *end || *out < 0 ? -1 : 0;
+}
+
+int cmd_rollback(cli_ctx *ctx)
+{
+	const char *session = NULL;
+	opt_spec specs[] = {
+		{ "session", 's', true, &session, NULL, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_checkpoint_list *l;
+	decree_store *s;
+	buf b = BUF_INIT;
+	size_t n;
+	long num = 0;
+	int r;
+
+	if (ctx->help) {
+		puts("usage: decree rollback [--session S] [N [-- PATH...]]\n\n"
+		     "Without N: number the checkpoints of this project (all sessions, or\n"
+		     "one with --session), newest first, with time, label and how many files\n"
+		     "differ from the working tree.  With N: restore number N exactly as\n"
+		     "'decree checkpoint restore' does (cascading, undoable).");
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc > 1 || (ctx->argc == 1 && (parse_number(&num, ctx->argv[0]) < 0 || num < 1)))
+		return usage_error(ctx, "usage: decree rollback [N [-- PATH...]] (N >= 1)");
+	if (!ctx->argc && ctx->rest_argc)
+		return usage_error(ctx, "paths need a checkpoint number: decree rollback N -- PATH...");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	if ((r = decree_checkpoint_list_get(&l, s, session, 0)) < 0) {
+		decree_store_free(s);
+		return lib_fail(r);
+	}
+	n = decree_checkpoint_list_count(l);
+	if (ctx->argc) {
+		char id[DECREE_ID_HEXLEN + 1];
+		if ((size_t)num > n) {
+			decree_checkpoint_list_free(l);
+			decree_store_free(s);
+			return fail("no checkpoint number %ld (there are %zu)", num, n);
+		}
+		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id, sizeof(id));
+		decree_checkpoint_list_free(l);
+		r = do_restore(ctx, s, id, false);
+		decree_store_free(s);
+		return r;
+	}
+	if (ctx->json)
+		buf_puts(&b, "{\"checkpoints\":[");
+	for (size_t k = 0; k < n; k++) {
+		const decree_checkpoint_info *c = decree_checkpoint_list_at(l, n - 1 - k);
+		size_t differ = 0;
+		if ((r = decree_checkpoint_compare(s, c->id, NULL, count_change, &differ)) < 0) {
+			decree_checkpoint_list_free(l);
+			decree_store_free(s);
+			buf_release(&b);
+			return lib_fail(r);
+		}
+		if (ctx->json) {
+			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"", k ? "," : "", k + 1, c->id);
+			jstr(&b, "session", c->session, true);
+			jstr(&b, "label", c->label, true);
+			jstr(&b, "message", c->message, true);
+			buf_printf(&b, ",\"created_at\":\"%s\",\"files_differ\":%zu}", c->created_at, differ);
+		} else {
+			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ", k + 1, c->created_at, c->id,
+				   c->session, differ);
+			if (c->label)
+				buf_printf(&b, "  [%s]", c->label);
+			if (c->message)
+				buf_printf(&b, "  %s", c->message);
+			buf_putc(&b, '\n');
+		}
+	}
+	if (ctx->json)
+		buf_puts(&b, "]}\n");
+	else if (!n && !ctx->quiet)
+		buf_puts(&b, "no checkpoints yet ('decree checkpoint create' makes one)\n");
+	decree_checkpoint_list_free(l);
+	decree_store_free(s);
+	emit(&b);
+	return EXIT_OK;
+}
+
+/* --- prune, drop ------------------------------------------------------------------- */
+
+static int ck_prune(cli_ctx *ctx)
+{
+	const char *session = NULL, *keep_s = NULL, *older_s = NULL;
+	opt_spec specs[] = {
+		{ "session", 's', true, &session, NULL, NULL },
+		{ "keep", 0, true, &keep_s, NULL, NULL },
+		{ "older-than", 0, true, &older_s, NULL, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	long keep = 0, older = -1;
+	decree_store *s;
+	size_t removed;
+	int r;
+
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc || (!keep_s == !older_s))
+		return usage_error(ctx, "usage: decree checkpoint prune [--session S] --keep N | --older-than DAYS");
+	if (keep_s && (parse_number(&keep, keep_s) < 0 || keep < 1))
+		return usage_error(ctx, "--keep needs a number >= 1");
+	if (older_s && parse_number(&older, older_s) < 0)
+		return usage_error(ctx, "--older-than needs a number of days >= 0");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_checkpoint_prune(&removed, s, session, keep, older);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"removed\":%zu}\n", removed);
+	else if (!ctx->quiet)
+		printf("pruned %zu checkpoint(s); 'decree gc' frees their storage\n", removed);
+	return EXIT_OK;
+}
+
+static int ck_drop(cli_ctx *ctx)
+{
+	const char *session = NULL;
+	bool all = false;
+	opt_spec specs[] = {
+		{ "session", 's', true, &session, NULL, NULL },
+		{ "all", 0, false, NULL, &all, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_store *s;
+	size_t removed;
+	int r;
+
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc || (!session == !all))
+		return usage_error(ctx, "usage: decree checkpoint drop --session S | --all");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_checkpoint_drop(&removed, s, all ? NULL : session);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"removed\":%zu}\n", removed);
+	else if (!ctx->quiet)
+		printf("dropped %zu checkpoint(s)%s; 'decree gc' frees their storage\n", removed,
+		       all ? " and the undo history" : "");
+	return EXIT_OK;
+}
+
+/* --- the "checkpoint" command ------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	int (*fn)(cli_ctx *);
+	const char *usage;
+} subs[] = {
+	{ "create", ck_create, "checkpoint create [--session S] [--message M] [--label TEXT]" },
+	{ "list", ck_list, "checkpoint list [--session S]" },
+	{ "show", ck_show, "checkpoint show REF" },
+	{ "restore", ck_restore, "checkpoint restore REF [--dry-run] [-- PATH...]" },
+	{ "prune", ck_prune, "checkpoint prune [--session S] --keep N | --older-than DAYS" },
+	{ "drop", ck_drop, "checkpoint drop --session S | --all" },
+	{ NULL, NULL, NULL },
+};
+
+static void checkpoint_help(FILE *f)
+{
+	fputs("usage: decree checkpoint COMMAND ...\n\n", f);
+	for (size_t i = 0; subs[i].name; i++)
+		fprintf(f, "  decree %s\n", subs[i].usage);
+	fputs("\nREF is a checkpoint id, a unique prefix of 4+ hex digits, or SESSION:MESSAGE.\n"
+	      "create prints the new id; with --message, a second create for the same\n"
+	      "(session, message) returns the existing id.  restore is cascading: the\n"
+	      "scanned tree becomes exactly the checkpoint (files created since are\n"
+	      "deleted); the state before is captured (label pre-restore) and\n"
+	      "'decree undo' brings it back.  Ignored and too-large files are never\n"
+	      "deleted.\n",
+	      f);
+}
+
+int cmd_checkpoint(cli_ctx *ctx)
+{
+	if (ctx->argc < 1 || ctx->argv[0][0] == '-') {
+		if (ctx->help) {
+			checkpoint_help(stdout);
+			return EXIT_OK;
+		}
+		checkpoint_help(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; subs[i].name; i++) {
+		if (strcmp(ctx->argv[0], subs[i].name))
+			continue;
+		if (ctx->help) {
+			printf("usage: decree %s\n", subs[i].usage);
+			return EXIT_OK;
+		}
+		ctx->argc--;
+		ctx->argv++;
+		ctx->cmdname = "checkpoint ";
+		return subs[i].fn(ctx);
+	}
+	return usage_error(ctx, "unknown checkpoint command '%s'", ctx->argv[0]);
+}
+
+/* --- recover, gc, fsck --------------------------------------------------------------- */
+
+int cmd_recover(cli_ctx *ctx)
+{
+	decree_store *s;
+	bool rec;
+	int r;
+
+	if (ctx->help) {
+		puts("usage: decree recover\n\nFinish or roll back a transaction that was interrupted (crash, kill,\n"
+		     "power loss).  Every mutating command does this first.");
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, NULL) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'recover' takes no arguments");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_recover(s, &rec);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"recovered\":%s}\n", rec ? "true" : "false");
+	else if (!ctx->quiet)
+		puts(rec ? "recovered an interrupted transaction" : "nothing to recover");
+	return EXIT_OK;
+}
+
+int cmd_gc(cli_ctx *ctx)
+{
+	bool dry = false;
+	opt_spec specs[] = {
+		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_gc_stats st;
+	decree_store *s;
+	int r;
+
+	if (ctx->help) {
+		puts("usage: decree gc [--dry-run]\n\nDelete stored objects that no checkpoint record, undo/redo entry or\n"
+		     "unfinished transaction of any project in this store references.");
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'gc' takes no arguments");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_gc(s, dry, &st);
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"dry_run\":%s,\"objects_freed\":%" PRIu64 ",\"bytes_freed\":%" PRIu64
+		       ",\"objects_kept\":%" PRIu64 "}\n",
+		       dry ? "true" : "false", st.objects_freed, st.bytes_freed, st.objects_kept);
+	else if (!ctx->quiet)
+		printf("%s %" PRIu64 " object(s), %" PRIu64 " bytes; kept %" PRIu64 "\n",
+		       dry ? "would free" : "freed", st.objects_freed, st.bytes_freed, st.objects_kept);
+	return EXIT_OK;
+}
+
+struct fsck_out {
+	const cli_ctx *ctx;
+	buf json;
+	size_t n;
+};
+
+static void on_problem(void *payload, const char *what, const char *problem)
+{
+	struct fsck_out *f = payload;
+	if (f->ctx->json) {
+		buf_puts(&f->json, f->n ? ",{" : "{");
+		jstr(&f->json, "object", what, false);
+		jstr(&f->json, "problem", problem, true);
+		buf_putc(&f->json, '}');
+	} else {
+		printf("damaged: %s: %s\n", what, problem);
+	}
+	f->n++;
+}
+
+int cmd_fsck(cli_ctx *ctx)
+{
+	struct fsck_out fo = { ctx, BUF_INIT, 0 };
+	decree_store *s;
+	int r;
+
+	if (ctx->help) {
+		puts("usage: decree fsck\n\nRe-hash every object, parse every record and resolve every reference;\n"
+		     "exit 1 naming what is damaged.");
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, NULL) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'fsck' takes no arguments");
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	r = decree_fsck(s, on_problem, &fo);
+	decree_store_free(s);
+	if (ctx->json) {
+		printf("{\"ok\":%s,\"problems\":[%s]}\n", r == 0 ? "true" : "false", fo.json.ptr);
+		buf_release(&fo.json);
+		if (r < 0 && !fo.n)
+			return lib_fail(r);
+		return r < 0 ? EXIT_FAIL : EXIT_OK;
+	}
+	buf_release(&fo.json);
+	if (r < 0)
+		return lib_fail(r);
+	if (!ctx->quiet)
+		puts("store ok");
+	return EXIT_OK;
+}

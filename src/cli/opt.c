@@ -1,0 +1,121 @@
+/*
+ * opt.c - option parsing shared by all commands, plus error reporting.
+ *
+ * Options may stand before or after positional arguments; "--" ends them.
+ * Long options take their argument as "--name VALUE" or "--name=VALUE",
+ * short ones as "-x VALUE" or "-xVALUE".
+ */
+#include "common.h"
+#include "cli.h"
+
+int usage_error(const cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("decree: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'decree %s--help')\n", ctx && ctx->cmdname ? ctx->cmdname : "");
+	return EXIT_USAGE;
+}
+
+int fail(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("decree: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_FAIL;
+}
+
+int lib_fail(int code)
+{
+	const char *msg = decree_error_last();
+	fprintf(stderr, "decree: %s\n", *msg ? msg : "operation failed");
+	(void)code;
+	return EXIT_FAIL;
+}
+
+static const opt_spec *find_long(const opt_spec *s, const char *name, size_t n)
+{
+	for (; s && s->name; s++)
+		if (strlen(s->name) == n && !strncmp(s->name, name, n))
+			return s;
+	return NULL;
+}
+
+static const opt_spec *find_short(const opt_spec *s, char c)
+{
+	for (; s && s->name; s++)
+		if (s->shortopt == c)
+			return s;
+	return NULL;
+}
+
+static void seen(const opt_spec *s, const char *val)
+{
+	if (s->value)
+		*s->value = val;
+	if (s->flag)
+		*s->flag = true;
+	if (s->count)
+		(*s->count)++;
+}
+
+int opt_parse(cli_ctx *ctx, const opt_spec *specs)
+{
+	int out = 0;
+
+	for (int i = 0; i < ctx->argc; i++) {
+		char *a = ctx->argv[i];
+		const opt_spec *s;
+		if (a[0] != '-' || a[1] == '\0') {
+			ctx->argv[out++] = a;
+			continue;
+		}
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			if (!(s = find_long(specs, name, n))) {
+				usage_error(ctx, "unknown option '--%.*s'", (int)n, name);
+				return -1;
+			}
+			if (s->has_arg) {
+				if (eq) {
+					seen(s, eq + 1);
+				} else if (i + 1 < ctx->argc) {
+					seen(s, ctx->argv[++i]);
+				} else {
+					usage_error(ctx, "option '--%s' needs a value", s->name);
+					return -1;
+				}
+			} else if (eq) {
+				usage_error(ctx, "option '--%s' takes no value", s->name);
+				return -1;
+			} else {
+				seen(s, NULL);
+			}
+			continue;
+		}
+		if (!(s = find_short(specs, a[1])) || (!s->has_arg && a[2])) {
+			usage_error(ctx, "unknown option '%s'", a);
+			return -1;
+		}
+		if (s->has_arg) {
+			if (a[2])
+				seen(s, a + 2);
+			else if (i + 1 < ctx->argc)
+				seen(s, ctx->argv[++i]);
+			else {
+				usage_error(ctx, "option '-%c' needs a value", a[1]);
+				return -1;
+			}
+		} else {
+			seen(s, NULL);
+		}
+	}
+	ctx->argc = out;
+	return 0;
+}

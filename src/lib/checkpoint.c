@@ -1,0 +1,684 @@
+/*
+ * checkpoint.c - create, list, resolve, show, compare, prune and drop
+ * checkpoints (decree/checkpoint.h).
+ *
+ * A checkpoint = stored objects (blobs + trees) + one record.  The record
+ * is written last, atomically, after the pack holding every object it
+ * needs is durable; so a crash leaves either no checkpoint or a complete
+ * one (an orphan pack at worst, removed by gc).
+ *
+ * One checkpoint per (session, message): creating it again returns the
+ * existing id, which makes "checkpoint before each user message" safe to
+ * retry.
+ */
+#include "common.h"
+#include "ckpt.h"
+#include "alloc.h"
+#include "error.h"
+#include "fs.h"
+#include "json.h"
+#include "repo.h"
+#include "scan.h"
+#include "statcache.h"
+#include "tree.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <time.h>
+
+#define DEFAULT_SESSION "default"
+
+/* --- records ---------------------------------------------------------------- */
+
+void ckpt_rec_release(ckpt_rec *r)
+{
+	decree_free(r->session);
+	decree_free(r->message);
+	decree_free(r->label);
+	decree_free(r->root);
+	memset(r, 0, sizeof(*r));
+}
+
+void ckpt_free_all(ckpt_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ckpt_rec_release(&v[i]);
+	decree_free(v);
+}
+
+static void format_time(char *out, size_t len, int64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static char *json_dup(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? decree_strdup(json_string_value(v)) : NULL;
+}
+
+int ckpt_load_file(ckpt_rec *out, const char *path, const char *id)
+{
+	buf data = BUF_INIT;
+	json_t *o = NULL, *v;
+	json_error_t jerr;
+	oid sum;
+	char hex[SHA256_HEXLEN + 1];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = fs_read_path(path, &data)) < 0)
+		goto done;
+	sha256_buf(&sum, data.ptr, data.len);
+	oid_to_hex(hex, &sum);
+	if (strcmp(hex, id)) {
+		r = decree_error_set(DECREE_ECORRUPT, "checkpoint record %s is damaged", id);
+		goto done;
+	}
+	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) || !json_is_object(o) ||
+	    json_integer_value(json_object_get(o, "version")) != 1 ||
+	    !json_is_string(json_object_get(o, "tree")) ||
+	    !json_is_string(json_object_get(o, "session"))) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s is not a version 1 record", id);
+		goto done;
+	}
+	if ((r = oid_from_hex(&out->tree, json_string_value(json_object_get(o, "tree")))) < 0) {
+		r = decree_error_set(DECREE_ECORRUPT, "checkpoint record %s has a bad tree id", id);
+		goto done;
+	}
+	out->session = json_dup(o, "session");
+	out->message = json_dup(o, "message");
+	out->label = json_dup(o, "label");
+	out->root = json_dup(o, "root");
+	snprintf(out->info.id, sizeof(out->info.id), "%s", id);
+	oid_to_hex(out->info.tree, &out->tree);
+	out->info.session = out->session;
+	out->info.message = out->message;
+	out->info.label = out->label;
+	out->info.created_ns = json_integer_value(json_object_get(o, "created_ns"));
+	format_time(out->info.created_at, sizeof(out->info.created_at), out->info.created_ns);
+	out->info.file_count = (uint64_t)json_integer_value(json_object_get(o, "file_count"));
+	out->info.total_bytes = (uint64_t)json_integer_value(json_object_get(o, "total_bytes"));
+	v = json_object_get(o, "skipped");
+	out->info.skipped_count = json_is_array(v) ? json_array_size(v) : 0;
+	r = 0;
+done:
+	if (r < 0)
+		ckpt_rec_release(out);
+	json_decref(o);
+	buf_release(&data);
+	return r;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const ckpt_rec *x = a, *y = b;
+	if (x->info.created_ns != y->info.created_ns)
+		return x->info.created_ns < y->info.created_ns ? -1 : 1;
+	return strcmp(x->info.id, y->info.id);
+}
+
+int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80];
+	ckpt_rec *v = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	repo_file(dir, s, "checkpoints");
+	if (!(d = opendir(dir))) {
+		if (errno == ENOENT)
+			return 0;
+		return decree_error_os("cannot open '%s'", dir);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != SHA256_HEXLEN || !is_hex_prefix(de->d_name, 64))
+			continue;
+		if ((r = GROW(v, cap, n + 1)) < 0)
+			break;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		r = ckpt_load_file(&v[n], path, de->d_name);
+		if (r == DECREE_ENOTFOUND) { /* pruned meanwhile */
+			decree_error_clear();
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			break;
+		n++;
+	}
+	closedir(d);
+	if (r < 0) {
+		ckpt_free_all(v, n);
+		return r;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), rec_cmp);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
+{
+	ckpt_rec *v;
+	size_t n, found = SIZE_MAX, nmatch = 0;
+	const char *colon = strchr(ref, ':');
+	buf cands = BUF_INIT;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!colon && !is_hex_prefix(ref, 4))
+		return decree_error_set(DECREE_EINVALID,
+					"invalid checkpoint reference '%s' (use an id, a prefix of "
+					"4+ hex digits, or SESSION:MESSAGE)", ref);
+	if ((r = ckpt_load_all(&v, &n, s)) < 0)
+		return r;
+	for (size_t i = n; i-- > 0;) {
+		bool match;
+		if (colon) {
+			size_t sl = (size_t)(colon - ref);
+			match = strlen(v[i].session) == sl && !strncmp(v[i].session, ref, sl) &&
+				v[i].message && !strcmp(v[i].message, colon + 1);
+		} else {
+			char lower[SHA256_HEXLEN + 1];
+			size_t k;
+			for (k = 0; ref[k] && k < SHA256_HEXLEN; k++)
+				lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F' ? ref[k] + 32 : ref[k]);
+			lower[k] = '\0';
+			match = !strncmp(v[i].info.id, lower, k);
+		}
+		if (!match)
+			continue;
+		if (nmatch++ == 0)
+			found = i;
+		if (nmatch <= 10)
+			buf_printf(&cands, "\n  %.12s %s %s", v[i].info.id, v[i].info.created_at,
+				   v[i].session);
+	}
+	if (nmatch == 0) {
+		r = decree_error_set(DECREE_ENOTFOUND, "no checkpoint matches '%s'", ref);
+	} else if (nmatch > 1 && !colon) {
+		r = decree_error_set(DECREE_EAMBIGUOUS, "checkpoint reference '%s' is ambiguous; candidates:%s",
+				     ref, cands.ptr);
+	} else {
+		*out = v[found];
+		memset(&v[found], 0, sizeof(v[found]));
+		r = 0;
+	}
+	ckpt_free_all(v, n);
+	buf_release(&cands);
+	return r;
+}
+
+/* --- scanning and writing --------------------------------------------------- */
+
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w, bool use_cache)
+{
+	char path[PATH_MAX];
+	statcache *cache = NULL;
+	scan_opts o;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	if (use_cache) {
+		repo_file(path, s, "statcache");
+		if ((r = statcache_load(&cache, path)) < 0)
+			return r;
+	}
+	o.max_file_size = s->max_file_size;
+	o.excludes = (const char *const *)s->excludes;
+	o.threads = s->threads;
+	o.store = w;
+	o.cache = cache;
+	r = scan_tree(out, s->rootfd, &o);
+	statcache_free(cache);
+	return r;
+}
+
+int ckpt_save_statcache(decree_store *s, const snap *cur)
+{
+	char path[PATH_MAX];
+	statcache *cache = NULL;
+	bool same;
+	int r;
+
+	repo_file(path, s, "statcache");
+	if ((r = statcache_load(&cache, path)) < 0)
+		return r;
+	same = statcache_matches(cache, cur);
+	statcache_free(cache);
+	return same ? 0 : statcache_save(path, cur);
+}
+
+static int put_kv_str(buf *b, const char *key, const char *val)
+{
+	if (buf_printf(b, ",\"%s\":", key) < 0)
+		return -1;
+	return val ? json_str(b, val) : buf_puts(b, "null");
+}
+
+int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w,
+	       const snap *cur, const char *session, const char *message, const char *label)
+{
+	char hex[SHA256_HEXLEN + 1], path[PATH_MAX + 80], created[40];
+	buf rec = BUF_INIT;
+	uint64_t files, bytes;
+	int64_t now = fs_now_ns();
+	oid root, id;
+	bool first = true;
+	int r;
+
+	if ((r = tree_write(&root, w, cur)) < 0 || (r = odb_writer_commit(w)) < 0)
+		goto done;
+	snap_totals(cur, &files, &bytes);
+	oid_to_hex(hex, &root);
+	format_time(created, sizeof(created), now);
+	if (buf_puts(&rec, "{\"version\":1,\"type\":\"checkpoint\"") < 0 ||
+	    put_kv_str(&rec, "root", s->root) < 0 ||
+	    put_kv_str(&rec, "session", session ? session : DEFAULT_SESSION) < 0 ||
+	    put_kv_str(&rec, "message", message) < 0 || put_kv_str(&rec, "label", label) < 0 ||
+	    buf_printf(&rec, ",\"created_at\":\"%s\",\"created_ns\":%" PRId64
+			     ",\"tree\":\"%s\",\"file_count\":%" PRIu64 ",\"total_bytes\":%" PRIu64
+			     ",\"skipped\":[",
+		       created, now, hex, files, bytes) < 0) {
+		r = -1;
+		goto done;
+	}
+	for (size_t i = 0; i < cur->n; i++) {
+		const snap_entry *e = &cur->v[i];
+		if (e->mode != MODE_SKIP)
+			continue;
+		if (buf_puts(&rec, first ? "{\"path\":" : ",{\"path\":") < 0 ||
+		    json_str(&rec, e->path) < 0 ||
+		    buf_printf(&rec, ",\"size\":%" PRIu64 ",\"reason\":\"too large\"}", e->size) < 0) {
+			r = -1;
+			goto done;
+		}
+		first = false;
+	}
+	if (buf_puts(&rec, "]}\n") < 0) {
+		r = -1;
+		goto done;
+	}
+	sha256_buf(&id, rec.ptr, rec.len);
+	oid_to_hex(id_out, &id);
+	repo_file(path, s, "checkpoints");
+	if ((r = fs_mkdirs(path, 0755)) < 0)
+		goto done;
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", id_out);
+	r = fs_write_atomic(path, rec.ptr, rec.len, 0444);
+done:
+	buf_release(&rec);
+	return r;
+}
+
+/* --- public API ------------------------------------------------------------- */
+
+int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, decree_store *s,
+			     const decree_checkpoint_create_options *o)
+{
+	decree_checkpoint_create_options def = DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	const char *session;
+	odb_writer *w = NULL;
+	snap cur = SNAP_INIT;
+	odb *db;
+	int r;
+
+	if (created)
+		*created = false;
+	if (!o)
+		o = &def;
+	if (o->version != DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID, "invalid checkpoint options");
+	session = o->session && *o->session ? o->session : DEFAULT_SESSION;
+	if (strchr(session, ':') || strchr(session, '\n'))
+		return decree_error_set(DECREE_EINVALID,
+					"session name '%s' must not contain ':' or newlines", session);
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	if (o->message) {
+		ckpt_rec *v;
+		size_t n;
+		if ((r = ckpt_load_all(&v, &n, s)) < 0)
+			goto done;
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(v[i].session, session) && v[i].message &&
+			    !strcmp(v[i].message, o->message)) {
+				memcpy(id_out, v[i].info.id, DECREE_ID_HEXLEN + 1);
+				ckpt_free_all(v, n);
+				goto done;
+			}
+		}
+		ckpt_free_all(v, n);
+	}
+	if ((r = repo_odb(&db, s, false)) < 0 || (r = odb_writer_new(&w, db)) < 0)
+		goto done;
+	if ((r = ckpt_scan(&cur, s, w, true)) < 0)
+		goto done;
+	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message, o->label)) < 0)
+		goto done;
+	if (created)
+		*created = true;
+	/* The checkpoint is complete; a stale cache only costs speed. */
+	if (ckpt_save_statcache(s, &cur) < 0)
+		decree_error_clear();
+done:
+	odb_writer_free(w);
+	snap_release(&cur);
+	repo_unlock(s);
+	return r;
+}
+
+struct decree_checkpoint_list {
+	ckpt_rec *v;
+	size_t n;
+};
+
+/* Tree id of the working tree now (nothing stored). */
+static int worktree_tree(oid *out, decree_store *s)
+{
+	snap cur = SNAP_INIT;
+	int r = ckpt_scan(&cur, s, NULL, true);
+	if (r == 0)
+		r = tree_write(out, NULL, &cur);
+	snap_release(&cur);
+	return r;
+}
+
+int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
+			       const char *session, unsigned flags)
+{
+	decree_checkpoint_list *l;
+	oid now;
+	bool have_now = false;
+	size_t k = 0;
+	int r;
+
+	*out = NULL;
+	if (!(l = decree_calloc(1, sizeof(*l))))
+		return -1;
+	if ((r = ckpt_load_all(&l->v, &l->n, s)) < 0)
+		goto fail;
+	for (size_t i = 0; i < l->n; i++) {
+		if (session && strcmp(l->v[i].session, session)) {
+			ckpt_rec_release(&l->v[i]);
+			continue;
+		}
+		l->v[k++] = l->v[i];
+	}
+	l->n = k;
+	if (flags & DECREE_LIST_HAS_CHANGES) {
+		for (size_t i = 0; i < l->n; i++) {
+			size_t j;
+			for (j = i + 1; j < l->n; j++)
+				if (!strcmp(l->v[j].session, l->v[i].session))
+					break;
+			if (j < l->n) {
+				l->v[i].info.has_changes = oid_cmp(&l->v[i].tree, &l->v[j].tree) != 0;
+				continue;
+			}
+			if (!have_now) {
+				if ((r = worktree_tree(&now, s)) < 0)
+					goto fail;
+				have_now = true;
+			}
+			l->v[i].info.has_changes = oid_cmp(&l->v[i].tree, &now) != 0;
+		}
+	}
+	*out = l;
+	return 0;
+fail:
+	decree_checkpoint_list_free(l);
+	return r;
+}
+
+size_t decree_checkpoint_list_count(const decree_checkpoint_list *l)
+{
+	return l ? l->n : 0;
+}
+
+const decree_checkpoint_info *decree_checkpoint_list_at(const decree_checkpoint_list *l, size_t i)
+{
+	return l && i < l->n ? &l->v[i].info : NULL;
+}
+
+void decree_checkpoint_list_free(decree_checkpoint_list *l)
+{
+	if (!l)
+		return;
+	ckpt_free_all(l->v, l->n);
+	decree_free(l);
+}
+
+int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, const char *ref)
+{
+	ckpt_rec rec;
+	int r = ckpt_resolve(&rec, s, ref);
+	if (r == 0) {
+		memcpy(id_out, rec.info.id, DECREE_ID_HEXLEN + 1);
+		ckpt_rec_release(&rec);
+	}
+	return r;
+}
+
+/* --- show ------------------------------------------------------------------- */
+
+struct decree_snapshot {
+	snap s;
+	ckpt_rec rec;
+};
+
+int decree_checkpoint_show(decree_snapshot **out, decree_checkpoint_info *info_out,
+			   decree_store *s, const char *ref)
+{
+	decree_snapshot *sn;
+	odb *db;
+	int r;
+
+	*out = NULL;
+	if (!(sn = decree_calloc(1, sizeof(*sn))))
+		return -1;
+	if ((r = ckpt_resolve(&sn->rec, s, ref)) < 0 || (r = repo_odb(&db, s, false)) < 0 ||
+	    (r = tree_read(&sn->s, db, &sn->rec.tree)) < 0) {
+		decree_snapshot_free(sn);
+		return r;
+	}
+	if (info_out)
+		*info_out = sn->rec.info;
+	*out = sn;
+	return 0;
+}
+
+size_t decree_snapshot_count(const decree_snapshot *sn)
+{
+	return sn ? sn->s.n : 0;
+}
+
+void decree_snapshot_at(decree_file_info *out, const decree_snapshot *sn, size_t i)
+{
+	const snap_entry *e = &sn->s.v[i];
+	memset(out, 0, sizeof(*out));
+	out->path = e->path;
+	out->size = e->size;
+	switch (e->mode) {
+	case MODE_FILE:
+		out->mode = 0644;
+		break;
+	case MODE_EXEC:
+		out->mode = 0755;
+		break;
+	case MODE_LINK:
+		out->mode = 0120000;
+		break;
+	default:
+		out->mode = 0;
+		out->skip_reason = "too large";
+	}
+	if (e->mode != MODE_SKIP)
+		oid_to_hex(out->sha256, &e->id);
+}
+
+void decree_snapshot_free(decree_snapshot *sn)
+{
+	if (!sn)
+		return;
+	snap_release(&sn->s);
+	ckpt_rec_release(&sn->rec);
+	decree_free(sn);
+}
+
+/* --- compare ---------------------------------------------------------------- */
+
+struct cmp_ctx {
+	decree_change_cb cb;
+	void *payload;
+};
+
+static int cmp_one(void *payload, const char *path, const snap_entry *a, const snap_entry *b)
+{
+	struct cmp_ctx *c = payload;
+	char st = !a ? 'A' : !b ? 'D' : 'M';
+	return c->cb(c->payload, path, st);
+}
+
+int decree_checkpoint_compare(decree_store *s, const char *ref, const char *ref2,
+			      decree_change_cb cb, void *payload)
+{
+	ckpt_rec a, b;
+	snap sa = SNAP_INIT, sb = SNAP_INIT;
+	struct cmp_ctx c = { cb, payload };
+	odb *db;
+	int r;
+
+	memset(&b, 0, sizeof(b));
+	if ((r = ckpt_resolve(&a, s, ref)) < 0)
+		return r;
+	if ((r = repo_odb(&db, s, false)) < 0 || (r = tree_read(&sa, db, &a.tree)) < 0)
+		goto done;
+	if (ref2) {
+		if ((r = ckpt_resolve(&b, s, ref2)) < 0 || (r = tree_read(&sb, db, &b.tree)) < 0)
+			goto done;
+	} else if ((r = ckpt_scan(&sb, s, NULL, true)) < 0) {
+		goto done;
+	}
+	r = snap_diff(&sa, &sb, cmp_one, &c);
+done:
+	snap_release(&sa);
+	snap_release(&sb);
+	ckpt_rec_release(&a);
+	ckpt_rec_release(&b);
+	return r;
+}
+
+/* --- prune and drop ----------------------------------------------------------- */
+
+static int remove_record(decree_store *s, const char *id)
+{
+	char path[PATH_MAX + 80];
+	repo_file(path, s, "checkpoints");
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", id);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return decree_error_os("cannot remove checkpoint %s", id);
+	return 0;
+}
+
+int decree_checkpoint_prune(size_t *removed, decree_store *s, const char *session, long keep,
+			    long older_than_days)
+{
+	ckpt_rec *v = NULL;
+	size_t n = 0;
+	int64_t now = fs_now_ns();
+	char dir[PATH_MAX];
+	int r;
+
+	*removed = 0;
+	if (keep <= 0 && older_than_days < 0)
+		return decree_error_set(DECREE_EINVALID, "prune needs --keep N or --older-than DAYS");
+	if (!repo_exists(s))
+		return 0;
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	if ((r = ckpt_load_all(&v, &n, s)) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		size_t newer = 0;
+		bool last = true, drop = false;
+		if (session && strcmp(v[i].session, session))
+			continue;
+		for (size_t j = i + 1; j < n; j++)
+			if (!strcmp(v[j].session, v[i].session)) {
+				newer++;
+				last = false;
+			}
+		if (last)
+			continue; /* never the newest of a session */
+		if (keep > 0 && newer >= (size_t)keep)
+			drop = true;
+		if (older_than_days >= 0 &&
+		    now - v[i].info.created_ns > (int64_t)older_than_days * 86400 * 1000000000LL)
+			drop = true;
+		if (!drop)
+			continue;
+		if ((r = remove_record(s, v[i].info.id)) < 0)
+			goto done;
+		(*removed)++;
+	}
+	repo_file(dir, s, "checkpoints");
+	if (*removed)
+		r = fs_fsync_dir_path(dir);
+done:
+	ckpt_free_all(v, n);
+	repo_unlock(s);
+	return r;
+}
+
+int decree_checkpoint_drop(size_t *removed, decree_store *s, const char *session)
+{
+	ckpt_rec *v = NULL;
+	size_t n = 0;
+	char path[PATH_MAX];
+	int r;
+
+	*removed = 0;
+	if (!repo_exists(s))
+		return 0;
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	if ((r = ckpt_load_all(&v, &n, s)) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		if (session && strcmp(v[i].session, session))
+			continue;
+		if ((r = remove_record(s, v[i].info.id)) < 0)
+			goto done;
+		(*removed)++;
+	}
+	if (!session) {
+		repo_file(path, s, "oplog");
+		if (unlink(path) < 0 && errno != ENOENT) {
+			r = decree_error_os("cannot remove '%s'", path);
+			goto done;
+		}
+		repo_file(path, s, "statcache");
+		unlink(path);
+	}
+	repo_file(path, s, "checkpoints");
+	r = fs_fsync_dir_path(path);
+	if (r == DECREE_ERROR && errno == ENOENT) {
+		decree_error_clear();
+		r = 0;
+	}
+done:
+	ckpt_free_all(v, n);
+	repo_unlock(s);
+	return r;
+}

@@ -1,0 +1,44 @@
+/*
+ * ckpt.h - checkpoint records, shared by checkpoint.c, restore.c, maint.c.
+ *
+ * A record is a small JSON document in <rootdir>/checkpoints/<id>, where id
+ * is the SHA-256 of the record's bytes (so a damaged record is detected).
+ */
+#ifndef DECREE_CKPT_H
+#define DECREE_CKPT_H
+
+#include "decree/checkpoint.h"
+#include "odb.h"
+#include "snap.h"
+
+typedef struct {
+	decree_checkpoint_info info; /* strings point to the owned ones below */
+	char *session, *message, *label, *root;
+	oid tree;
+} ckpt_rec;
+
+void ckpt_rec_release(ckpt_rec *r);
+
+/* Every record of this root, oldest first. */
+int ckpt_load_all(ckpt_rec **out, size_t *n, decree_store *s);
+void ckpt_free_all(ckpt_rec *v, size_t n);
+
+/* Load the record file at `path` (verifies its id). */
+int ckpt_load_file(ckpt_rec *out, const char *path, const char *id);
+
+/* Resolve a reference (full id, >= 4 hex prefix, SESSION:MESSAGE). */
+int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
+
+/* Scan the working tree; with w, contents are stored. */
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w, bool use_cache);
+
+/* Write trees of `cur` through w, commit w, write the record.  Returns
+ * the new id in id_out.  The caller holds the lock. */
+int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w,
+	       const snap *cur, const char *session, const char *message,
+	       const char *label);
+
+/* Save the stat cache from a scan if it changed. */
+int ckpt_save_statcache(decree_store *s, const snap *cur);
+
+#endif

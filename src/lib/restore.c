@@ -1,0 +1,466 @@
+/*
+ * restore.c - cascading restore, undo and redo (decree/checkpoint.h).
+ *
+ * Restore plans per path against a fresh scan of the working tree:
+ *   in checkpoint only           -> create (or overwrite an ignored file,
+ *                                   whose bytes are captured first)
+ *   in working tree only         -> delete, unless the file is skipped
+ *                                   (too large) or ignored under the
+ *                                   *checkpoint's* ignore rules
+ *   in both, different           -> restore bytes and mode
+ * The scan stores every current file (the "pre-restore" checkpoint), so
+ * every byte the transaction overwrites or deletes is in the store first.
+ * The change list becomes an undo entry; undo/redo replay it backwards or
+ * forwards through the same transaction engine.
+ */
+#include "common.h"
+#include "alloc.h"
+#include "ckpt.h"
+#include "error.h"
+#include "fs.h"
+#include "ignore.h"
+#include "repo.h"
+#include "scan.h"
+#include "tree.h"
+#include "txn.h"
+
+typedef struct {
+	txn_change *v;
+	size_t n, cap;
+} change_list;
+
+static void changes_release(change_list *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		decree_free(c->v[i].path);
+	decree_free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+static txn_change *change_add(change_list *c, const char *path)
+{
+	txn_change *t;
+	if (GROW(c->v, c->cap, c->n + 1) < 0)
+		return NULL;
+	t = &c->v[c->n];
+	memset(t, 0, sizeof(*t));
+	if (!(t->path = decree_strdup(path)))
+		return NULL;
+	c->n++;
+	return t;
+}
+
+static void set_old(txn_change *t, const snap_entry *e)
+{
+	t->has_old = true;
+	t->old_mode = e->mode;
+	t->old_size = e->size;
+	t->old_id = e->id;
+}
+
+static void set_new(txn_change *t, const snap_entry *e)
+{
+	t->has_new = true;
+	t->new_mode = e->mode;
+	t->new_size = e->size;
+	t->new_id = e->id;
+}
+
+/* Capture whatever stands at `path` on disk now (not in the scan). */
+static int capture_disk(txn_change *t, decree_store *s, odb_writer *w, bool *present)
+{
+	snap_entry e;
+	struct stat st;
+	const char *base;
+	int dfd, r;
+
+	*present = false;
+	memset(&e, 0, sizeof(e));
+	r = fs_open_parent(&dfd, &base, s->rootfd, t->path, false);
+	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+		decree_error_clear();
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(dfd);
+		return errno == ENOENT ? 0 : decree_error_os("cannot stat '%s'", t->path);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		close(dfd);
+		if (n < 0)
+			return decree_error_os("cannot read link '%s'", t->path);
+		e.mode = MODE_LINK;
+		e.size = (uint64_t)n;
+		if (w && (r = odb_writer_add(w, ODB_BLOB, target, (size_t)n, NULL, &e.id)) < 0)
+			return r;
+		if (!w)
+			sha256_buf(&e.id, target, (size_t)n);
+	} else if (S_ISREG(st.st_mode)) {
+		close(dfd);
+		if (w) {
+			if ((r = scan_capture_path(&e, s->rootfd, t->path, w)) < 0)
+				return r;
+		} else {
+			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+			e.size = (uint64_t)st.st_size;
+		}
+	} else {
+		close(dfd);
+		return 0; /* a directory: the transaction planner decides */
+	}
+	set_old(t, &e);
+	*present = true;
+	return 0;
+}
+
+/* --- ignore rules of a stored snapshot ------------------------------------ */
+
+struct snap_loader {
+	const snap *s;
+	odb *db;
+};
+
+static int load_from_snap(void *payload, const char *dir, const char *name, buf *out,
+			  bool *found)
+{
+	struct snap_loader *l = payload;
+	char path[PATH_MAX];
+	const snap_entry *e;
+	int r;
+
+	*found = false;
+	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
+	e = snap_find(l->s, path);
+	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
+		return 0;
+	if ((r = odb_read(out, NULL, l->db, &e->id)) < 0)
+		return r;
+	*found = true;
+	return 0;
+}
+
+/* --- path filter ----------------------------------------------------------- */
+
+static bool path_selected(const char *const *paths, const char *p)
+{
+	if (!paths)
+		return true;
+	for (size_t i = 0; paths[i]; i++) {
+		size_t n = strlen(paths[i]);
+		if (!strncmp(p, paths[i], n) && (p[n] == '\0' || p[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+static int check_paths(const char *const *paths, const snap *a, const snap *b)
+{
+	if (!paths)
+		return 0;
+	for (size_t i = 0; paths[i]; i++) {
+		const char *const one[2] = { paths[i], NULL };
+		bool hit = false;
+		if (!fs_path_is_safe(paths[i], true))
+			return DECREE_EINVALID;
+		for (size_t k = 0; k < a->n && !hit; k++)
+			hit = path_selected(one, a->v[k].path);
+		for (size_t k = 0; k < b->n && !hit; k++)
+			hit = path_selected(one, b->v[k].path);
+		if (!hit)
+			return decree_error_set(DECREE_ENOTFOUND,
+						"path '%s' is neither in the checkpoint nor in the working tree",
+						paths[i]);
+	}
+	return 0;
+}
+
+static void report(const decree_restore_options *o, decree_restore_result *res,
+		   const txn_change *t)
+{
+	decree_action a = !t->has_new ? DECREE_ACTION_DELETE
+			  : t->has_old ? DECREE_ACTION_RESTORE
+				       : DECREE_ACTION_CREATE;
+	if (a == DECREE_ACTION_DELETE)
+		res->deleted++;
+	else if (a == DECREE_ACTION_RESTORE)
+		res->restored++;
+	else
+		res->created++;
+	if (o->plan)
+		o->plan(o->payload, t->path, a);
+}
+
+/* --- restore ----------------------------------------------------------------- */
+
+static int plan_restore(change_list *out, decree_store *s, odb_writer *w, const snap *cur,
+			const snap *target, ignore_matcher *rules, const char *const *paths)
+{
+	size_t i = 0, j = 0;
+	int r;
+
+	while (i < cur->n || j < target->n) {
+		int c = i >= cur->n ? 1 : j >= target->n ? -1
+							  : path_cmp(cur->v[i].path, target->v[j].path);
+		const snap_entry *a = c <= 0 ? &cur->v[i] : NULL;
+		const snap_entry *b = c >= 0 ? &target->v[j] : NULL;
+		const char *path = a ? a->path : b->path;
+		txn_change *t;
+		bool excluded, present;
+
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+		if (!path_selected(paths, path))
+			continue;
+		if (a && b && snap_entry_same(a, b))
+			continue;
+		if (b && b->mode == MODE_SKIP)
+			continue; /* never stored: cannot be restored, never deleted */
+		if (!b) {
+			if (a->mode == MODE_SKIP)
+				continue;
+			if ((r = ignore_matcher_excluded(rules, path, strlen(path), false,
+							 &excluded)) < 0)
+				return r;
+			if (excluded)
+				continue; /* ignored back then: not ours to delete */
+			if (!(t = change_add(out, path)))
+				return -1;
+			set_old(t, a);
+			continue;
+		}
+		if (!(t = change_add(out, path)))
+			return -1;
+		set_new(t, b);
+		if (a && a->mode != MODE_SKIP) {
+			set_old(t, a);
+		} else if ((r = capture_disk(t, s, w, &present)) < 0) {
+			return r; /* absent, ignored now, or too large: read it */
+		}
+		if (t->has_old && t->old_mode == t->new_mode && !oid_cmp(&t->old_id, &t->new_id)) {
+			decree_free(t->path);
+			out->n--;
+		}
+	}
+	return 0;
+}
+
+int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const char *ref,
+			      const decree_restore_options *o)
+{
+	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result dummy;
+	ckpt_rec rec;
+	snap target = SNAP_INIT, cur = SNAP_INIT;
+	change_list ch = { NULL, 0, 0 };
+	ignore_matcher *rules = NULL;
+	odb_writer *w = NULL;
+	odb *db;
+	int r;
+
+	if (!o)
+		o = &def;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	memset(&rec, 0, sizeof(rec));
+	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID, "invalid restore options");
+	if ((r = ckpt_resolve(&rec, s, ref)) < 0)
+		return r;
+	if (!o->dry_run && (r = repo_lock(s)) < 0) {
+		ckpt_rec_release(&rec);
+		return r;
+	}
+	if ((r = repo_odb(&db, s, false)) < 0 || (r = tree_read(&target, db, &rec.tree)) < 0)
+		goto done;
+	{
+		struct snap_loader *ld = decree_malloc(sizeof(*ld));
+		if (!ld) {
+			r = -1;
+			goto done;
+		}
+		ld->s = &target;
+		ld->db = db;
+		r = ignore_matcher_new(&rules, load_from_snap, ld, (const char *const *)s->excludes);
+		if (r < 0) {
+			decree_free(ld);
+			goto done;
+		}
+		/* the loader lives as long as the matcher: freed below */
+		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0) {
+			decree_free(ld);
+			goto done;
+		}
+		r = ckpt_scan(&cur, s, w, true);
+		if (r == 0)
+			r = check_paths(o->paths, &cur, &target);
+		if (r == 0)
+			r = plan_restore(&ch, s, w, &cur, &target, rules, o->paths);
+		ignore_matcher_free(rules);
+		rules = NULL;
+		decree_free(ld);
+		if (r < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < ch.n; i++)
+		report(o, res, &ch.v[i]);
+	if (o->dry_run || ch.n == 0)
+		goto done;
+	/* Capture the present (every byte we will touch is in w). */
+	if ((r = ckpt_write(res->pre_checkpoint, s, w, &cur, rec.session, NULL, "pre-restore")) < 0)
+		goto done;
+	{
+		oplog_entry e;
+		txn_spec sp;
+		char what[80];
+		memset(&e, 0, sizeof(e));
+		memset(&sp, 0, sizeof(sp));
+		snprintf(what, sizeof(what), "restore %.12s", rec.info.id);
+		e.kind = OPLOG_RESTORE;
+		e.time_ns = fs_now_ns();
+		e.session = rec.session;
+		e.what = what;
+		e.changes = ch.v;
+		e.n = ch.n;
+		sp.changes = ch.v;
+		sp.n = ch.n;
+		sp.history = TXN_HISTORY_PUSH;
+		sp.entry = &e;
+		sp.progress = o->progress;
+		sp.payload = o->payload;
+		if ((r = txn_run(s, &sp)) < 0)
+			goto done;
+	}
+	if (ckpt_save_statcache(s, &cur) < 0)
+		decree_error_clear();
+done:
+	ignore_matcher_free(rules);
+	odb_writer_free(w);
+	changes_release(&ch);
+	snap_release(&cur);
+	snap_release(&target);
+	ckpt_rec_release(&rec);
+	if (!o->dry_run)
+		repo_unlock(s);
+	return r;
+}
+
+/* --- undo / redo ------------------------------------------------------------ */
+
+static int replay(decree_restore_result *res, decree_store *s, const decree_restore_options *o,
+		  bool undo)
+{
+	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result dummy;
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+	oplog_entry *e;
+	change_list ch = { NULL, 0, 0 };
+	odb_writer *w = NULL;
+	odb *db;
+	bool drifted = false;
+	int r;
+
+	if (!o)
+		o = &def;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	if (!repo_exists(s))
+		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s", undo ? "undo" : "redo");
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	repo_file(path, s, "oplog");
+	if ((r = oplog_load(&l, path)) < 0)
+		goto done;
+	if (undo ? !l.nundo : !l.nredo) {
+		r = decree_error_set(DECREE_ENOTFOUND, "nothing to %s", undo ? "undo" : "redo");
+		goto done;
+	}
+	e = undo ? &l.undo[l.nundo - 1] : &l.redo[l.nredo - 1];
+	if ((r = repo_odb(&db, s, false)) < 0 || (r = odb_writer_new(&w, db)) < 0)
+		goto done;
+	for (size_t i = 0; i < e->n; i++) {
+		const txn_change *src = &e->changes[i];
+		bool want = undo ? src->has_old : src->has_new;
+		snap_entry goal;
+		txn_change *t;
+		bool present, expected;
+
+		if (!path_selected(o->paths, src->path))
+			continue;
+		memset(&goal, 0, sizeof(goal));
+		goal.mode = undo ? src->old_mode : src->new_mode;
+		goal.size = undo ? src->old_size : src->new_size;
+		goal.id = undo ? src->old_id : src->new_id;
+		if (!(t = change_add(&ch, src->path))) {
+			r = -1;
+			goto done;
+		}
+		if ((r = capture_disk(t, s, w, &present)) < 0)
+			goto done;
+		/* did anything change since the operation? */
+		expected = undo ? src->has_new : src->has_old;
+		if (present != expected ||
+		    (present && (t->old_mode != (undo ? src->new_mode : src->old_mode) ||
+				 oid_cmp(&t->old_id, undo ? &src->new_id : &src->old_id))))
+			drifted = true;
+		if (want)
+			set_new(t, &goal);
+		if (t->has_old == t->has_new &&
+		    (!t->has_old || (t->old_mode == t->new_mode && !oid_cmp(&t->old_id, &t->new_id)))) {
+			decree_free(t->path);
+			ch.n--;
+		}
+	}
+	for (size_t i = 0; i < ch.n; i++)
+		report(o, res, &ch.v[i]);
+	if (o->dry_run)
+		goto done;
+	if (drifted) {
+		/* Edits made after the operation: keep them reachable. */
+		snap cur = SNAP_INIT;
+		r = ckpt_scan(&cur, s, w, true);
+		if (r == 0)
+			r = ckpt_write(res->pre_checkpoint, s, w, &cur, e->session, NULL,
+				       undo ? "pre-undo" : "pre-redo");
+		snap_release(&cur);
+		if (r < 0)
+			goto done;
+	} else if ((r = odb_writer_commit(w)) < 0) {
+		goto done;
+	}
+	{
+		txn_spec sp;
+		memset(&sp, 0, sizeof(sp));
+		sp.changes = ch.v;
+		sp.n = ch.n;
+		sp.history = undo ? TXN_HISTORY_UNDO : TXN_HISTORY_REDO;
+		sp.moved_id = e->id;
+		sp.progress = o->progress;
+		sp.payload = o->payload;
+		r = txn_run(s, &sp);
+	}
+done:
+	odb_writer_free(w);
+	changes_release(&ch);
+	oplog_release(&l);
+	repo_unlock(s);
+	return r;
+}
+
+int decree_undo(decree_restore_result *res, decree_store *s, const decree_restore_options *o)
+{
+	return replay(res, s, o, true);
+}
+
+int decree_redo(decree_restore_result *res, decree_store *s, const decree_restore_options *o)
+{
+	return replay(res, s, o, false);
+}

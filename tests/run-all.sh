@@ -1,0 +1,68 @@
+#!/bin/sh
+# Run every test suite and print one summary line the CI runner reads:
+#   N passed, N failed
+# Suites: cmocka unit tests ($B/tests/test_*), black-box CLI scripts
+# (tests/cli/*.sh) and crash/fault scripts (tests/crash/*.sh); the scripts
+# speak TAP ("ok N - ...", "not ok N - ...").  Logs go to $B/test-logs/.
+# Usage: B=build/san sh tests/run-all.sh [suite-name-filter]
+set -u
+B=${B:-build}
+filter=${1:-}
+top=$(cd "$(dirname "$0")/.." && pwd)
+export DECREE="$top/$B/decree" DECREE_TOP="$top" DECREE_BUILD="$top/$B"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+logs="$top/$B/test-logs"
+mkdir -p "$logs"
+passed=0 failed=0 failed_suites=""
+
+count_cmocka() { # log -> "pass fail"
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$1" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$1" | tail -1)
+	echo "${p:-0} ${f:-0}"
+}
+
+count_tap() {
+	p=$(grep -c '^ok ' "$1")
+	f=$(grep -c '^not ok ' "$1")
+	echo "$p $f"
+}
+
+run_suite() { # name kind command...
+	name=$1 kind=$2
+	shift 2
+	case "$name" in *"$filter"*) ;; *) return ;; esac
+	log="$logs/$(echo "$name" | tr / _).log"
+	start=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	if [ "$kind" = cmocka ]; then set -- $(count_cmocka "$log"); else set -- $(count_tap "$log"); fi
+	p=$1 f=$2
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # crashed or exited badly
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi # ran nothing: a failure
+	passed=$((passed + p))
+	failed=$((failed + f))
+	end=$(date +%s)
+	if [ "$f" -ne 0 ]; then
+		failed_suites="$failed_suites $name"
+		printf '%-28s FAIL  %4d passed %4d failed  (%ss)  log: %s\n' "$name" "$p" "$f" $((end - start)) "$log"
+		grep -E '^not ok|FAILED|ERROR|runtime error|Sanitizer' "$log" | head -20 | sed 's/^/    /'
+	else
+		printf '%-28s ok    %4d passed             (%ss)\n' "$name" "$p" $((end - start))
+	fi
+}
+
+for t in "$top/$B"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_suite "unit/$(basename "$t")" cmocka "$t"
+done
+for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
+	[ -f "$t" ] || continue
+	case "$(basename "$t")" in lib.sh) continue ;; esac
+	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .sh)" tap bash "$t"
+done
+
+echo
+[ -n "$failed_suites" ] && echo "failed suites:$failed_suites"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

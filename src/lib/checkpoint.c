@@ -221,42 +221,42 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
 
 /* --- scanning and writing --------------------------------------------------- */
 
-int ckpt_scan(snap *out, decree_store *s, odb_writer *w, bool use_cache)
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out)
 {
 	char path[PATH_MAX];
 	statcache *cache = NULL;
 	scan_opts o;
 	int r;
 
+	if (cache_out)
+		*cache_out = NULL;
 	memset(&o, 0, sizeof(o));
-	if (use_cache) {
-		repo_file(path, s, "statcache");
-		if ((r = statcache_load(&cache, path)) < 0)
-			return r;
-	}
+	repo_file(path, s, "statcache");
+	if ((r = statcache_load(&cache, path)) < 0)
+		return r;
 	o.max_file_size = s->max_file_size;
 	o.excludes = (const char *const *)s->excludes;
 	o.threads = s->threads;
 	o.store = w;
 	o.cache = cache;
 	r = scan_tree(out, s->rootfd, &o);
-	statcache_free(cache);
+	if (r == 0 && cache_out)
+		*cache_out = cache;
+	else
+		statcache_free(cache);
 	return r;
 }
 
-int ckpt_save_statcache(decree_store *s, const snap *cur)
+int ckpt_save_statcache(decree_store *s, const snap *cur, statcache *cache)
 {
 	char path[PATH_MAX];
-	statcache *cache = NULL;
-	bool same;
-	int r;
+	bool same = cache && statcache_unchanged(cache, cur);
 
-	repo_file(path, s, "statcache");
-	if ((r = statcache_load(&cache, path)) < 0)
-		return r;
-	same = statcache_matches(cache, cur);
 	statcache_free(cache);
-	return same ? 0 : statcache_save(path, cur);
+	if (same)
+		return 0;
+	repo_file(path, s, "statcache");
+	return statcache_save(path, cur);
 }
 
 static int put_kv_str(buf *b, const char *key, const char *val)
@@ -330,6 +330,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, d
 	const char *session;
 	odb_writer *w = NULL;
 	snap cur = SNAP_INIT;
+	statcache *cache = NULL;
 	odb *db;
 	int r;
 
@@ -362,16 +363,18 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, d
 	}
 	if ((r = repo_odb(&db, s, false)) < 0 || (r = odb_writer_new(&w, db)) < 0)
 		goto done;
-	if ((r = ckpt_scan(&cur, s, w, true)) < 0)
+	if ((r = ckpt_scan(&cur, s, w, &cache)) < 0)
 		goto done;
 	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message, o->label)) < 0)
 		goto done;
 	if (created)
 		*created = true;
 	/* The checkpoint is complete; a stale cache only costs speed. */
-	if (ckpt_save_statcache(s, &cur) < 0)
+	if (ckpt_save_statcache(s, &cur, cache) < 0)
 		decree_error_clear();
+	cache = NULL;
 done:
+	statcache_free(cache);
 	odb_writer_free(w);
 	snap_release(&cur);
 	repo_unlock(s);
@@ -387,7 +390,7 @@ struct decree_checkpoint_list {
 static int worktree_tree(oid *out, decree_store *s)
 {
 	snap cur = SNAP_INIT;
-	int r = ckpt_scan(&cur, s, NULL, true);
+	int r = ckpt_scan(&cur, s, NULL, NULL);
 	if (r == 0)
 		r = tree_write(out, NULL, &cur);
 	snap_release(&cur);
@@ -567,7 +570,7 @@ int decree_checkpoint_compare(decree_store *s, const char *ref, const char *ref2
 	if (ref2) {
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 || (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, true)) < 0) {
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL)) < 0) {
 		goto done;
 	}
 	r = snap_diff(&sa, &sb, cmp_one, &c);

@@ -29,8 +29,11 @@ int ckpt_load_file(ckpt_rec *out, const char *path, const char *id);
 /* Resolve a reference (full id, >= 4 hex prefix, SESSION:MESSAGE). */
 int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
 
-/* Scan the working tree; with w, contents are stored. */
-int ckpt_scan(snap *out, decree_store *s, odb_writer *w, bool use_cache);
+/* Scan the working tree with the stat cache; with w, contents are stored.
+ * With cache_out the loaded cache is handed to the caller (for
+ * ckpt_save_statcache), else freed. */
+struct statcache;
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w, struct statcache **cache_out);
 
 /* Write trees of `cur` through w, commit w, write the record.  Returns
  * the new id in id_out.  The caller holds the lock. */
@@ -38,7 +41,8 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w
 	       const snap *cur, const char *session, const char *message,
 	       const char *label);
 
-/* Save the stat cache from a scan if it changed. */
-int ckpt_save_statcache(decree_store *s, const snap *cur);
+/* Save the stat cache from a scan made with `cache` unless nothing changed.
+ * Frees the cache. */
+int ckpt_save_statcache(decree_store *s, const snap *cur, struct statcache *cache);
 
 #endif

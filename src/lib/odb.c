@@ -39,7 +39,7 @@
 
 enum { COMP_NONE = 0, COMP_ZSTD = 1 };
 
-int odb_zstd_level = 3;
+int odb_zstd_level = 1;
 
 typedef struct {
 	char *name; /* "pack-<hex>" */
@@ -439,34 +439,60 @@ int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload)
 
 /* --- writing ------------------------------------------------------------ */
 
-static pthread_key_t cctx_key;
-static pthread_once_t cctx_once = PTHREAD_ONCE_INIT;
+/* Per-thread compression state: the context and an output buffer that is
+ * reused across objects (fresh large buffers cost a page fault per page). */
+typedef struct {
+	ZSTD_CCtx *cctx;
+	void *out;
+	size_t cap;
+} zstate;
 
-static void cctx_destroy(void *p)
+static pthread_key_t zstate_key;
+static pthread_once_t zstate_once = PTHREAD_ONCE_INIT;
+
+static void zstate_destroy(void *p)
 {
-	ZSTD_freeCCtx(p);
+	zstate *z = p;
+	ZSTD_freeCCtx(z->cctx);
+	free(z->out);
+	free(z);
 }
 
-static void cctx_key_init(void)
+static void zstate_key_init(void)
 {
-	pthread_key_create(&cctx_key, cctx_destroy);
+	pthread_key_create(&zstate_key, zstate_destroy);
 }
 
-static ZSTD_CCtx *thread_cctx(void)
+static zstate *thread_zstate(size_t need)
 {
-	ZSTD_CCtx *c;
-	pthread_once(&cctx_once, cctx_key_init);
-	if ((c = pthread_getspecific(cctx_key)) == NULL) {
-		c = ZSTD_createCCtx();
-		if (c)
-			pthread_setspecific(cctx_key, c);
+	zstate *z;
+	pthread_once(&zstate_once, zstate_key_init);
+	if ((z = pthread_getspecific(zstate_key)) == NULL) {
+		if (!(z = calloc(1, sizeof(*z))))
+			return NULL;
+		if (!(z->cctx = ZSTD_createCCtx())) {
+			free(z);
+			return NULL;
+		}
+		pthread_setspecific(zstate_key, z);
 	}
-	return c;
+	if (z->cap < need) {
+		void *n = realloc(z->out, need);
+		if (!n)
+			return NULL;
+		z->out = n;
+		z->cap = need;
+	}
+	return z;
 }
 
 int odb_writer_new(odb_writer **out, odb *db)
 {
+	const char *lvl = getenv("DECREE_ZSTD_LEVEL");
 	odb_writer *w;
+
+	if (lvl && *lvl) /* tuning knob, see docs/format.md */
+		odb_zstd_level = (int)strtol(lvl, NULL, 10);
 
 	*out = NULL;
 	if (!(w = decree_calloc(1, sizeof(*w))))
@@ -579,12 +605,12 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 	if (!added)
 		return 0;
 	/* Compress outside the lock: this is where the CPU time goes. */
-	if (len >= 64 && odb_zstd_level > 0) {
-		ZSTD_CCtx *cc = thread_cctx();
+	if (len >= 64 && odb_zstd_level != 0) {
 		size_t bound = ZSTD_compressBound(len);
-		if (cc && (cbuf = malloc(bound)) != NULL) {
-			clen = ZSTD_compressCCtx(cc, cbuf, bound, data, len,
-						 odb_zstd_level);
+		zstate *z = thread_zstate(bound);
+		if (z) {
+			cbuf = z->out;
+			clen = ZSTD_compressCCtx(z->cctx, cbuf, bound, data, len, odb_zstd_level);
 			if (!ZSTD_isError(clen) && clen < len - len / 32)
 				comp = COMP_ZSTD;
 		}
@@ -597,7 +623,6 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 	if (r < 0)
 		w->failed = true;
 	pthread_mutex_unlock(&w->mu);
-	free(cbuf);
 	return r;
 }
 

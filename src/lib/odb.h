@@ -77,7 +77,7 @@ int odb_gc(odb *db, const oidset *keep, bool dry_run,
 /* Number of packs currently visible (for tests and repack decisions). */
 size_t odb_pack_count(odb *db);
 
-/* Compression level used for new objects (default 3). */
+/* Compression level used for new objects (default 1; DECREE_ZSTD_LEVEL overrides). */
 extern int odb_zstd_level;
 
 #endif

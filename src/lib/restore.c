@@ -21,6 +21,7 @@
 #include "ignore.h"
 #include "repo.h"
 #include "scan.h"
+#include "statcache.h"
 #include "tree.h"
 #include "txn.h"
 
@@ -260,6 +261,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
 	odb_writer *w = NULL;
+	statcache *cache = NULL;
 	odb *db;
 	int r;
 
@@ -297,7 +299,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 			decree_free(ld);
 			goto done;
 		}
-		r = ckpt_scan(&cur, s, w, true);
+		r = ckpt_scan(&cur, s, w, &cache);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0)
@@ -337,9 +339,11 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 		if ((r = txn_run(s, &sp)) < 0)
 			goto done;
 	}
-	if (ckpt_save_statcache(s, &cur) < 0)
+	if (ckpt_save_statcache(s, &cur, cache) < 0)
 		decree_error_clear();
+	cache = NULL;
 done:
+	statcache_free(cache);
 	ignore_matcher_free(rules);
 	odb_writer_free(w);
 	changes_release(&ch);
@@ -426,7 +430,7 @@ static int replay(decree_restore_result *res, decree_store *s, const decree_rest
 	if (drifted) {
 		/* Edits made after the operation: keep them reachable. */
 		snap cur = SNAP_INIT;
-		r = ckpt_scan(&cur, s, w, true);
+		r = ckpt_scan(&cur, s, w, NULL);
 		if (r == 0)
 			r = ckpt_write(res->pre_checkpoint, s, w, &cur, e->session, NULL,
 				       undo ? "pre-undo" : "pre-redo");

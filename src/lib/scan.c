@@ -45,6 +45,11 @@ typedef struct {
 	odb_writer *store;
 } pool;
 
+typedef struct dent {
+	char *name;
+	unsigned char type;
+} dent;
+
 typedef struct {
 	const scan_opts *o;
 	int rootfd;
@@ -53,6 +58,8 @@ typedef struct {
 	buf path;
 	const char *cur_dir; /* directory whose fd is cur_fd */
 	int cur_fd;
+	const struct dent *cur_ents; /* its sorted listing */
+	size_t cur_n;
 	pool pool;
 	job **jobs;
 	size_t njobs, jobcap;
@@ -61,16 +68,20 @@ typedef struct {
 
 /* --- the pool ----------------------------------------------------------- */
 
-static void run_job(pool *p, job *j)
+/* `data` is the worker's buffer, reused from job to job: allocating a
+ * fresh one per file costs a page fault per 4 KiB on large files. */
+static void run_job(pool *p, job *j, buf *data_buf)
 {
 	int fd = fs_open_beneath(p->rootfd, j->path, O_RDONLY);
-	buf data = BUF_INIT;
+	buf data = *data_buf;
 	int r;
+
+	buf_clear(&data);
 
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) {
 			j->vanished = true;
-			return;
+			return; /* data untouched */
 		}
 		j->err = decree_error_os("cannot open '%s'", j->path);
 		goto fail;
@@ -93,6 +104,7 @@ static void run_job(pool *p, job *j)
 	}
 	r = fs_read_fd(fd, &data, j->path);
 	close(fd);
+	*data_buf = data; /* may have grown */
 	if (r < 0) {
 		j->err = r;
 		goto fail;
@@ -100,7 +112,7 @@ static void run_job(pool *p, job *j)
 	if (data.len > p->max_size) {
 		j->too_big = true;
 		j->size = data.len;
-		buf_release(&data);
+		*data_buf = data;
 		return;
 	}
 	j->size = data.len;
@@ -108,10 +120,10 @@ static void run_job(pool *p, job *j)
 	if (p->store && (r = odb_writer_add(p->store, ODB_BLOB, data.ptr, data.len,
 					    &j->id, NULL)) < 0) {
 		j->err = r;
-		buf_release(&data);
+		*data_buf = data;
 		goto fail;
 	}
-	buf_release(&data);
+	*data_buf = data;
 	return;
 fail:
 	snprintf(j->errmsg, sizeof(j->errmsg), "%s", decree_error_last());
@@ -120,6 +132,7 @@ fail:
 static void *worker_main(void *arg)
 {
 	pool *p = arg;
+	buf data = BUF_INIT;
 
 	for (;;) {
 		job *j;
@@ -133,9 +146,11 @@ static void *worker_main(void *arg)
 				p->tail = NULL;
 		}
 		pthread_mutex_unlock(&p->mu);
-		if (!j)
+		if (!j) {
+			buf_release(&data);
 			return NULL;
-		run_job(p, j);
+		}
+		run_job(p, j, &data);
 	}
 }
 
@@ -151,7 +166,9 @@ static int pool_push(pool *p, job *j)
 			p->nthreads++;
 		}
 		if (!p->nthreads) { /* no threads at all: do it inline */
-			run_job(p, j);
+			buf data = BUF_INIT;
+			run_job(p, j, &data);
+			buf_release(&data);
 			return 0;
 		}
 	}
@@ -180,6 +197,11 @@ static void pool_finish(pool *p)
 	p->threads = NULL;
 }
 
+static int dent_cmp(const void *a, const void *b)
+{
+	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
+}
+
 /* --- ignore loader -------------------------------------------------------- */
 
 static int load_ignore(void *payload, const char *dir, const char *name,
@@ -191,6 +213,11 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 
 	*found = false;
 	if (w->cur_dir && !strcmp(dir, w->cur_dir)) {
+		/* The listing tells whether the file exists: no failed open
+		 * per directory (two per directory add up on large trees). */
+		dent key = { (char *)name, 0 };
+		if (!bsearch(&key, w->cur_ents, w->cur_n, sizeof(dent), dent_cmp))
+			return 0;
 		dfd = w->cur_fd;
 	} else {
 		if ((r = fs_open_dir(&dfd, w->rootfd, dir)) < 0) {
@@ -216,32 +243,17 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 
 /* --- the walk ------------------------------------------------------------- */
 
-typedef struct {
-	char *name;
-	unsigned char type;
-} dent;
 
-static int dent_cmp(const void *a, const void *b)
+/* Read the sorted listing of the directory open as `fd`; fd stays open
+ * (the DIR uses a private dup only when fd is the caller's root). */
+static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
 {
-	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
-}
-
-static int read_dir(dent **out, size_t *n_out, int dfd, const char *rel)
-{
-	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d;
 	struct dirent *de;
 	dent *v = NULL;
 	size_t n = 0, cap = 0;
 
 	*out = NULL;
 	*n_out = 0;
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return decree_error_os("cannot read directory '%s'", *rel ? rel : ".");
-	}
-	rewinddir(d); /* the dup shares its offset with dfd: start over */
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		const char *nm = de->d_name;
 		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
@@ -250,7 +262,6 @@ static int read_dir(dent **out, size_t *n_out, int dfd, const char *rel)
 			for (size_t i = 0; i < n; i++)
 				decree_free(v[i].name);
 			decree_free(v);
-			closedir(d);
 			return -1;
 		}
 		v[n++].type = de->d_type;
@@ -260,10 +271,8 @@ static int read_dir(dent **out, size_t *n_out, int dfd, const char *rel)
 		for (size_t i = 0; i < n; i++)
 			decree_free(v[i].name);
 		decree_free(v);
-		closedir(d);
 		return r;
 	}
-	closedir(d);
 	if (n > 1)
 		qsort(v, n, sizeof(*v), dent_cmp);
 	*out = v;
@@ -274,24 +283,33 @@ static int read_dir(dent **out, size_t *n_out, int dfd, const char *rel)
 static int add_link(walker *w, int dfd, const char *name, const struct stat *st)
 {
 	char target[PATH_MAX + 1];
-	ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
+	ssize_t n;
 	snap_entry *e;
+	oid id;
 	int r;
 
-	if (n < 0) {
-		if (errno == ENOENT || errno == EINVAL)
-			return 0; /* vanished or replaced */
-		return decree_error_os("cannot read link '%s'", w->path.ptr);
-	}
 	if (!(e = snap_add(w->out, w->path.ptr, w->path.len)))
 		return -1;
 	e->mode = MODE_LINK;
-	e->size = (uint64_t)n;
-	sha256_buf(&e->id, target, (size_t)n);
+	e->size = (uint64_t)st->st_size; /* the target's length */
 	e->mtime_ns = st_mtime_ns(st);
 	e->ctime_ns = st_ctime_ns(st);
 	e->ino = st->st_ino;
 	e->dev = st->st_dev;
+	if (w->o->cache && statcache_lookup(w->o->cache, e->path, e, &id)) {
+		e->id = id;
+		return 0;
+	}
+	n = readlinkat(dfd, name, target, sizeof(target) - 1);
+	if (n < 0) {
+		if (errno == ENOENT || errno == EINVAL) {
+			w->out->n--; /* vanished or replaced meanwhile */
+			return 0;
+		}
+		return decree_error_os("cannot read link '%s'", w->path.ptr);
+	}
+	e->size = (uint64_t)n;
+	sha256_buf(&e->id, target, (size_t)n);
 	if (w->o->store &&
 	    (r = odb_writer_add(w->o->store, ODB_BLOB, target, (size_t)n, &e->id, NULL)) < 0)
 		return r;
@@ -335,8 +353,9 @@ static int add_file(walker *w, const struct stat *st)
 	return pool_push(&w->pool, j);
 }
 
-static int walk_dir(walker *w, int dfd, int depth)
+static int walk_dir(walker *w, DIR *d, int depth)
 {
+	int dfd = dirfd(d);
 	dent *ents = NULL;
 	size_t n = 0, plen = w->path.len;
 	char *dirpath = NULL;
@@ -345,7 +364,7 @@ static int walk_dir(walker *w, int dfd, int depth)
 	if (depth > 4096)
 		return decree_error_set(DECREE_EINVALID, "directory tree too deep at '%s'",
 					w->path.ptr);
-	if ((r = read_dir(&ents, &n, dfd, w->path.ptr)) < 0)
+	if ((r = read_dir(&ents, &n, d, w->path.ptr)) < 0)
 		return r;
 	if (!(dirpath = decree_strndup(w->path.ptr, plen ? plen - 1 : 0))) {
 		r = -1;
@@ -361,17 +380,23 @@ static int walk_dir(walker *w, int dfd, int depth)
 		buf_truncate(&w->path, plen);
 		if ((r = buf_puts(&w->path, name)) < 0)
 			goto done;
-		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT)
-				continue;
-			r = decree_error_os("cannot stat '%s'", w->path.ptr);
-			goto done;
+		if (ents[i].type == DT_DIR) {
+			is_dir = true; /* no stat needed: the walk opens it anyway */
+		} else {
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;
+				r = decree_error_os("cannot stat '%s'", w->path.ptr);
+				goto done;
+			}
+			is_dir = S_ISDIR(st.st_mode);
+			if (!is_dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+				continue; /* fifos, sockets, devices are not project files */
 		}
-		is_dir = S_ISDIR(st.st_mode);
-		if (!is_dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-			continue; /* fifos, sockets, devices are not project files */
 		w->cur_dir = dirpath;
 		w->cur_fd = dfd;
+		w->cur_ents = ents;
+		w->cur_n = n;
 		if ((r = ignore_matcher_check(w->ign, w->path.ptr, w->path.len, is_dir,
 					      &ignored)) < 0)
 			goto done;
@@ -379,15 +404,21 @@ static int walk_dir(walker *w, int dfd, int depth)
 			continue;
 		if (is_dir) {
 			int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			DIR *sd;
 			if (sub < 0) {
 				if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
 					continue;
 				r = decree_error_os("cannot open directory '%s'", w->path.ptr);
 				goto done;
 			}
+			if (!(sd = fdopendir(sub))) {
+				r = decree_error_os("cannot read directory '%s'", w->path.ptr);
+				close(sub);
+				goto done;
+			}
 			if ((r = buf_putc(&w->path, '/')) == 0)
-				r = walk_dir(w, sub, depth + 1);
-			close(sub);
+				r = walk_dir(w, sd, depth + 1);
+			closedir(sd);
 			if (r < 0)
 				goto done;
 		} else if (S_ISLNK(st.st_mode)) {
@@ -401,11 +432,21 @@ static int walk_dir(walker *w, int dfd, int depth)
 done:
 	buf_truncate(&w->path, plen);
 	w->cur_dir = NULL;
+	w->cur_ents = NULL;
+	w->cur_n = 0;
 	for (size_t i = 0; i < n; i++)
 		decree_free(ents[i].name);
 	decree_free(ents);
 	decree_free(dirpath);
 	return r;
+}
+
+static bool is_sorted(const snap *s)
+{
+	for (size_t i = 1; i < s->n; i++)
+		if (path_cmp(s->v[i - 1].path, s->v[i].path) >= 0)
+			return false;
+	return true;
 }
 
 /* Copy pool results into the snapshot; drop vanished entries. */
@@ -463,13 +504,26 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	w.pool.store = o->store;
 	if ((r = ignore_matcher_new(&w.ign, load_ignore, &w, o->excludes)) < 0)
 		goto done;
-	r = walk_dir(&w, rootfd, 0);
+	{
+		/* The root fd is the caller's: read it through a private dup,
+		 * rewound because a dup shares the directory offset. */
+		int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			r = decree_error_os("cannot read the project root");
+			if (fd >= 0)
+				close(fd);
+			goto done;
+		}
+		rewinddir(d);
+		r = walk_dir(&w, d, 0);
+		closedir(d);
+	}
 	pool_finish(&w.pool);
 	if (r == 0)
 		r = collect(&w);
-	/* The walk emits canonical order already; sort defends against
-	 * readdir names that strcmp and path_cmp order differently. */
-	if (r == 0)
+	/* The walk emits canonical order already (checked in O(n)). */
+	if (r == 0 && !is_sorted(out))
 		snap_sort(out);
 done:
 	pool_finish(&w.pool);

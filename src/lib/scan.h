@@ -24,7 +24,7 @@ typedef struct {
 	const char *const *excludes;    /* extra patterns (config), or NULL */
 	unsigned threads;               /* 0: number of online CPUs */
 	odb_writer *store;              /* store contents of hashed files */
-	const statcache *cache;         /* may be NULL */
+	statcache *cache;               /* may be NULL; counts hits */
 } scan_opts;
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */

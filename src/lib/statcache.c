@@ -24,10 +24,15 @@ struct statcache {
 	buf data;
 	int64_t written_ns;
 	uint64_t count;
-	uint32_t *slots; /* record offset + 1; 0 = empty */
+	uint64_t *slots; /* (hash tag << 32) | (record offset + 1); 0 = empty */
 	size_t nslots;
-	bool changed_hint;
+	uint64_t hits;   /* lookups that returned a clean entry */
 };
+
+/* The upper 32 bits of the path hash are kept in the slot so that a probe
+ * touches the record (a cache miss in a large buffer) only when the tags
+ * agree. */
+#define SLOT_TAG(h) ((h) >> 32)
 
 static uint64_t hash_path(const char *p, size_t n)
 {
@@ -58,7 +63,7 @@ static int parse(statcache *c)
 	c->nslots = 16;
 	while (c->nslots < c->count * 2)
 		c->nslots *= 2;
-	if (!(c->slots = decree_calloc(c->nslots, sizeof(uint32_t))))
+	if (!(c->slots = decree_calloc(c->nslots, sizeof(uint64_t))))
 		return -2;
 	off = SC_HDR;
 	for (uint64_t k = 0; k < c->count; k++) {
@@ -68,10 +73,11 @@ static int parse(statcache *c)
 		plen = get_u16le(p + off);
 		if (off + 2 + plen + SC_REC_FIXED > len - SHA256_LEN)
 			return -1;
-		i = (size_t)hash_path((const char *)p + off + 2, plen) & (c->nslots - 1);
+		uint64_t h = hash_path((const char *)p + off + 2, plen);
+		i = (size_t)h & (c->nslots - 1);
 		while (c->slots[i])
 			i = (i + 1) & (c->nslots - 1);
-		c->slots[i] = (uint32_t)off + 1;
+		c->slots[i] = SLOT_TAG(h) << 32 | (uint64_t)(off + 1);
 		off += 2 + plen + SC_REC_FIXED;
 	}
 	return off == len - SHA256_LEN ? 0 : -1;
@@ -117,22 +123,25 @@ void statcache_free(statcache *c)
 static const unsigned char *find(const statcache *c, const char *path, size_t plen)
 {
 	const unsigned char *p = (const unsigned char *)c->data.ptr;
+	uint64_t h;
 	size_t i;
 
 	if (!c->nslots)
 		return NULL;
-	i = (size_t)hash_path(path, plen) & (c->nslots - 1);
+	h = hash_path(path, plen);
+	i = (size_t)h & (c->nslots - 1);
 	while (c->slots[i]) {
-		const unsigned char *rec = p + c->slots[i] - 1;
-		if (get_u16le(rec) == plen && !memcmp(rec + 2, path, plen))
-			return rec + 2 + plen;
+		if (c->slots[i] >> 32 == SLOT_TAG(h)) {
+			const unsigned char *rec = p + (uint32_t)c->slots[i] - 1;
+			if (get_u16le(rec) == plen && !memcmp(rec + 2, path, plen))
+				return rec + 2 + plen;
+		}
 		i = (i + 1) & (c->nslots - 1);
 	}
 	return NULL;
 }
 
-bool statcache_lookup(const statcache *c, const char *path, const snap_entry *e,
-		      oid *id)
+bool statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *id)
 {
 	const unsigned char *f = find(c, path, strlen(path));
 	int64_t mtime;
@@ -148,6 +157,7 @@ bool statcache_lookup(const statcache *c, const char *path, const snap_entry *e,
 	if (mtime / 1000000000 >= c->written_ns / 1000000000)
 		return false;
 	memcpy(id->b, f + 44, SHA256_LEN);
+	c->hits++;
 	return true;
 }
 
@@ -156,28 +166,15 @@ static bool cacheable(const snap_entry *e)
 	return e->mode != MODE_SKIP && e->mtime_ns != 0;
 }
 
-bool statcache_matches(const statcache *c, const snap *s)
+bool statcache_unchanged(const statcache *c, const snap *s)
 {
 	uint64_t n = 0;
 
-	for (size_t k = 0; k < s->n; k++) {
-		const snap_entry *e = &s->v[k];
-		const unsigned char *f;
-		if (!cacheable(e))
-			continue;
-		n++;
-		f = find(c, e->path, strlen(e->path));
-		if (!f || get_u32le(f) != e->mode || get_u64le(f + 4) != e->size ||
-		    (int64_t)get_u64le(f + 12) != e->mtime_ns ||
-		    (int64_t)get_u64le(f + 20) != e->ctime_ns ||
-		    get_u64le(f + 28) != e->ino || get_u64le(f + 36) != e->dev ||
-		    memcmp(f + 44, e->id.b, SHA256_LEN))
-			return false;
-		/* a racy entry gets a fresh timestamp on save */
-		if (e->mtime_ns / 1000000000 >= c->written_ns / 1000000000)
-			return false;
-	}
-	return n == c->count;
+	for (size_t k = 0; k < s->n; k++)
+		n += cacheable(&s->v[k]);
+	/* Every hit matched all stat fields and was not racy; if every entry
+	 * of the scan hit and nothing else is cached, a save is a no-op. */
+	return c->hits == n && n == c->count;
 }
 
 int statcache_save(const char *path, const snap *s)

@@ -22,13 +22,13 @@ int statcache_load(statcache **out, const char *path);
 void statcache_free(statcache *c);
 
 /* If `probe` (mode, size, stat fields set) matches a clean entry for
- * `path`, copy its id into *id and return true. */
-bool statcache_lookup(const statcache *c, const char *path, const snap_entry *probe,
-		      oid *id);
+ * `path`, copy its id into *id and return true.  Counts hits; one thread
+ * at a time. */
+bool statcache_lookup(statcache *c, const char *path, const snap_entry *probe, oid *id);
 
-/* True when saving `s` would produce the same entries as loaded (then a
- * save can be skipped). */
-bool statcache_matches(const statcache *c, const snap *s);
+/* True when `s` was scanned with this cache and every entry hit, so that
+ * saving would write the same entries again (the save can be skipped). */
+bool statcache_unchanged(const statcache *c, const snap *s);
 
 /* Write the stat entries of a scanned snap atomically to `path`. */
 int statcache_save(const char *path, const snap *s);

@@ -40,6 +40,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CRASH_SRC := $(sort $(wildcard tests/crash/*.c))
 CRASH_BIN := $(CRASH_SRC:tests/crash/%.c=$(B)/tests/%)
 HDRS    := $(sort $(wildcard include/decree/*.h))
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%-replay)
 
 all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
 
@@ -53,23 +55,40 @@ $(B)/libdecree.a: $(LIB_OBJ)
 	@ar rcs $@ $^
 
 $(B)/libdecree.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libdecree.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
+	@echo "  LD      $@"
+	@$(CC) -shared -Wl,-soname,libdecree.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/decree: $(CLI_OBJ) $(B)/libdecree.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libdecree.a $(LIBS)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libdecree.a $(LIBS)
 
 $(B)/decree.pc: Makefile
 	@mkdir -p $(B)
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: decree\nDescription: reviewable, reversible changes to a directory tree\nVersion: %s\nLibs: -L$${libdir} -ldecree\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: decree\nDescription: reviewable, reversible changes to a directory tree\nVersion: %s\nLibs: -L$${libdir} -ldecree\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 		'$(PREFIX)' '$(VERSION)' '$(LIBS)' > $@
 
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DDECREE_TESTING -o $@ $< $(B)/libdecree.a -lcmocka $(LIBS) $(LDFLAGS)
+	@echo "  LD      $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -DDECREE_TESTING -o $@ $< $(B)/libdecree.a -lcmocka $(LIBS) $(LDFLAGS)
 
 $(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+	@echo "  LD      $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+
+# Corpus replay drivers (plain compiler, no libFuzzer) for make check.
+$(B)/fuzz/%-replay: fuzz/%.c fuzz/replay.c $(B)/libdecree.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+
+# libFuzzer builds (clang): make fuzz, then build/fuzz/fuzz_X fuzz/corpus/X
+fuzz:
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "  FUZZ    $$n"; \
+		clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n \
+			$$f $(LIB_SRC) $(LIBS) || exit 1; done
 
 deps:
 	@sh scripts/deps.sh
@@ -80,7 +99,7 @@ check: deps
 	$(MAKE) --no-print-directory hdr-check
 	@B=build/san sh tests/run-all.sh
 
-test-build: all $(UNIT_BIN) $(CRASH_BIN)
+test-build: all $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY)
 
 test: test-build
 	@B=$(B) sh tests/run-all.sh
@@ -122,5 +141,5 @@ lint:
 clean:
 	rm -rf build
 
-.PHONY: all deps check test test-build hdr-check demo bench install format format-check lint clean
+.PHONY: all deps fuzz check test test-build hdr-check demo bench install format format-check lint clean
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -56,6 +56,11 @@ for t in "$top/$B"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_suite "unit/$(basename "$t")" cmocka "$t"
 done
+for t in "$top/$B"/fuzz/*-replay; do
+	[ -x "$t" ] || continue
+	n=$(basename "$t" -replay)
+	run_suite "fuzz/${n#fuzz_}" tap "$t" "$top/fuzz/corpus/${n#fuzz_}"
+done
 for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 	[ -f "$t" ] || continue
 	case "$(basename "$t")" in lib.sh) continue ;; esac

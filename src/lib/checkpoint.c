@@ -239,6 +239,7 @@ int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out)
 	o.threads = s->threads;
 	o.store = w;
 	o.cache = cache;
+	o.skip_dir = s->store_rel;
 	r = scan_tree(out, s->rootfd, &o);
 	if (r == 0 && cache_out)
 		*cache_out = cache;
@@ -584,7 +585,7 @@ done:
 
 /* --- prune and drop ----------------------------------------------------------- */
 
-static int remove_record(decree_store *s, const char *id)
+int ckpt_remove(decree_store *s, const char *id)
 {
 	char path[PATH_MAX + 80];
 	repo_file(path, s, "checkpoints");
@@ -631,7 +632,7 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s, const char *sessio
 			drop = true;
 		if (!drop)
 			continue;
-		if ((r = remove_record(s, v[i].info.id)) < 0)
+		if ((r = ckpt_remove(s, v[i].info.id)) < 0)
 			goto done;
 		(*removed)++;
 	}
@@ -661,7 +662,7 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s, const char *session
 	for (size_t i = 0; i < n; i++) {
 		if (session && strcmp(v[i].session, session))
 			continue;
-		if ((r = remove_record(s, v[i].info.id)) < 0)
+		if ((r = ckpt_remove(s, v[i].info.id)) < 0)
 			goto done;
 		(*removed)++;
 	}

@@ -41,6 +41,9 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w
 	       const snap *cur, const char *session, const char *message,
 	       const char *label);
 
+/* Delete one record (no directory fsync). */
+int ckpt_remove(decree_store *s, const char *id);
+
 /* Save the stat cache from a scan made with `cache` unless nothing changed.
  * Frees the cache. */
 int ckpt_save_statcache(decree_store *s, const snap *cur, struct statcache *cache);

@@ -34,6 +34,23 @@ static char *absolute(const char *p)
 	return out;
 }
 
+/*
+ * A store inside the tree (other than .decree/store, which the scan always
+ * skips) must never be scanned into itself: remember its path below the
+ * root.  Called at open (if it exists) and after creating it.
+ */
+static int store_locate(decree_store *s)
+{
+	char sreal[PATH_MAX];
+	size_t rl = strlen(s->root);
+
+	if (s->store_rel || !realpath(s->dir, sreal))
+		return 0;
+	if (strncmp(sreal, s->root, rl) || sreal[rl] != '/')
+		return 0;
+	return (s->store_rel = decree_strdup(sreal + rl + 1)) ? 0 : -1;
+}
+
 int decree_store_open(decree_store **out, const decree_store_options *o)
 {
 	decree_store *s;
@@ -79,6 +96,8 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 		s->dir = decree_strdup(path);
 	}
 	if (!s->dir)
+		goto fail;
+	if (store_locate(s) < 0)
 		goto fail;
 	sha256_buf(&key, real, strlen(real));
 	oid_to_hex(hex, &key);
@@ -132,6 +151,7 @@ void decree_store_free(decree_store *s)
 	decree_free(s->root);
 	decree_free(s->dir);
 	decree_free(s->rootdir);
+	decree_free(s->store_rel);
 	decree_free(s);
 }
 
@@ -171,6 +191,8 @@ int repo_ensure(decree_store *s)
 		if ((r = fs_write_atomic(path, STORE_MAGIC, strlen(STORE_MAGIC), 0644)) < 0)
 			return r;
 	}
+	if ((r = store_locate(s)) < 0)
+		return r;
 	snprintf(path, sizeof(path), "%s/checkpoints", s->rootdir);
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(path, 0755)) < 0)

@@ -25,6 +25,7 @@ struct decree_store {
 	int rootfd;
 	char *dir;     /* absolute store directory */
 	char *rootdir; /* <dir>/roots/<key> */
+	char *store_rel; /* the store's path below the root if inside it, else NULL */
 	odb *db;       /* opened on first use */
 	store_lock lock;
 	uint64_t max_file_size;

@@ -321,6 +321,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 		oplog_entry e;
 		txn_spec sp;
 		char what[80];
+		bool committed = false;
 		memset(&e, 0, sizeof(e));
 		memset(&sp, 0, sizeof(sp));
 		snprintf(what, sizeof(what), "restore %.12s", rec.info.id);
@@ -336,8 +337,19 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 		sp.entry = &e;
 		sp.progress = o->progress;
 		sp.payload = o->payload;
-		if ((r = txn_run(s, &sp)) < 0)
+		sp.committed = &committed;
+		if ((r = txn_run(s, &sp)) < 0) {
+			/* Nothing changed: drop the capture again, unless the
+			 * store is broken and recovery may still need it. */
+			if (!committed && !s->broken) {
+				char msg[1024];
+				snprintf(msg, sizeof(msg), "%s", decree_error_last());
+				ckpt_remove(s, res->pre_checkpoint);
+				res->pre_checkpoint[0] = '\0';
+				decree_error_set(r, "%s", msg);
+			}
 			goto done;
+		}
 	}
 	if (ckpt_save_statcache(s, &cur, cache) < 0)
 		decree_error_clear();

@@ -380,6 +380,8 @@ static int walk_dir(walker *w, DIR *d, int depth)
 		buf_truncate(&w->path, plen);
 		if ((r = buf_puts(&w->path, name)) < 0)
 			goto done;
+		if (w->o->skip_dir && !strcmp(w->path.ptr, w->o->skip_dir))
+			continue;
 		if (ents[i].type == DT_DIR) {
 			is_dir = true; /* no stat needed: the walk opens it anyway */
 		} else {

@@ -25,6 +25,8 @@ typedef struct {
 	unsigned threads;               /* 0: number of online CPUs */
 	odb_writer *store;              /* store contents of hashed files */
 	statcache *cache;               /* may be NULL; counts hits */
+	const char *skip_dir;           /* a directory never scanned (the store
+					   when it lives inside the root), or NULL */
 } scan_opts;
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */

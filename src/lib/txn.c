@@ -855,6 +855,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	int r;
 
 	memset(&p, 0, sizeof(p));
+	if (sp->committed)
+		*sp->committed = false;
 	repo_file(walpath, s, "txn.wal");
 	if ((r = repo_odb(&db, s, false)) < 0)
 		return r;
@@ -977,8 +979,14 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	wal_close(w);
 	w = NULL;
 	p.committed = true;
+	if (sp->committed)
+		*sp->committed = true;
 	if ((r = finish_committed(s, &p, walpath)) < 0) {
-		/* the change is durable; recovery will finish the bookkeeping */
+		/* The change is durable; recovery finishes the bookkeeping. */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", decree_error_last());
+		decree_error_set(r, "the change was applied, but recording it failed (%s); "
+				    "run 'decree recover'", msg);
 		goto done;
 	}
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);

@@ -30,6 +30,8 @@ typedef struct {
 	const char *moved_id;      /* UNDO/REDO: id of the entry moved */
 	decree_progress_cb progress;
 	void *payload;
+	bool *committed;           /* out (may be NULL): true once COMMIT is durable,
+				      even if txn_run then fails on bookkeeping */
 } txn_spec;
 
 /* Run a transaction; the caller holds the store lock. */

@@ -65,7 +65,7 @@ static int ck_create(cli_ctx *ctx)
 		buf b = BUF_INIT;
 		buf_printf(&b, "{\"id\":\"%s\",\"created\":%s}\n", id, created ? "true" : "false");
 		emit(&b);
-	} else {
+	} else if (!ctx->quiet) {
 		printf("%s\n", id);
 	}
 	return EXIT_OK;
@@ -127,6 +127,8 @@ static int ck_list(cli_ctx *ctx)
 				buf_printf(&b, "  %s", c->message);
 			buf_putc(&b, '\n');
 		}
+		if (!decree_checkpoint_list_count(l) && !ctx->quiet)
+			fputs("no checkpoints yet ('decree checkpoint create' makes one)\n", stderr);
 	}
 	decree_checkpoint_list_free(l);
 	emit(&b);
@@ -167,7 +169,7 @@ static int ck_show(cli_ctx *ctx)
 				continue;
 			buf_puts(&b, first ? "{" : ",{");
 			first = false;
-			jstr(&b, "path", f.path, false);
+			json_kv_path(&b, "path", f.path, false);
 			buf_printf(&b, ",\"sha256\":\"%s\",\"size\":%" PRIu64 ",\"mode\":\"%s\"}", f.sha256,
 				   f.size, mode_str(f.mode));
 		}
@@ -180,7 +182,7 @@ static int ck_show(cli_ctx *ctx)
 				continue;
 			buf_puts(&b, first ? "{" : ",{");
 			first = false;
-			jstr(&b, "path", f.path, false);
+			json_kv_path(&b, "path", f.path, false);
 			buf_printf(&b, ",\"size\":%" PRIu64, f.size);
 			jstr(&b, "reason", f.skip_reason, true);
 			buf_putc(&b, '}');
@@ -230,7 +232,7 @@ static void on_plan(void *payload, const char *path, decree_action a)
 	plan_out *p = payload;
 	if (p->ctx->json) {
 		buf_puts(&p->json, p->n ? ",{" : "{");
-		jstr(&p->json, "path", path, false);
+		json_kv_path(&p->json, "path", path, false);
 		jstr(&p->json, "action", action_name(a), true);
 		buf_putc(&p->json, '}');
 	} else if (!p->ctx->quiet) {
@@ -574,14 +576,18 @@ static const struct {
 	const char *name;
 	int (*fn)(cli_ctx *);
 	const char *usage;
+	const char *cmdname;
 } subs[] = {
-	{ "create", ck_create, "checkpoint create [--session S] [--message M] [--label TEXT]" },
-	{ "list", ck_list, "checkpoint list [--session S]" },
-	{ "show", ck_show, "checkpoint show REF" },
-	{ "restore", ck_restore, "checkpoint restore REF [--dry-run] [-- PATH...]" },
-	{ "prune", ck_prune, "checkpoint prune [--session S] --keep N | --older-than DAYS" },
-	{ "drop", ck_drop, "checkpoint drop --session S | --all" },
-	{ NULL, NULL, NULL },
+	{ "create", ck_create, "checkpoint create [--session S] [--message M] [--label TEXT]",
+	  "checkpoint create" },
+	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list" },
+	{ "show", ck_show, "checkpoint show REF", "checkpoint show" },
+	{ "restore", ck_restore, "checkpoint restore REF [--dry-run] [-- PATH...]",
+	  "checkpoint restore" },
+	{ "prune", ck_prune, "checkpoint prune [--session S] --keep N | --older-than DAYS",
+	  "checkpoint prune" },
+	{ "drop", ck_drop, "checkpoint drop --session S | --all", "checkpoint drop" },
+	{ NULL, NULL, NULL, NULL },
 };
 
 static void checkpoint_help(FILE *f)
@@ -618,7 +624,7 @@ int cmd_checkpoint(cli_ctx *ctx)
 		}
 		ctx->argc--;
 		ctx->argv++;
-		ctx->cmdname = "checkpoint ";
+		ctx->cmdname = subs[i].cmdname;
 		return subs[i].fn(ctx);
 	}
 	return usage_error(ctx, "unknown checkpoint command '%s'", ctx->argv[0]);

@@ -15,7 +15,10 @@ int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'decree %s--help')\n", ctx && ctx->cmdname ? ctx->cmdname : "");
+	if (ctx && ctx->cmdname)
+		fprintf(stderr, " (see 'decree %s --help')\n", ctx->cmdname);
+	else
+		fputs(" (see 'decree --help')\n", stderr);
 	return EXIT_USAGE;
 }
 

@@ -192,7 +192,7 @@ int odb_refresh(odb *db)
 		n++;
 	}
 	closedir(d);
-	if (r == 0)
+	if (r == 0 && n > 1)
 		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		int lr;

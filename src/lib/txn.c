@@ -132,7 +132,9 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 	if ((r = lstat_beneath(&exists, &st, s->rootfd, path)) < 0)
 		return r;
 	if (!has) {
-		*same = !exists;
+		/* "no file here": a directory may stand at the path; the
+		 * planner removes it (if it empties) or reports a conflict */
+		*same = !exists || S_ISDIR(st.st_mode);
 		return 0;
 	}
 	if (!exists)
@@ -449,6 +451,19 @@ static int plan_mkdir_one(void *payload, const char *dir)
 		return -1;
 	if (strset_get(&pl->dirs, dir, &state))
 		return 0;
+	{
+		/* below a directory we create, everything is created too */
+		const char *slash = strrchr(dir, '/');
+		if (slash) {
+			char parent[PATH_MAX];
+			snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
+			if (strset_get(&pl->dirs, parent, &state) && state == 2) {
+				if (strset_put(&pl->dirs, dir, 2) < 0)
+					return -1;
+				return push_str(&pl->p->mkdirs, &pl->p->nmk, &pl->mkcap, dir);
+			}
+		}
+	}
 	r = fs_open_dir(&fd, pl->s->rootfd, dir);
 	if (r == 0) {
 		close(fd);

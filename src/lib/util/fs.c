@@ -359,6 +359,9 @@ int fs_open_dir(int *fd_out, int rootfd, const char *rel)
 		if (errno == ENOENT)
 			return decree_error_set(DECREE_ENOTFOUND,
 						"'%s' does not exist", rel);
+		if (errno == ENOTDIR || errno == ELOOP)
+			return decree_error_set(DECREE_EINVALID,
+						"'%s' is a symlink or not a directory", rel);
 		return decree_error_os("cannot open directory '%s'", rel);
 	}
 	*fd_out = fd;

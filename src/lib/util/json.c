@@ -3,6 +3,7 @@
  */
 #include "common.h"
 #include "json.h"
+#include "base64.h"
 
 static size_t utf8_valid_len(const unsigned char *s, size_t n)
 {
@@ -62,7 +63,7 @@ int json_strn(buf *b, const char *str, size_t n)
 				return -1;
 			continue;
 		} else
-			r = buf_printf(b, "\\u%04x", c);
+			r = buf_puts(b, "\\ufffd");
 		if (r < 0)
 			return -1;
 		i++;
@@ -73,4 +74,30 @@ int json_strn(buf *b, const char *str, size_t n)
 int json_str(buf *b, const char *s)
 {
 	return json_strn(b, s, strlen(s));
+}
+
+bool json_is_utf8(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	while (i < n) {
+		if (!(k = utf8_valid_len(p + i, n - i)))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+int json_kv_path(buf *b, const char *key, const char *value, bool comma)
+{
+	size_t n = strlen(value);
+
+	if (buf_printf(b, "%s\"%s\":", comma ? "," : "", key) < 0 || json_strn(b, value, n) < 0)
+		return -1;
+	if (json_is_utf8(value, n))
+		return 0;
+	if (buf_printf(b, ",\"%s_base64\":\"", key) < 0 || base64_encode(b, value, n) < 0)
+		return -1;
+	return buf_putc(b, '"');
 }

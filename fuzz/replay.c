@@ -6,6 +6,7 @@
  * parser stays a regression test.  Prints TAP, one line per input.
  * Usage: replay DIR...
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -28,6 +28,11 @@
 
 #define DEFAULT_SESSION "default"
 
+/* Merge packs under 8 MiB once there are more than 16 (one per checkpoint
+ * otherwise; each costs an open and a lookup). */
+#define REPACK_MAX_PACKS 16
+#define REPACK_SMALL_BYTES (8u << 20)
+
 /* --- records ---------------------------------------------------------------- */
 
 void ckpt_rec_release(ckpt_rec *r)
@@ -370,10 +375,13 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, d
 		goto done;
 	if (created)
 		*created = true;
-	/* The checkpoint is complete; a stale cache only costs speed. */
+	/* The checkpoint is complete; a stale cache or a missed repack only
+	 * costs speed. */
 	if (ckpt_save_statcache(s, &cur, cache) < 0)
 		decree_error_clear();
 	cache = NULL;
+	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
+		decree_error_clear();
 done:
 	statcache_free(cache);
 	odb_writer_free(w);

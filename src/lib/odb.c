@@ -777,63 +777,43 @@ static void remove_orphans(odb *db, bool dry_run)
 	closedir(d);
 }
 
-int odb_gc(odb *db, const oidset *keep, bool dry_run,
-	   uint64_t *objects_freed, uint64_t *bytes_freed)
+/*
+ * Copy the objects of the packs marked in `rewrite` that are in `keep`
+ * (NULL: all) into one new pack, make it durable, then delete the marked
+ * packs.  An object also held by an unmarked pack is not copied.
+ */
+static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 {
 	odb_writer *w = NULL;
-	bool *rewrite = NULL;
 	buf tmp = BUF_INIT;
 	oidset copied = OIDSET_INIT;
 	size_t nold = db->npacks;
-	int r = 0;
+	int r;
 
-	*objects_freed = *bytes_freed = 0;
-	if (nold && !(rewrite = decree_calloc(nold, sizeof(bool))))
-		return -1;
-	for (size_t i = 0; i < nold; i++) {
-		const pack *p = &db->packs[i];
-		for (uint64_t k = 0; k < p->count; k++) {
-			idx_entry e;
-			entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
-			if (!oidset_has(keep, &e.id)) {
-				rewrite[i] = true;
-				(*objects_freed)++;
-				*bytes_freed += e.stored_len + ENTRY_HDR;
-			}
-		}
-	}
-	if (dry_run)
-		goto done;
 	if ((r = odb_writer_new(&w, db)) < 0)
-		goto done;
+		return r;
 	for (size_t i = 0; i < nold; i++) {
 		const pack *p = &db->packs[i];
 		if (!rewrite[i])
 			continue;
 		for (uint64_t k = 0; k < p->count; k++) {
 			idx_entry e;
-			bool added;
+			bool added, elsewhere = false;
 			entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
-			if (!oidset_has(keep, &e.id))
+			if (keep && !oidset_has(keep, &e.id))
 				continue;
-			/* Same object may sit in several packs; copy it once,
-			 * and not at all when a kept pack has it. */
 			if ((r = oidset_add(&copied, &e.id, &added)) < 0)
 				goto done;
 			if (!added)
 				continue;
-			{
-				bool elsewhere = false;
-				for (size_t j = 0; j < nold && !elsewhere; j++)
-					if (!rewrite[j] && pack_find(&db->packs[j], &e.id))
-						elsewhere = true;
-				if (elsewhere)
-					continue;
-			}
-			if ((r = read_stored(&tmp, p, &e)) < 0)
-				goto done;
-			if ((r = writer_append(w, &e.id, e.type, e.comp, e.raw_len,
-					       tmp.ptr, tmp.len)) < 0)
+			for (size_t j = 0; j < nold && !elsewhere; j++)
+				elsewhere = !rewrite[j] && pack_find(&db->packs[j], &e.id);
+			if (elsewhere)
+				continue;
+			/* stored bytes are copied as they are: no recompression */
+			if ((r = read_stored(&tmp, p, &e)) < 0 ||
+			    (r = writer_append(w, &e.id, e.type, e.comp, e.raw_len, tmp.ptr,
+					       tmp.len)) < 0)
 				goto done;
 		}
 	}
@@ -847,11 +827,61 @@ int odb_gc(odb *db, const oidset *keep, bool dry_run,
 		goto done;
 	r = odb_refresh(db);
 done:
-	if (r == 0)
-		remove_orphans(db, dry_run);
 	odb_writer_free(w);
 	oidset_release(&copied);
 	buf_release(&tmp);
+	return r;
+}
+
+int odb_gc(odb *db, const oidset *keep, bool dry_run,
+	   uint64_t *objects_freed, uint64_t *bytes_freed)
+{
+	bool *rewrite = NULL, any = false;
+	size_t nold = db->npacks;
+	int r = 0;
+
+	*objects_freed = *bytes_freed = 0;
+	if (nold && !(rewrite = decree_calloc(nold, sizeof(bool))))
+		return -1;
+	for (size_t i = 0; i < nold; i++) {
+		const pack *p = &db->packs[i];
+		for (uint64_t k = 0; k < p->count; k++) {
+			idx_entry e;
+			entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
+			if (!oidset_has(keep, &e.id)) {
+				rewrite[i] = any = true;
+				(*objects_freed)++;
+				*bytes_freed += e.stored_len + ENTRY_HDR;
+			}
+		}
+	}
+	if (!dry_run && any)
+		r = rewrite_packs(db, rewrite, keep);
+	if (r == 0)
+		remove_orphans(db, dry_run);
+	decree_free(rewrite);
+	return r;
+}
+
+int odb_repack_small(odb *db, size_t max_packs, uint64_t small_bytes)
+{
+	bool *rewrite;
+	size_t nsmall = 0;
+	int r = 0;
+
+	if (db->npacks <= max_packs)
+		return 0;
+	if (!(rewrite = decree_calloc(db->npacks, sizeof(bool))))
+		return -1;
+	for (size_t i = 0; i < db->npacks; i++) {
+		struct stat st;
+		if (fstat(db->packs[i].fd, &st) == 0 && (uint64_t)st.st_size < small_bytes) {
+			rewrite[i] = true;
+			nsmall++;
+		}
+	}
+	if (nsmall > 1)
+		r = rewrite_packs(db, rewrite, NULL);
 	decree_free(rewrite);
 	return r;
 }

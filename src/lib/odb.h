@@ -74,6 +74,13 @@ int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload);
 int odb_gc(odb *db, const oidset *keep, bool dry_run,
 	   uint64_t *objects_freed, uint64_t *bytes_freed);
 
+/*
+ * Keep lookups cheap: when more than max_packs packs exist, merge every
+ * pack smaller than small_bytes into one (objects are copied as stored).
+ * Called after writes, under the store lock.
+ */
+int odb_repack_small(odb *db, size_t max_packs, uint64_t small_bytes);
+
 /* Number of packs currently visible (for tests and repack decisions). */
 size_t odb_pack_count(odb *db);
 

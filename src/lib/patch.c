@@ -28,6 +28,7 @@
  */
 #include "common.h"
 #include "patch.h"
+#include "base64.h"
 #include "alloc.h"
 #include "error.h"
 #include "fs.h"
@@ -560,21 +561,6 @@ static int parse_hunks(parser *p, patch_file *f)
 	return 0;
 }
 
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 static bool is_b64_line(const char *s, size_t n)
 {
 	size_t i, e = n && s[n - 1] == '\n' ? n - 1 : n;
@@ -582,7 +568,7 @@ static bool is_b64_line(const char *s, size_t n)
 	if (!e)
 		return false;
 	for (i = 0; i < e; i++)
-		if (b64_value(s[i]) < 0 && s[i] != '=')
+		if (!base64_is_char(s[i]) && s[i] != '=')
 			return false;
 	return true;
 }
@@ -602,37 +588,24 @@ static int parse_b64_section(parser *p, char **data, size_t *len)
 	advance(p);
 	while (!at_end(p) && is_b64_line(cur(p), cur_len(p))) {
 		const char *q = cur(p);
-		size_t n = body_len(q, cur_len(p)), i;
+		size_t n = body_len(q, cur_len(p));
 
 		if (ended || n % 4) {
 			perr(p, "malformed base64 line");
 			goto fail;
 		}
-		for (i = 0; i < n; i += 4) {
-			int v[4], k, pad = 0;
-			unsigned char o[3];
-
-			for (k = 0; k < 4; k++) {
-				v[k] = b64_value(q[i + k]);
-				if (q[i + k] == '=' && k >= 2 &&
-				    i + 4 == n && (k == 3 || q[i + 3] == '=')) {
-					v[k] = 0;
-					pad++;
-				} else if (v[k] < 0) {
-					perr(p, "malformed base64 line");
-					goto fail;
-				}
-			}
-			o[0] = (unsigned char)(v[0] << 2 | v[1] >> 4);
-			o[1] = (unsigned char)((v[1] & 15) << 4 | v[2] >> 2);
-			o[2] = (unsigned char)((v[2] & 3) << 6 | v[3]);
-			if (buf_put(&out, o, (size_t)(3 - pad)) < 0) {
-				r = DECREE_ERROR;
-				goto fail;
-			}
-			if (pad)
-				ended = true;
+		/* only the last line of a section may carry '=' padding */
+		if ((r = base64_decode(&out, q, n)) < 0) {
+			if (r != DECREE_EINVALID)
+				goto fail; /* out of memory */
+			decree_error_clear();
+			r = DECREE_EINVALID;
+			perr(p, "malformed base64 line");
+			goto fail;
 		}
+		r = DECREE_EINVALID; /* for the checks below */
+		if (n && q[n - 1] == '=')
+			ended = true;
 		if (out.len > want) {
 			perr(p, "binary content longer than the %zu bytes "
 			     "announced", want);

@@ -29,6 +29,7 @@
  */
 #include "common.h"
 #include "unidiff.h"
+#include "base64.h"
 #include "alloc.h"
 #include "error.h"
 
@@ -144,45 +145,12 @@ static int blob_name(char hex[8], bool exists, const char *data, size_t len)
 
 static int put_base64(buf *out, const char *data, size_t len)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *p = (const unsigned char *)data;
-	size_t i, lines = (len + B64_LINE_BYTES - 1) / B64_LINE_BYTES, need;
-
-	/* 4 characters per 3 bytes, plus a newline per line. */
-	if (decree_mul_overflow(&need, lines, 77) < 0 || buf_grow(out, need) < 0)
-		return DECREE_ERROR;
-	for (i = 0; i < len; i += B64_LINE_BYTES) {
+	/* RFC 4648 lines of 76 characters (57 bytes), each ending in "\n" */
+	for (size_t i = 0; i < len; i += B64_LINE_BYTES) {
 		size_t n = len - i < B64_LINE_BYTES ? len - i : B64_LINE_BYTES;
-		size_t j;
-		char *o = out->ptr + out->len;
-
-		for (j = 0; j + 3 <= n; j += 3) {
-			uint32_t v = (uint32_t)p[i + j] << 16 |
-				     (uint32_t)p[i + j + 1] << 8 | p[i + j + 2];
-			*o++ = tab[v >> 18];
-			*o++ = tab[(v >> 12) & 63];
-			*o++ = tab[(v >> 6) & 63];
-			*o++ = tab[v & 63];
-		}
-		if (n - j == 1) {
-			uint32_t v = (uint32_t)p[i + j] << 16;
-			*o++ = tab[v >> 18];
-			*o++ = tab[(v >> 12) & 63];
-			*o++ = '=';
-			*o++ = '=';
-		} else if (n - j == 2) {
-			uint32_t v = (uint32_t)p[i + j] << 16 |
-				     (uint32_t)p[i + j + 1] << 8;
-			*o++ = tab[v >> 18];
-			*o++ = tab[(v >> 12) & 63];
-			*o++ = tab[(v >> 6) & 63];
-			*o++ = '=';
-		}
-		*o++ = '\n';
-		out->len = (size_t)(o - out->ptr);
+		if (base64_encode(out, data + i, n) < 0 || buf_putc(out, '\n') < 0)
+			return DECREE_ERROR;
 	}
-	out->ptr[out->len] = '\0';
 	return 0;
 }
 

@@ -71,3 +71,8 @@ int base64_decode(buf *out, const char *s, size_t len)
 	}
 	return 0;
 }
+
+bool base64_is_char(char c)
+{
+	return value(c) >= 0;
+}

@@ -60,9 +60,12 @@ DECREE_API const char *decree_store_path(const decree_store *s);
 /**
  * Finish or roll back an interrupted transaction of this root (every
  * mutating operation also does this first).  *recovered (may be NULL) tells
- * whether there was one.
+ * whether there was one.  A rollback leaves alone any path that someone
+ * changed after the interruption (it is neither in its old nor its new
+ * state, and overwriting it would destroy bytes decree never captured);
+ * *left_alone (may be NULL) counts them.
  */
-DECREE_API int decree_recover(decree_store *s, bool *recovered);
+DECREE_API int decree_recover(decree_store *s, bool *recovered, size_t *left_alone);
 
 typedef struct {
 	uint64_t objects_freed;

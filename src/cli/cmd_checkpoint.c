@@ -636,6 +636,7 @@ int cmd_recover(cli_ctx *ctx)
 {
 	decree_store *s;
 	bool rec;
+	size_t left;
 	int r;
 
 	if (ctx->help) {
@@ -649,12 +650,15 @@ int cmd_recover(cli_ctx *ctx)
 		return usage_error(ctx, "'recover' takes no arguments");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
-	r = decree_recover(s, &rec);
+	r = decree_recover(s, &rec, &left);
 	decree_store_free(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
-		printf("{\"recovered\":%s}\n", rec ? "true" : "false");
+		printf("{\"recovered\":%s,\"left_alone\":%zu}\n", rec ? "true" : "false", left);
+	else if (!ctx->quiet && left)
+		printf("recovered an interrupted transaction; %zu path(s) changed after the "
+		       "interruption were left as they are\n", left);
 	else if (!ctx->quiet)
 		puts(rec ? "recovered an interrupted transaction" : "nothing to recover");
 	return EXIT_OK;

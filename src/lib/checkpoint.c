@@ -321,7 +321,8 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w
 	if ((r = fs_mkdirs(path, 0755)) < 0)
 		goto done;
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", id_out);
-	r = fs_write_atomic(path, rec.ptr, rec.len, 0444);
+	if ((r = fs_write_atomic(path, rec.ptr, rec.len, 0444)) < 0)
+		unlink(path); /* failed after the rename (directory fsync): undo it */
 done:
 	buf_release(&rec);
 	return r;

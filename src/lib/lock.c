@@ -61,11 +61,33 @@ static void describe_owner(int fd, char *out, size_t len)
 		snprintf(out, len, "another process");
 }
 
-int lock_acquire(store_lock *l, const char *path, int timeout_ms)
+/* flock(fd) with polling until timeout_ms; 1 if it timed out. */
+static int wait_flock(int fd, int timeout_ms, const char *what)
 {
 	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (unsigned spin = 0;; spin++) {
+		long waited;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return decree_error_os("cannot lock '%s'", what);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (waited >= timeout_ms)
+			return 1;
+		{
+			struct timespec ts = { 0, (spin < 20 ? 2 : 20) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+int lock_acquire(store_lock *l, const char *path, int timeout_ms)
+{
 	char ident[512], host[256] = "";
-	int fd;
+	int fd, r;
 
 	if (l->depth > 0) {
 		l->depth++;
@@ -76,31 +98,15 @@ int lock_acquire(store_lock *l, const char *path, int timeout_ms)
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return decree_error_os("cannot open lock '%s'", path);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (unsigned spin = 0;; spin++) {
-		long waited;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			int r = decree_error_os("cannot lock '%s'", path);
-			close(fd);
-			return r;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited = (now.tv_sec - start.tv_sec) * 1000 +
-			 (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (waited >= timeout_ms) {
+	if ((r = wait_flock(fd, timeout_ms, path)) != 0) {
+		if (r > 0) {
 			char owner[400];
 			describe_owner(fd, owner, sizeof(owner));
-			close(fd);
-			return decree_error_set(DECREE_ELOCKED,
-						"store is locked by %s (waited %d ms)",
-						owner, timeout_ms);
+			r = decree_error_set(DECREE_ELOCKED, "store is locked by %s (waited %d ms)",
+					     owner, timeout_ms);
 		}
-		{
-			struct timespec ts = { 0, (spin < 20 ? 2 : 20) * 1000000L };
-			nanosleep(&ts, NULL);
-		}
+		close(fd);
+		return r;
 	}
 	gethostname(host, sizeof(host) - 1);
 	snprintf(ident, sizeof(ident), "pid %d\nstart %llu\nhost %s\n", (int)getpid(),
@@ -111,6 +117,37 @@ int lock_acquire(store_lock *l, const char *path, int timeout_ms)
 	l->fd = fd;
 	l->depth = 1;
 	return 0;
+}
+
+int lock_tree(int *fd_out, int rootfd, const char *root, int timeout_ms)
+{
+	int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+	*fd_out = -1;
+	if (fd < 0)
+		return decree_error_os("cannot open '%s'", root);
+	if (timeout_ms < 0)
+		timeout_ms = 30000;
+	if ((r = wait_flock(fd, timeout_ms, root)) != 0) {
+		close(fd);
+		if (r > 0)
+			r = decree_error_set(DECREE_ELOCKED,
+					     "project '%s' is in use by another decree process "
+					     "(another store; waited %d ms)",
+					     root, timeout_ms);
+		return r;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+void unlock_tree(int *fd)
+{
+	if (*fd >= 0) {
+		flock(*fd, LOCK_UN);
+		close(*fd);
+		*fd = -1;
+	}
 }
 
 void lock_release(store_lock *l)

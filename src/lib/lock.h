@@ -21,4 +21,13 @@ typedef struct {
 int lock_acquire(store_lock *l, const char *path, int timeout_ms);
 void lock_release(store_lock *l);
 
+/*
+ * The tree lock: an flock on the project root directory itself (no file is
+ * created in the tree), so two decree processes using *different* stores
+ * on the same tree still exclude each other.  Taken after the store lock,
+ * always in that order.  *fd_out is the fd to pass to unlock_tree.
+ */
+int lock_tree(int *fd_out, int rootfd, const char *root, int timeout_ms);
+void unlock_tree(int *fd);
+
 #endif

@@ -84,20 +84,20 @@ static int mark_tree(marker *m, const oid *id)
 	struct tree_walk tw = { m, 0 };
 	buf obj = BUF_INIT;
 	bool added;
-	int type, r;
+	int r;
 
 	if ((r = oidset_add(&m->marks, id, &added)) < 0)
 		return r;
 	if (!added)
 		return 0;
-	r = odb_read(&obj, &type, m->db, id);
-	if (r == DECREE_ENOTFOUND || r == DECREE_ECORRUPT || (r == 0 && type != ODB_TREE)) {
+	r = odb_read(&obj, NULL, m->db, id); /* type not checked: see tree.c */
+	if (r == DECREE_ENOTFOUND || r == DECREE_ECORRUPT) {
 		oid_to_hex(hex, id);
 		buf_release(&obj);
 		if (!m->fsck) /* never sweep on a damaged store */
 			return decree_error_set(DECREE_ECORRUPT,
 						"tree %s is missing or damaged; run 'decree fsck'", hex);
-		problem(m, hex, r == 0 ? "not a tree" : "missing or damaged tree");
+		problem(m, hex, "missing or damaged tree");
 		decree_error_clear();
 		return 0;
 	}
@@ -267,6 +267,48 @@ static void drop_statcaches(decree_store *s)
 	closedir(d);
 }
 
+/* Remove temp files of atomic writes that a killed process left in `dir`
+ * (".<name>.tmp-<random>", see fs_write_atomic_at).  Under the store lock
+ * no writer is live, so every such file is garbage. */
+static void sweep_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char file[PATH_MAX + 300];
+		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+		unlink(file);
+	}
+	closedir(d);
+}
+
+static void sweep_store_temps(decree_store *s)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+
+	sweep_temps(s->dir);
+	snprintf(path, sizeof(path), "%s/roots", s->dir);
+	if (!(d = opendir(path)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char sub[PATH_MAX + 300];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		sweep_temps(sub);
+		snprintf(sub, sizeof(sub), "%s/%s/checkpoints", path, de->d_name);
+		sweep_temps(sub);
+	}
+	closedir(d);
+}
+
 int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
 {
 	marker m;
@@ -286,9 +328,15 @@ int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
 		goto done;
 	if ((r = mark_all(&m)) < 0)
 		goto done;
-	if (!dry_run)
-		drop_statcaches(s); /* before the sweep: never trust a stale id */
-	r = odb_gc(m.db, &m.marks, dry_run, &st->objects_freed, &st->bytes_freed);
+	if ((r = odb_gc(m.db, &m.marks, true, &st->objects_freed, &st->bytes_freed)) < 0)
+		goto done;
+	if (!dry_run) {
+		sweep_store_temps(s);
+		/* before the sweep: a cache must never name a freed object */
+		if (st->objects_freed)
+			drop_statcaches(s);
+		r = odb_gc(m.db, &m.marks, false, &st->objects_freed, &st->bytes_freed);
+	}
 	st->objects_kept = m.marks.count;
 done:
 	oidset_release(&m.marks);

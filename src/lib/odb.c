@@ -72,6 +72,7 @@ struct odb_writer {
 	size_t nents, cap;
 	oidset seen;
 	bool committed, failed;
+	char errmsg[512]; /* why it failed, for adds on other threads */
 };
 
 /* --- reading ------------------------------------------------------------ */
@@ -598,7 +599,10 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 	if (odb_has(w->db, &id))
 		return 0;
 	pthread_mutex_lock(&w->mu);
-	r = w->failed ? -1 : oidset_add(&w->seen, &id, &added);
+	if (w->failed)
+		r = decree_error_set(DECREE_ERROR, "%s", w->errmsg);
+	else
+		r = oidset_add(&w->seen, &id, &added);
 	pthread_mutex_unlock(&w->mu);
 	if (r < 0)
 		return r;
@@ -620,8 +624,10 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		r = writer_append(w, &id, type, comp, len, cbuf, clen);
 	else
 		r = writer_append(w, &id, type, comp, len, data, len);
-	if (r < 0)
+	if (r < 0 && !w->failed) {
 		w->failed = true;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", decree_error_last());
+	}
 	pthread_mutex_unlock(&w->mu);
 	return r;
 }
@@ -675,7 +681,7 @@ int odb_writer_commit(odb_writer *w)
 	int dfd = -1, r;
 
 	if (w->failed)
-		return decree_error_set(DECREE_ERROR, "pack writer failed earlier");
+		return decree_error_set(DECREE_ERROR, "%s", w->errmsg);
 	if (w->nents == 0 || w->committed)
 		return 0;
 	if ((r = writer_flush(w)) < 0 || (r = fs_fsync(w->fd, w->tmp_path)) < 0)
@@ -704,8 +710,15 @@ int odb_writer_commit(odb_writer *w)
 		goto done;
 	}
 	snprintf(path, sizeof(path), "%s.idx", name);
-	if ((r = fs_write_atomic_at(dfd, path, idx.ptr, idx.len, 0444)) < 0)
+	if ((r = fs_write_atomic_at(dfd, path, idx.ptr, idx.len, 0444)) < 0) {
+		/* no index, no pack: do not leave the data behind */
+		struct stat st;
+		if (fstatat(dfd, path, &st, 0) < 0) {
+			snprintf(path, sizeof(path), "%s.pack", name);
+			unlinkat(dfd, path, 0);
+		}
 		goto done;
+	}
 	w->committed = true;
 	if ((r = GROW(w->db->packs, w->db->cap, w->db->npacks + 1)) < 0)
 		goto done;
@@ -716,8 +729,10 @@ done:
 	if (dfd >= 0)
 		close(dfd);
 	buf_release(&idx);
-	if (r < 0)
+	if (r < 0 && !w->failed) {
 		w->failed = true;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", decree_error_last());
+	}
 	return r;
 }
 

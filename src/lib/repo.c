@@ -74,6 +74,7 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 	if (!(s = decree_calloc(1, sizeof(*s))))
 		return -1;
 	s->rootfd = -1;
+	s->tree_lock_fd = -1;
 	s->lock = (store_lock)STORE_LOCK_INIT;
 	s->max_file_size = o->max_file_size;
 	s->lock_timeout_ms = o->lock_timeout_ms;
@@ -140,7 +141,7 @@ void decree_store_free(decree_store *s)
 	if (!s)
 		return;
 	while (s->lock.depth > 0)
-		lock_release(&s->lock);
+		repo_unlock(s);
 	odb_free(s->db);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
@@ -235,13 +236,19 @@ int repo_lock(decree_store *s)
 	snprintf(path, sizeof(path), "%s/lock", s->dir);
 	if ((r = lock_acquire(&s->lock, path, s->lock_timeout_ms)) < 0)
 		return r;
+	if (s->lock.depth == 1 &&
+	    (r = lock_tree(&s->tree_lock_fd, s->rootfd, s->root, s->lock_timeout_ms)) < 0) {
+		lock_release(&s->lock);
+		return r;
+	}
 	if (s->lock.depth == 1) {
 		odb *db;
+		s->recover_foreign = 0;
 		/* Another process may have added packs since we looked. */
 		if ((r = repo_odb(&db, s, true)) < 0 || (r = txn_recover(s, &s->recovered)) < 0) {
 			if (r != DECREE_ELOCKED)
 				s->broken = r == DECREE_ECORRUPT || s->broken;
-			lock_release(&s->lock);
+			repo_unlock(s);
 			return r;
 		}
 	}
@@ -250,20 +257,26 @@ int repo_lock(decree_store *s)
 
 void repo_unlock(decree_store *s)
 {
+	if (s->lock.depth == 1)
+		unlock_tree(&s->tree_lock_fd);
 	lock_release(&s->lock);
 }
 
-int decree_recover(decree_store *s, bool *recovered)
+int decree_recover(decree_store *s, bool *recovered, size_t *left_alone)
 {
 	int r;
 	if (recovered)
 		*recovered = false;
+	if (left_alone)
+		*left_alone = 0;
 	if (!repo_exists(s))
 		return 0;
 	if ((r = repo_lock(s)) < 0)
 		return r;
 	if (recovered)
 		*recovered = s->recovered;
+	if (left_alone)
+		*left_alone = s->recover_foreign;
 	repo_unlock(s);
 	return 0;
 }

@@ -375,8 +375,9 @@ static int walk_dir(walker *w, DIR *d, int depth)
 		struct stat st;
 		bool ignored = false, is_dir;
 
-		if (!strcmp(name, ".git") || (depth == 0 && !strcmp(name, ".decree")))
-			continue;
+		if (!strcmp(name, ".git") || (depth == 0 && !strcmp(name, ".decree")) ||
+		    !strncmp(name, ".decree-tmp-", 12))
+			continue; /* the last: temps of a transaction (txn.c) */
 		buf_truncate(&w->path, plen);
 		if ((r = buf_puts(&w->path, name)) < 0)
 			goto done;

@@ -163,7 +163,8 @@ bool statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *
 
 static bool cacheable(const snap_entry *e)
 {
-	return e->mode != MODE_SKIP && e->mtime_ns != 0;
+	/* the record stores the path length in 16 bits */
+	return e->mode != MODE_SKIP && e->mtime_ns != 0 && strlen(e->path) <= 0xffff;
 }
 
 bool statcache_unchanged(const statcache *c, const snap *s)
@@ -194,8 +195,6 @@ int statcache_save(const char *path, const snap *s)
 		const snap_entry *e = &s->v[k];
 		size_t plen = strlen(e->path);
 		if (!cacheable(e))
-			continue;
-		if (plen > 0xffff)
 			continue;
 		if (buf_put_u16(&out, (unsigned)plen) < 0 || buf_put(&out, e->path, plen) < 0 ||
 		    buf_put_u32(&out, e->mode) < 0 || buf_put_u64(&out, e->size) < 0 ||

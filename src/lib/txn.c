@@ -658,8 +658,11 @@ static int unlink_beneath(decree_store *s, const char *path, const char *name, i
 	const char *base;
 	int dfd, r;
 
+	/* A missing parent means nothing to remove; a parent that is not a
+	 * directory (replaced by someone, maybe by a symlink out of the tree)
+	 * is an error: what we meant to remove may sit in the real one. */
 	r = fs_open_parent(&dfd, &base, s->rootfd, path, false);
-	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+	if (r == DECREE_ENOTFOUND) {
 		decree_error_clear();
 		return 0;
 	}
@@ -701,29 +704,126 @@ static int mkdir_beneath(decree_store *s, const char *path)
 	return r;
 }
 
-/* Roll a (possibly partially applied) plan back to the old state. */
-static int rollback(decree_store *s, plan *p, const txn_spec *sp)
-{
-	int first = 0, r;
+enum { AT_OLD, AT_NEW, FOREIGN };
 
-	for (size_t i = 0; i < p->nfiles; i++) /* temps */
-		if ((r = unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0)) < 0 && !first)
-			first = r;
-	for (size_t i = 0; i < p->nfiles; i++) { /* created files */
-		const txn_change *c = &p->files[i].c;
-		struct stat st;
-		bool exists;
-		if (c->has_old)
+/* Where does a path stand: in its old state, its new state, or neither
+ * (someone changed it after the transaction was interrupted)? */
+static int classify(int *where, decree_store *s, const txn_change *c)
+{
+	bool same;
+	int r;
+
+	if ((r = txn_path_matches(&same, s, c->path, c->has_old, c->old_mode, &c->old_id)) < 0)
+		return r;
+	if (same) {
+		*where = AT_OLD;
+		return 0;
+	}
+	if ((r = txn_path_matches(&same, s, c->path, c->has_new, c->new_mode, &c->new_id)) < 0)
+		return r;
+	*where = same ? AT_NEW : FOREIGN;
+	return 0;
+}
+
+/* The first error of a best-effort sequence, with its message (later
+ * steps may set or clear the thread's error slot). */
+typedef struct {
+	int code;
+	char msg[1024];
+} first_error;
+
+static void note_error(first_error *fe, int r)
+{
+	if (r < 0 && !fe->code) {
+		fe->code = r;
+		snprintf(fe->msg, sizeof(fe->msg), "%s", decree_error_last());
+	}
+}
+
+/*
+ * A path's parent chain is "not a directory" (DECREE_EINVALID from the
+ * rooted walk).  If some ancestor is itself a path of this transaction,
+ * that is the transaction's own doing (a file replaced a directory or the
+ * other way round) and nothing can be below it.  Otherwise someone replaced
+ * a directory, perhaps by a symlink out of the tree: an error that keeps
+ * the log, so recovery completes once the directory is put back.
+ */
+static bool blocked_by_own_change(const strset *paths, const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(tmp))
+		return false;
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		if (tmp[i] != '/')
 			continue;
-		if ((r = lstat_beneath(&exists, &st, s->rootfd, c->path)) < 0) {
-			first = first ? first : r;
+		tmp[i] = '\0';
+		if (strset_has(paths, tmp))
+			return true;
+		tmp[i] = '/';
+	}
+	return false;
+}
+
+static int tolerate(int r, const strset *paths, const char *path)
+{
+	if (r == DECREE_ENOTFOUND ||
+	    (r == DECREE_EINVALID && blocked_by_own_change(paths, path))) {
+		decree_error_clear();
+		return 0;
+	}
+	return r;
+}
+
+/*
+ * Roll a (possibly partially applied) plan back to the old state.  A path
+ * that is in neither its old nor its new state was changed by someone else
+ * after the interruption: it is left exactly as it is (and counted in
+ * *foreign), because overwriting it would destroy bytes decree never
+ * captured.
+ */
+static int rollback(decree_store *s, plan *p, const txn_spec *sp, size_t *foreign)
+{
+	unsigned char *todo = NULL;
+	strset paths = STRSET_INIT;
+	first_error fe = { 0, "" };
+	int r;
+
+	*foreign = 0;
+	if (p->nfiles && !(todo = decree_calloc(p->nfiles, 1)))
+		return -1;
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (strset_put(&paths, p->files[i].c.path, 1) < 0) {
+			decree_free(todo);
+			strset_release(&paths);
+			return -1;
+		}
+	for (size_t i = 0; i < p->nfiles; i++) { /* temps */
+		r = unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
+		note_error(&fe, tolerate(r, &paths, p->files[i].c.path));
+	}
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const txn_change *c = &p->files[i].c;
+		int where;
+		if ((r = classify(&where, s, c)) < 0) {
+			note_error(&fe, r);
 			continue;
 		}
-		if (!exists || S_ISDIR(st.st_mode))
+		if (where == FOREIGN) {
+			(*foreign)++;
+			progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "skip");
 			continue;
+		}
+		if (where == AT_OLD)
+			continue;
+		if (c->has_old) {
+			todo[i] = 1; /* written back below, after the directories */
+			continue;
+		}
 		progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "remove");
-		if ((r = unlink_beneath(s, c->path, NULL, 0)) < 0 && !first)
-			first = r;
+		note_error(&fe, tolerate(unlink_beneath(s, c->path, NULL, 0), &paths, c->path));
 	}
 	for (size_t i = p->nmk; i-- > 0;) { /* created directories, deep first */
 		const char *base;
@@ -736,26 +836,21 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp)
 		close(dfd);
 	}
 	for (size_t i = p->nrm; i-- > 0;) /* removed directories, shallow first */
-		if ((r = mkdir_beneath(s, p->rmdirs[i])) < 0 && !first)
-			first = r;
+		note_error(&fe, tolerate(mkdir_beneath(s, p->rmdirs[i]), &paths, p->rmdirs[i]));
 	for (size_t i = 0; i < p->nfiles; i++) { /* old contents */
 		fileop *f = &p->files[i];
 		const txn_change *c = &f->c;
 		const char *base;
 		char rtmp[80];
-		bool same;
 		int dfd;
-		if (!c->has_old)
-			continue;
-		if ((r = txn_path_matches(&same, s, c->path, true, c->old_mode, &c->old_id)) < 0) {
-			first = first ? first : r;
-			continue;
-		}
-		if (same)
+		if (!todo[i])
 			continue;
 		progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "restore");
 		if ((r = fs_open_parent(&dfd, &base, s->rootfd, c->path, true)) < 0) {
-			first = first ? first : r;
+			if (tolerate(r, &paths, c->path) == 0)
+				(*foreign)++; /* below a path someone else changed */
+			else
+				note_error(&fe, r);
 			continue;
 		}
 		snprintf(rtmp, sizeof(rtmp), "%s-r", f->tmp);
@@ -773,12 +868,14 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp)
 			}
 		}
 		close(dfd);
-		if (r < 0 && !first)
-			first = r;
+		note_error(&fe, r);
 	}
-	if ((r = sync_tree(s)) < 0 && !first)
-		first = r;
-	return first;
+	note_error(&fe, sync_tree(s));
+	decree_free(todo);
+	strset_release(&paths);
+	if (fe.code)
+		return decree_error_set(fe.code, "%s", fe.msg);
+	return 0;
 }
 
 static int verify_new(decree_store *s, plan *p)
@@ -888,7 +985,12 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		p.has_entry = true;
 		memcpy(p.entry.id, p.txid, 17);
 	}
-	/* Everything both states need must be in the store already. */
+	/*
+	 * Everything both states need must be in the store already, and the
+	 * copies of the bytes we are about to destroy must be intact: the
+	 * capture skips objects the index already lists, so a damaged old
+	 * copy would otherwise be the only one left.
+	 */
 	for (size_t i = 0; i < sp->n; i++) {
 		const txn_change *c = &sp->changes[i];
 		char hex[SHA256_HEXLEN + 1];
@@ -898,6 +1000,19 @@ int txn_run(decree_store *s, const txn_spec *sp)
 					     "internal error: object %s for '%s' is not in the store",
 					     hex, c->path);
 			goto done;
+		}
+		if (c->has_old) {
+			buf tmp = BUF_INIT;
+			r = odb_read(&tmp, NULL, db, &c->old_id);
+			buf_release(&tmp);
+			if (r < 0) {
+				char msg[900];
+				snprintf(msg, sizeof(msg), "%s", decree_error_last());
+				r = decree_error_set(r, "cannot keep a copy of '%s': %s; nothing was "
+							"written (run 'decree fsck')",
+						     c->path, msg);
+				goto done;
+			}
 		}
 	}
 	if ((r = make_plan(&p, s, sp)) < 0)
@@ -1007,18 +1122,24 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
 	goto done;
 fail: {
+	char msg[1024], why[1024];
+	size_t foreign;
 	int rr;
-	char msg[1024];
 	snprintf(msg, sizeof(msg), "%s", decree_error_last());
 	wal_close(w);
 	w = NULL;
-	rr = rollback(s, &p, sp);
+	rr = rollback(s, &p, sp, &foreign);
 	if (rr == 0)
 		rr = wal_remove(walpath);
 	if (rr < 0) {
+		snprintf(why, sizeof(why), "%s", decree_error_last());
 		s->broken = true;
-		decree_error_set(r, "%s; rolling back failed too (%s): run 'decree recover'",
-				 msg, decree_error_last());
+		decree_error_set(r, "%s; rolling back failed too (%s): run 'decree recover'", msg,
+				 why);
+	} else if (foreign) {
+		decree_error_set(r, "%s; rolled back, except %zu path(s) changed meanwhile by "
+				    "someone else, left as they are",
+				 msg, foreign);
 	} else {
 		decree_error_set(r, "%s; nothing was changed", msg);
 	}
@@ -1062,10 +1183,14 @@ int txn_recover(decree_store *s, bool *recovered)
 		goto done;
 	if (recovered)
 		*recovered = true;
-	if (p.committed)
+	if (p.committed) {
 		r = finish_committed(s, &p, walpath);
-	else if ((r = rollback(s, &p, NULL)) == 0)
-		r = wal_remove(walpath);
+	} else {
+		size_t foreign = 0;
+		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
+			r = wal_remove(walpath);
+		s->recover_foreign = foreign;
+	}
 done:
 	plan_release(&p, true);
 	decree_free(recs);

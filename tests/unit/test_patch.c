@@ -705,8 +705,9 @@ static void test_parse_errors(void **state)
 		{ "dot git", "diff --git a/.git/config b/.git/config\n"
 			     "old mode 100644\nnew mode 100755\n",
 		  DECREE_EINVALID, "path '.git/config' is inside '.git'" },
-		{ "nested dot decree", "--- a/x/.decree/y\n+++ b/x/.decree/y\n"
-				       "@@ -1 +1 @@\n-a\n+b\n",
+		/* only the root .decree is decree's; x/.decree is user data */
+		{ "root dot decree", "--- a/.decree/config.yml\n+++ b/.decree/config.yml\n"
+				     "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "is inside '.decree'" },
 		{ "rename into .git", "diff --git a/x b/.git/hooks/pre-commit\n"
 				      "rename from x\n"

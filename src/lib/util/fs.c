@@ -264,7 +264,7 @@ bool fs_path_is_safe(const char *rel, bool refuse_meta)
 			return false;
 		}
 		if (refuse_meta && ((n == 4 && !memcmp(p, ".git", 4)) ||
-				    (n == 7 && !memcmp(p, ".decree", 7)))) {
+				    (p == rel && n == 7 && !memcmp(p, ".decree", 7)))) {
 			decree_error_set(DECREE_EINVALID,
 					 "path '%s' is inside '%.*s'", rel,
 					 (int)n, p);
@@ -289,8 +289,10 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 	int cur = -1, next;
 
 	*dirfd_out = -1;
-	if (!fs_path_is_safe(rel, false))
+	if (!fs_path_is_safe(rel, false)) {
+		errno = EXDEV; /* what openat2 RESOLVE_BENEATH says for escapes */
 		return DECREE_EINVALID;
+	}
 	if ((cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3)) < 0)
 		return decree_error_os("cannot dup root fd");
 	while ((slash = strchr(p, '/')) != NULL) {
@@ -316,6 +318,12 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 		}
 		if (next < 0) {
 			int e = errno, r;
+			struct stat lst;
+			/* O_DIRECTORY reports a symlink as ENOTDIR; say ELOOP
+			 * like openat2 does */
+			if (e == ENOTDIR && fstatat(cur, comp, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(lst.st_mode))
+				e = ELOOP;
 			if (e == ENOENT)
 				r = decree_error_set(DECREE_ENOTFOUND,
 						     "'%.*s' does not exist",
@@ -328,6 +336,7 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 				r = decree_error_os("cannot open '%.*s'",
 						    (int)(slash - rel), rel);
 			close(cur);
+			errno = e;
 			return r;
 		}
 		close(cur);
@@ -479,8 +488,11 @@ int fs_open_beneath(int rootfd, const char *rel, int flags)
 		const char *base;
 		int dfd, fd, saved;
 		if (fs_open_parent(&dfd, &base, rootfd, rel, false) < 0) {
+			/* errno is openat's (ENOENT, ENOTDIR, ELOOP), as
+			 * openat2 would report; EINVAL for an unsafe path */
+			int e = errno ? errno : EINVAL;
 			decree_error_clear();
-			errno = ELOOP;
+			errno = e;
 			return -1;
 		}
 		fd = openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC);

@@ -46,16 +46,18 @@ int fs_fsync_dir_path(const char *path);
 int fs_mkdirs(const char *path, mode_t mode);
 
 /* True if `rel` is a safe worktree path: relative, no empty, ".", ".."
- * components, no NUL; with `refuse_meta`, also no ".git" or ".decree"
- * component.  On false an error naming the path is set. */
+ * components, no NUL; with `refuse_meta`, also no ".git" component
+ * anywhere and no ".decree" as the first component (only the root's
+ * .decree is decree's; nested ones are ordinary directories).  On false an
+ * error naming the path is set. */
 bool fs_path_is_safe(const char *rel, bool refuse_meta);
 
 /*
  * Open the directory holding `rel` below `rootfd`, resolving every
  * component with O_NOFOLLOW|O_DIRECTORY.  With `create`, missing
- * directories are created (mode 0755) and the count of created ones is
- * added to *created (may be NULL).  On success *dirfd_out is an fd the
+ * directories are created (mode 0755).  On success *dirfd_out is an fd the
  * caller closes (never rootfd itself) and *base_out points into `rel`.
+ * On failure errno is that of the failing openat.
  * DECREE_ENOTFOUND if a component is missing and !create; DECREE_EINVALID
  * if a component is a symlink or not a directory.
  */

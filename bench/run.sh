@@ -1,0 +1,645 @@
+#!/bin/sh
+# bench/run.sh - decree against a shadow git repository, same trees, same run.
+#
+#   sh bench/run.sh path/to/decree [--quick] [--only NAME]... [--reps N]
+#                   [--strict] [--keep]
+#
+# For each tree (tiny: 5 files / 50 KiB, small: 50 files / 500 KiB, gen10k:
+# 10,000 generated files / 100 MiB, linux: the Linux 6.1 source) every
+# operation is timed for decree and for the reference, alternating runs
+# (decree, git, decree, git, ...) on the very same tree, and a table prints
+# the medians, the ratio decree/git and the target.  docs/bench.md explains
+# every case and how to read the table.
+#
+# The reference is what agent tools do for checkpoints: a shadow git
+# repository whose GIT_DIR lives outside the tree (default settings,
+# gc.auto=0 so no gc runs during the measurements), a checkpoint being
+# `git add -A && git commit -q --allow-empty -m x`.  decree gets a store
+# outside the tree as well (--store DIR -C TREE), so both see the same files.
+#
+# --quick     skip the Linux tree
+# --only NAME a tree (tiny small gen10k linux) or a case (first nochange
+#             change restore list); may be repeated
+# --reps N    repetitions per operation (default: 15 for the small trees, 5
+#             for the large ones, 3 for a Linux first checkpoint)
+# --strict    exit 1 when a target is missed (default: report only)
+# --keep      keep the work directories under build/bench/work/
+#
+# Everything is written under build/bench/: helper binaries, the cached
+# trees (linux-6.1/, cache/), work/ (copies, stores, shadow repositories,
+# log), report.txt (the tables) and results.tsv (machine readable).
+
+set -u
+
+usage() {
+	echo "usage: bench/run.sh path/to/decree [--quick] [--only NAME]..." \
+		"[--reps N] [--strict] [--keep]" >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || usage
+case $1 in -*) usage ;; esac
+DECREE=$1
+shift
+QUICK=0 ONLY="" REPS="" STRICT=0 KEEP=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--only)
+		[ $# -ge 2 ] || usage
+		ONLY="$ONLY $2"
+		shift
+		;;
+	--only=*) ONLY="$ONLY ${1#--only=}" ;;
+	--reps)
+		[ $# -ge 2 ] || usage
+		REPS=$2
+		shift
+		;;
+	--strict) STRICT=1 ;;
+	--keep) KEEP=1 ;;
+	-h | --help) usage ;;
+	*) usage ;;
+	esac
+	shift
+done
+case $REPS in '' | *[!0-9]*) [ -z "$REPS" ] || usage ;; esac
+[ -z "$REPS" ] || [ "$REPS" -ge 1 ] || usage
+for n in $ONLY; do
+	case $n in
+	tiny | small | gen10k | linux | first | nochange | change | restore | list) ;;
+	*)
+		echo "run.sh: unknown --only '$n'" >&2
+		usage
+		;;
+	esac
+done
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+BB=$ROOT/build/bench
+case $DECREE in /*) ;; *) DECREE=$PWD/$DECREE ;; esac
+if [ ! -x "$DECREE" ] || [ -d "$DECREE" ]; then
+	echo "run.sh: '$DECREE' is not an executable (build it with make)" >&2
+	exit 1
+fi
+for t in git python3 cc awk du sync; do
+	command -v $t >/dev/null 2>&1 || {
+		echo "run.sh: '$t' is required" >&2
+		exit 1
+	}
+done
+
+mkdir -p "$BB/work" "$BB/cache" || exit 1
+LOG=$BB/work/bench.log
+REPORT=$BB/report.txt
+TSV=$BB/results.tsv
+SUMMARY=$BB/work/summary.tmp
+GEN="python3 $HERE/gen-tree.py"
+: >"$LOG"
+: >"$REPORT"
+: >"$SUMMARY"
+printf 'tree\toperation\tunit\tdecree_median\tgit_median\tratio\ttarget\tverdict\tdecree_min\tdecree_max\tgit_min\tgit_max\treps\n' >"$TSV"
+T_START=$(date +%s)
+
+# ---------------------------------------------------------------- helpers
+
+say() { printf '%s\n' "$*" >&2; }     # progress (stderr)
+out() { printf '%s\n' "$*" | tee -a "$REPORT"; }  # report (stdout + file)
+die() {
+	say "run.sh: $*"
+	exit 1
+}
+
+for p in lstatwalk timecmd; do
+	cc -O2 -std=c11 -Wall -Wextra -o "$BB/$p" "$HERE/$p.c" ||
+		die "cannot build $HERE/$p.c"
+done
+WALK=$BB/lstatwalk
+TIMECMD=$BB/timecmd
+
+# git as agent tools use it: default settings (no system config, a global
+# config holding only an identity), gc.auto=0 set in each shadow repository
+GITCFG=$BB/work/gitconfig
+printf '[user]\n\tname = decree-bench\n\temail = bench@decree.invalid\n' >"$GITCFG"
+GIT_CONFIG_NOSYSTEM=1
+GIT_CONFIG_GLOBAL=$GITCFG
+LC_ALL=C
+export GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL LC_ALL
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+	GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_CEILING_DIRECTORIES DECREE_STORE \
+	2>/dev/null
+
+selected_tree() {
+	st_any=0
+	for n in $ONLY; do
+		case $n in
+		tiny | small | gen10k | linux)
+			st_any=1
+			[ "$n" = "$1" ] && return 0
+			;;
+		esac
+	done
+	[ $st_any = 0 ]
+}
+selected_case() {
+	sc_any=0
+	for n in $ONLY; do
+		case $n in
+		first | nochange | change | restore | list)
+			sc_any=1
+			[ "$n" = "$1" ] && return 0
+			;;
+		esac
+	done
+	[ $sc_any = 0 ]
+}
+
+# tm RESULTFILE CMD... [--- CMD...]: time a whole-process command chain;
+# appends "ns maxrss_kib status" to RESULTFILE
+tm() {
+	tm_res=$1
+	shift
+	"$TIMECMD" "$tm_res" "$@" >/dev/null 2>>"$LOG"
+	tm_rc=$?
+	if [ $tm_rc != 0 ]; then
+		say "  FAILED (exit $tm_rc): $*  (see $LOG)"
+		echo "FAILED (exit $tm_rc): $*" >>"$LOG"
+	fi
+	return $tm_rc
+}
+
+# git on the shadow repository $GD with the work tree $T
+G() { git --git-dir="$GD" --work-tree="$T" "$@"; }
+git_init() {
+	rm -rf "$GD"
+	G init -q && G config gc.auto 0
+}
+# a checkpoint in the shadow repository, untimed
+git_ckpt() { G add -A && G commit -q --allow-empty -m x; }
+decree() { "$DECREE" --store "$S" -C "$T" "$@"; }
+
+# stats FILE -> "median min max n" (ms) or "ERR"/"NA"
+stats() {
+	[ -s "$1" ] || {
+		echo NA
+		return
+	}
+	if ! awk '$3 != 0 { exit 1 }' "$1"; then
+		echo ERR
+		return
+	fi
+	sort -n -k1,1 "$1" | awk '{ a[NR] = $1 }
+	END {
+		m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		printf "%.4f %.4f %.4f %d\n", m / 1e6, a[1] / 1e6, a[NR] / 1e6, NR
+	}'
+}
+# maxrss FILE -> largest max RSS in KiB
+maxrss() { awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$1"; }
+
+# target TREE CASE -> "KIND VALUE": ratio (decree/reference <= VALUE),
+# abs (decree median <= VALUE, in the row's unit), lt (decree < VALUE),
+# none
+target() {
+	case "$1:$2" in
+	linux:first) echo "ratio 0.2" ;;
+	linux:nochange) echo "ratio 0.5" ;;
+	linux:walk) echo "ratio 1.2" ;;
+	linux:change10) echo "ratio 0.5" ;;
+	linux:change1000) echo "ratio 0.3" ;;
+	linux:restore) echo "ratio 0.6" ;;
+	linux:size) echo "ratio 0.6" ;;
+	linux:rss) echo "lt 200" ;;
+	small:first) echo "abs 5" ;;
+	small:nochange) echo "abs 2" ;;
+	tiny:list | small:list | tiny:listjson | small:listjson) echo "abs 3" ;;
+	*) echo "none 0" ;;
+	esac
+}
+
+TABLE_FMT='%-40s %13s %13s %8s %12s %5s\n'
+table_head() {
+	out ""
+	out "== $1"
+	# shellcheck disable=SC2059
+	out "$(printf "$TABLE_FMT" operation "decree median" "git median" \
+		ratio target "ok?")"
+	# shellcheck disable=SC2059
+	out "$(printf "$TABLE_FMT" "----------------------------------------" \
+		"-------------" "-------------" "--------" "------------" "-----")"
+}
+
+# row TREE CASE LABEL UNIT DSTATS GSTATS
+#   UNIT ms: DSTATS/GSTATS are "median min max n" from stats(), or ERR/NA
+#   UNIT MiB: DSTATS/GSTATS are a single number (MiB)
+row() {
+	r_tgt=$(target "$1" "$2")
+	r_line=$(awk -v label="$3" -v unit="$4" -v d="$5" -v g="$6" \
+		-v kind="${r_tgt% *}" -v tv="${r_tgt#* }" -v fmt="$TABLE_FMT" \
+		-v tree="$1" -v tsv="$TSV" -v sum="$SUMMARY" -v case_="$2" '
+	function show(v) {
+		if (v == "ERR" || v == "NA") return v
+		if (unit == "MiB" && v < 1) return sprintf("%.0f KiB", v * 1024)
+		if (unit == "MiB") return sprintf("%.1f MiB", v)
+		if (v >= 1000) return sprintf("%.2f s", v / 1000)
+		if (v >= 100) return sprintf("%.0f ms", v)
+		if (v >= 10) return sprintf("%.1f ms", v)
+		return sprintf("%.2f ms", v)
+	}
+	BEGIN {
+		nd = split(d, D, " "); ng = split(g, Gs, " ")
+		dm = D[1]; gm = Gs[1]
+		num = (dm != "ERR" && dm != "NA" && gm != "ERR" && gm != "NA")
+		ratio = (num && gm > 0) ? sprintf("%.2f", dm / gm) : "-"
+		if (kind == "ratio") tgt = "<= " tv "x"
+		else if (kind == "abs") tgt = "<= " tv " " unit
+		else if (kind == "lt") tgt = "< " tv " " unit
+		else tgt = "-"
+		if (dm == "ERR" || gm == "ERR") ok = "ERR"
+		else if (dm == "NA" || gm == "NA") ok = (kind == "none") ? "-" : "n/a"
+		else if (kind == "ratio") ok = (dm / gm <= tv + 0) ? "ok" : "MISS"
+		else if (kind == "abs") ok = (dm <= tv + 0) ? "ok" : "MISS"
+		else if (kind == "lt") ok = (dm < tv + 0) ? "ok" : "MISS"
+		else ok = "-"
+		printf fmt, label, show(dm), show(gm), ratio, tgt, ok
+		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			tree, label, unit, dm, gm, ratio, tgt, ok,
+			(nd > 1 ? D[2] : dm), (nd > 1 ? D[3] : dm),
+			(ng > 1 ? Gs[2] : gm), (ng > 1 ? Gs[3] : gm),
+			(nd > 3 ? D[4] : 1) >> tsv
+		if (ok != "-")
+			printf "%s\t%s\t%s\t%s\t%s\t%s\n", ok, tree, label,
+				show(dm), show(gm), tgt >> sum
+	}')
+	out "$r_line"
+}
+
+# a harness-level problem (verification, file set mismatch...)
+problem() {
+	out "   !! $1: $2"
+	printf 'ERR\t%s\t%s\t-\t-\t-\n' "$1" "$2" >>"$SUMMARY"
+}
+
+# ---------------------------------------------------------------- trees
+
+# gen_tree NAME SEED FILES BYTES -> prints the cached tree directory
+gen_tree() {
+	gt_dir=$BB/cache/gen-$2-$3-$4
+	if [ ! -f "$gt_dir.ready" ] || [ ! -d "$gt_dir" ]; then
+		rm -rf "$gt_dir" "$gt_dir.tmp" "$gt_dir.ready"
+		say "[$1] generating $3 files / $4 bytes (seed $2)"
+		$GEN --seed "$2" --files "$3" --bytes "$4" --out "$gt_dir.tmp" \
+			>>"$LOG" || die "gen-tree failed"
+		mv "$gt_dir.tmp" "$gt_dir" && : >"$gt_dir.ready"
+	fi
+	echo "$gt_dir"
+}
+
+apt_busy() {
+	pgrep -x apt-get >/dev/null 2>&1 || pgrep -x apt >/dev/null 2>&1 ||
+		pgrep -x dpkg >/dev/null 2>&1
+}
+
+# Unpack the Linux 6.1 source once into build/bench/linux-6.1 and make both
+# tools see the same files.  Returns 1 (with a message) when unavailable.
+LINUX_TAR=/usr/src/linux-source-6.1.tar.xz
+LINUX=$BB/linux-6.1
+prepare_linux() {
+	if [ -f "$LINUX.ready" ] && [ -d "$LINUX" ]; then
+		return 0
+	fi
+	if [ ! -f "$LINUX_TAR" ]; then
+		pl_waited=0
+		while apt_busy && [ $pl_waited -lt 1200 ]; do
+			[ $pl_waited = 0 ] &&
+				say "[linux] another apt/dpkg is running; waiting for it"
+			sleep 10
+			pl_waited=$((pl_waited + 10))
+		done
+	fi
+	if [ ! -f "$LINUX_TAR" ]; then
+		pl_sudo=""
+		[ "$(id -u)" = 0 ] || pl_sudo="sudo -n"
+		say "[linux] installing linux-source-6.1 (apt-get, log in $LOG)"
+		DEBIAN_FRONTEND=noninteractive $pl_sudo apt-get install -y \
+			linux-source-6.1 >>"$LOG" 2>&1 ||
+			{
+				$pl_sudo apt-get update -qq >>"$LOG" 2>&1 &&
+					DEBIAN_FRONTEND=noninteractive $pl_sudo \
+						apt-get install -y linux-source-6.1 \
+						>>"$LOG" 2>&1
+			}
+	fi
+	if [ ! -f "$LINUX_TAR" ]; then
+		out ""
+		out "== linux: SKIPPED - $LINUX_TAR is missing and" \
+			"'apt-get install linux-source-6.1' failed (see $LOG)"
+		printf 'ERR\tlinux\tLinux source unavailable, cases skipped\t-\t-\t-\n' \
+			>>"$SUMMARY"
+		return 1
+	fi
+	say "[linux] unpacking $LINUX_TAR into $LINUX (once)"
+	rm -rf "$LINUX" "$LINUX.tmp" "$LINUX.ready"
+	mkdir -p "$LINUX.tmp" &&
+		tar -xJf "$LINUX_TAR" -C "$LINUX.tmp" --strip-components=1 ||
+		die "cannot unpack $LINUX_TAR"
+	# The Debian tarball's top-level .gitignore ends with "/*" and
+	# "!/debian/" (Debian packaging ignores everything at the top level):
+	# with it git would track almost nothing.  The other 300-odd .gitignore
+	# files are the kernel's own build-output rules, which match a few
+	# shipped files too.  The fair, simple choice: delete every .gitignore,
+	# so that both tools see every file of the tarball.  Names in decree's
+	# built-in exclude list would still differ; the 6.1 tarball has none,
+	# but check and drop them as well.
+	pl_n=$(find "$LINUX.tmp" -name .gitignore -type f | wc -l)
+	find "$LINUX.tmp" -name .gitignore -type f -exec rm -f {} + ||
+		die "cannot remove .gitignore files"
+	pl_x=$(find "$LINUX.tmp" \( -name node_modules -o -name __pycache__ \
+		-o -name .venv -o -name venv -o -name .cache -o -name '*.pyc' \
+		-o -name .DS_Store -o -name .decree -o -name .decreeignore \
+		-o -name .git \) -print | wc -l)
+	find "$LINUX.tmp" \( -name node_modules -o -name __pycache__ \
+		-o -name .venv -o -name venv -o -name .cache -o -name '*.pyc' \
+		-o -name .DS_Store -o -name .decree -o -name .decreeignore \
+		-o -name .git \) -prune -exec rm -rf {} + 2>/dev/null
+	printf 'removed %s .gitignore files and %s default-excluded entries\n' \
+		"$pl_n" "$pl_x" >"$LINUX.ready.tmp"
+	mv "$LINUX.tmp" "$LINUX" && mv "$LINUX.ready.tmp" "$LINUX.ready" ||
+		die "cannot finish $LINUX"
+	say "[linux] $(cat "$LINUX.ready")"
+}
+
+# ---------------------------------------------------------------- one tree
+
+# bench_tree NAME SRC_DIR REPS_FIRST REPS CHANGE_A CHANGE_B RESTORE_MOD
+#            RESTORE_NEW LIST
+bench_tree() {
+	NAME=$1 SRC=$2 RF=$3 R=$4 CA=$5 CB=$6 RM=$7 RC=$8 LIST=$9
+	if [ -n "$REPS" ]; then
+		RF=$REPS R=$REPS
+	fi
+	W=$BB/work/$NAME
+	T=$W/tree S=$W/store GD=$W/git RD=$W/res
+	rm -rf "$W"
+	mkdir -p "$RD" || die "cannot create $W"
+	say "[$NAME] copying the tree into $T"
+	cp -a "$SRC" "$T" || die "cannot copy $SRC"
+	# untimed warm-up: read every file once, so the page cache is warm
+	# for both tools; then flush so no writeback runs during a timing
+	"$WALK" --read "$T" >"$RD/tree.info" 2>>"$LOG" ||
+		die "lstatwalk --read failed on $T"
+	sync
+	cd "$T" || die "cannot cd to $T"
+	NFILES=$(awk '{ print $2 }' "$RD/tree.info")
+	table_head "$NAME: $(awk '{ printf "%d files + %d symlinks in %d directories, %s", $2, $4, $6 - 1, ($8 < 1048576) ? sprintf("%.0f KiB", $8 / 1024) : sprintf("%.1f MiB", $8 / 1048576) }' "$RD/tree.info"), reps $R (first: $RF)"
+
+	# --- first checkpoint: fresh store / GIT_DIR every repetition -----
+	if selected_case first; then
+		i=1
+		while [ $i -le "$RF" ]; do
+			say "[$NAME] first checkpoint $i/$RF"
+			rm -rf "$S"
+			sync
+			tm "$RD/first.d" "$DECREE" --store "$S" -C "$T" \
+				checkpoint create
+			git_init >>"$LOG" 2>&1 || die "git init failed"
+			sync
+			tm "$RD/first.g" git --git-dir="$GD" --work-tree="$T" \
+				add -A --- git --git-dir="$GD" --work-tree="$T" \
+				commit -q --allow-empty -m x
+			i=$((i + 1))
+		done
+		row "$NAME" first "first checkpoint" ms \
+			"$(stats "$RD/first.d")" "$(stats "$RD/first.g")"
+		sync
+		if [ -d "$S" ] && [ -d "$GD/objects" ]; then
+			row "$NAME" size "store size after first (du)" MiB \
+				"$(du -sk "$S" | awk '{ print $1 / 1024 }')" \
+				"$(du -sk "$GD/objects" | awk '{ print $1 / 1024 }')"
+		fi
+		row "$NAME" rss "peak RSS, first checkpoint" MiB \
+			"$(maxrss "$RD/first.d" | awk '{ print $1 / 1024 }')" \
+			"$(maxrss "$RD/first.g" | awk '{ print $1 / 1024 }')"
+	else
+		rm -rf "$S"
+		decree checkpoint create >/dev/null 2>>"$LOG"
+		git_init >>"$LOG" 2>&1 && git_ckpt >>"$LOG" 2>&1 ||
+			die "git checkpoint failed"
+	fi
+
+	# both tools must see exactly the same files
+	if [ -e "$T/.decree" ]; then
+		problem "$NAME" "decree created $T/.decree although --store is outside the tree"
+	fi
+	FC_GIT=$(G ls-files | wc -l)
+	FC_DEC=$(decree --json checkpoint list 2>>"$LOG" | python3 -c '
+import json, sys
+try:
+    c = json.load(sys.stdin)["checkpoints"]
+    print(c[-1]["file_count"])
+except Exception:
+    print("?")')
+	if [ "$FC_GIT" = "$FC_DEC" ]; then
+		out "   file set: git ls-files $FC_GIT = decree file_count $FC_DEC"
+	else
+		problem "$NAME" "file sets differ: git ls-files $FC_GIT, decree file_count $FC_DEC"
+	fi
+
+	# --- checkpoint with no changes (+ the bare lstat walk) ------------
+	if selected_case nochange; then
+		i=1
+		while [ $i -le "$R" ]; do
+			say "[$NAME] no-change checkpoint $i/$R"
+			sync
+			tm "$RD/nc.d" "$DECREE" --store "$S" -C "$T" \
+				checkpoint create
+			sync
+			tm "$RD/nc.g" git --git-dir="$GD" --work-tree="$T" \
+				add -A --- git --git-dir="$GD" --work-tree="$T" \
+				commit -q --allow-empty -m x
+			sync
+			tm "$RD/nc.w" "$WALK" "$T"
+			i=$((i + 1))
+		done
+		row "$NAME" nochange "checkpoint, no changes" ms \
+			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.g")"
+		row "$NAME" walk "  same, ref = bare lstat walk" ms \
+			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.w")"
+	fi
+
+	# --- checkpoint after K files changed -------------------------------
+	if selected_case change; then
+		for K in $CA $CB; do
+			[ "$K" -gt 0 ] || continue
+			if [ "$K" -gt "$NFILES" ]; then
+				continue
+			fi
+			i=1
+			while [ $i -le "$R" ]; do
+				say "[$NAME] checkpoint after $K changed $i/$R"
+				$GEN --out "$T" --seed $((K * 100 + i)) --mutate "$K" \
+					>>"$LOG" 2>&1 || die "gen-tree --mutate failed"
+				sync
+				tm "$RD/ch$K.d" "$DECREE" --store "$S" -C "$T" \
+					checkpoint create
+				sync
+				tm "$RD/ch$K.g" git --git-dir="$GD" \
+					--work-tree="$T" add -A --- git \
+					--git-dir="$GD" --work-tree="$T" commit -q \
+					--allow-empty -m x
+				i=$((i + 1))
+			done
+			case $K in
+			10 | 1000) tk=change$K ;;
+			*) tk=change ;;
+			esac
+			row "$NAME" "$tk" "checkpoint after $K files changed" ms \
+				"$(stats "$RD/ch$K.d")" "$(stats "$RD/ch$K.g")"
+		done
+	fi
+
+	# --- restore: K changed + C created files back to a checkpoint ------
+	if selected_case restore && [ "$RM" -le "$NFILES" ]; then
+		BASE=$(decree checkpoint create 2>>"$LOG")
+		git_ckpt >>"$LOG" 2>&1 || die "git checkpoint failed"
+		if ! printf '%s\n' "$BASE" | grep -Eq '^[0-9a-f]{64}$'; then
+			problem "$NAME" "checkpoint create printed '$BASE', not a 64-hex id; restore skipped"
+		else
+			i=1
+			while [ $i -le "$R" ]; do
+				say "[$NAME] restore $RM changed + $RC created $i/$R"
+				J=$RD/journal.json
+				$GEN --out "$T" --seed $((500 + i)) --mutate "$RM" \
+					--create "$RC" --journal "$J" >>"$LOG" 2>&1 ||
+					die "gen-tree --mutate failed"
+				sync
+				tm "$RD/rs.d" "$DECREE" --store "$S" -C "$T" \
+					checkpoint restore "$BASE"
+				$GEN --out "$T" --verify "$J" >>"$LOG" 2>&1 ||
+					problem "$NAME" "tree differs from the checkpoint after decree restore (rep $i, see $LOG)"
+				# the same change again, for git
+				$GEN --out "$T" --seed $((500 + i)) --mutate "$RM" \
+					--create "$RC" --journal "$J" >>"$LOG" 2>&1 ||
+					die "gen-tree --mutate failed"
+				sync
+				tm "$RD/rs.g" git --git-dir="$GD" --work-tree="$T" \
+					clean -fdq --- git --git-dir="$GD" \
+					--work-tree="$T" reset -q --hard
+				$GEN --out "$T" --verify "$J" >>"$LOG" 2>&1 ||
+					problem "$NAME" "tree differs from HEAD after git reset (rep $i, see $LOG)"
+				i=$((i + 1))
+			done
+			row "$NAME" restore "restore $RM changed + $RC created" ms \
+				"$(stats "$RD/rs.d")" "$(stats "$RD/rs.g")"
+		fi
+	fi
+
+	# --- list 100 checkpoints (fresh store and shadow repository) -------
+	if selected_case list && [ "$LIST" = 1 ]; then
+		say "[$NAME] making 100 checkpoints for list"
+		S=$W/store-list GD=$W/git-list
+		rm -rf "$S"
+		git_init >>"$LOG" 2>&1 || die "git init failed"
+		find "$T" -type f | sort >"$RD/files"
+		i=1
+		while [ $i -le 100 ]; do
+			f=$(sed -n "$(((i - 1) % NFILES + 1))p" "$RD/files")
+			printf '/* edit %d */\n' $i >>"$f"
+			decree checkpoint create >/dev/null 2>>"$LOG" ||
+				die "decree checkpoint create failed (see $LOG)"
+			git_ckpt >>"$LOG" 2>&1 || die "git checkpoint failed"
+			i=$((i + 1))
+		done
+		NL=$(decree --json checkpoint list 2>>"$LOG" | python3 -c '
+import json, sys
+try:
+    print(len(json.load(sys.stdin)["checkpoints"]))
+except Exception:
+    print("?")')
+		[ "$NL" = 100 ] ||
+			problem "$NAME" "decree lists $NL checkpoints, expected 100"
+		sync
+		i=1
+		while [ $i -le "$R" ]; do
+			tm "$RD/ls.d" "$DECREE" --store "$S" -C "$T" \
+				checkpoint list
+			tm "$RD/ls.g" git --git-dir="$GD" --work-tree="$T" \
+				log -n 100
+			tm "$RD/lsj.d" "$DECREE" --store "$S" -C "$T" \
+				--json checkpoint list
+			i=$((i + 1))
+		done
+		row "$NAME" list "list 100 checkpoints (git log -n 100)" ms \
+			"$(stats "$RD/ls.d")" "$(stats "$RD/ls.g")"
+		row "$NAME" listjson "  same, decree --json" ms \
+			"$(stats "$RD/lsj.d")" "$(stats "$RD/ls.g")"
+	fi
+
+	cd "$BB" || exit 1
+	[ "$KEEP" = 1 ] || rm -rf "$W"
+}
+
+# ---------------------------------------------------------------- main
+
+out "decree benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+out "decree: $DECREE ($("$DECREE" --version 2>/dev/null | head -n 1))"
+out "reference: $(git --version), shadow GIT_DIR outside the tree, gc.auto=0"
+out "host: $(uname -sr), $(nproc 2>/dev/null || echo '?') cores," \
+	"fs $(stat -f -c %T "$BB" 2>/dev/null || echo '?')"
+out "medians of alternating runs (decree, git, decree, git, ...);" \
+	"ratio = decree / git"
+# the floor of any whole-process time on this machine: fork+exec+exit
+: >"$BB/work/true.res"
+for i in 1 2 3 4 5 6 7 8 9 10 11; do
+	"$TIMECMD" "$BB/work/true.res" true
+done
+out "process floor (timecmd true): $(stats "$BB/work/true.res" |
+	awk '{ printf "%.2f ms", $1 }') median"
+
+# NAME SEED FILES BYTES   then bench_tree args:
+# REPS_FIRST REPS CHANGE_A CHANGE_B RESTORE_MOD RESTORE_NEW LIST
+if selected_tree tiny; then
+	d=$(gen_tree tiny 1 5 51200)
+	bench_tree tiny "$d" 15 15 2 0 2 2 1
+fi
+if selected_tree small; then
+	d=$(gen_tree small 1 50 512000)
+	bench_tree small "$d" 15 15 10 0 10 6 1
+fi
+if selected_tree gen10k; then
+	d=$(gen_tree gen10k 1 10000 104857600)
+	bench_tree gen10k "$d" 5 5 10 1000 10 6 0
+fi
+if selected_tree linux; then
+	if [ "$QUICK" = 1 ]; then
+		out ""
+		out "== linux: skipped (--quick)"
+	elif prepare_linux; then
+		bench_tree linux "$LINUX" 3 5 10 1000 10 6 0
+	fi
+fi
+
+# ---------------------------------------------------------------- summary
+
+n_ok=$(awk -F'\t' '$1 == "ok"' "$SUMMARY" | wc -l)
+n_miss=$(awk -F'\t' '$1 == "MISS"' "$SUMMARY" | wc -l)
+n_err=$(awk -F'\t' '$1 == "ERR" || $1 == "n/a"' "$SUMMARY" | wc -l)
+out ""
+out "== summary: $n_ok targets met, $n_miss missed, $n_err errors" \
+	"($(($(date +%s) - T_START)) s)"
+awk -F'\t' '$1 != "ok" {
+	if ($4 == "-")
+		printf "   %-4s %-7s %s\n", $1, $2, $3
+	else
+		printf "   %-4s %-7s %s: decree %s, reference %s, target %s\n",
+			$1, $2, $3, $4, $5, $6 }' "$SUMMARY" | tee -a "$REPORT"
+out "report: $REPORT   machine-readable: $TSV   log: $LOG"
+rm -f "$SUMMARY"
+if [ "$n_err" -gt 0 ]; then
+	exit 1
+fi
+if [ "$STRICT" = 1 ] && [ "$n_miss" -gt 0 ]; then
+	exit 1
+fi
+exit 0

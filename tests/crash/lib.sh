@@ -1,0 +1,225 @@
+# tests/crash/lib.sh - helpers shared by the crash/fault scripts of tests/crash
+# (run-all.sh skips files named lib.sh).  Source it from a test script:
+#
+#   . "$DECREE_TOP/tests/crash/lib.sh"
+#
+# It sources tests/cli/lib.sh (t, t_exit, t_err, ok, not_ok, tree_state,
+# $SCRATCH, $OUT/$ERR/$RC ...) and adds:
+#
+#   need_strace             skip the script (one "ok # SKIP") without strace
+#   pick_killed_binary      sets KILLED, the decree binary to run under
+#                           strace: the non-sanitized build/decree when
+#                           $DECREE is the ASan build (LeakSanitizer does not
+#                           work under ptrace), built on demand; override:
+#                           DECREE_KILLED.  Both binaries are copied to
+#                           $SCRATCH first (other people's rebuilds).
+#   fast_state DIR          same output as tree_state, in one python3 process
+#   temps_in DIR            every .decree-tmp-* below DIR (store included)
+#   wal_in DIR              every txn.wal below DIR/.decree/store/roots
+#   trace_log LOG cmd...    run cmd under strace -f, logging $TRACE_SET
+#   count_calls LOG SC      max invocations of SC per tracee in such a log
+#                           (the unit strace's when= counts in)
+#   calls_in LOG SC [RE]    the invocation numbers of SC whose line matches RE
+#   pick_points M BUDGET    1..M if M <= BUDGET, else the first 3, the last
+#                           3 and evenly spaced points in between (sorted)
+#   kill_at SC N cmd...     run cmd under strace, SIGKILL at invocation N of
+#                           syscall SC (-e inject=SC:signal=SIGKILL:when=N);
+#                           sets $RC (137 = killed)
+#   fail_at SC ERRNO N cmd...   the same, the call fails with ERRNO instead
+#                           (N+ = from then on); sets $RC, $OUT, $ERR
+#   run_points LIST PREFIX  run check_point (defined by the script) for each
+#                           kill point of LIST on $SLOTS trees in parallel
+#   PY3                     a fast-starting python3
+#
+# Scratch space: tmpfs (/dev/shm) when usable, because every kill point
+# resets a whole tree and fsync on disk costs more than the test itself.
+# SIGKILL consistency does not depend on the file system's durability.
+# Note: strace's signal injection does not work with --seccomp-bpf (strace
+# 6.1), so every traced run stops at every syscall: ~0.2 s per restore.
+set -u
+: "${DECREE:?DECREE must point to the decree binary}"
+: "${DECREE_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
+	[ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 {print $4}')" -gt 65536 ] 2>/dev/null; then
+	export TMPDIR=/dev/shm
+fi
+. "$DECREE_TOP/tests/cli/lib.sh"
+
+# LeakSanitizer cannot run under ptrace (and a killed process leaks by
+# definition): traced commands run with detect_leaks=0.
+TRACED_ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
+
+need_strace() {
+	# (run-all.sh counts a script that passes nothing as failed: one ok)
+	if ! command -v strace >/dev/null 2>&1; then
+		echo "ok 1 # SKIP strace is not installed (scripts/deps.sh installs it)"
+		echo "1..1"
+		exit 0
+	fi
+	# ptrace may be forbidden in some containers
+	if ! strace -f -o /dev/null true >/dev/null 2>&1; then
+		echo "ok 1 # SKIP strace cannot trace here (ptrace not permitted)"
+		echo "1..1"
+		exit 0
+	fi
+}
+
+pick_killed_binary() {
+	KILLED=${DECREE_KILLED:-}
+	if [ -z "$KILLED" ]; then
+		KILLED=$DECREE
+		case "${DECREE_BUILD:-}" in
+		*/san | */san/)
+			if make -C "$DECREE_TOP" -j2 build/decree >/dev/null 2>&1 &&
+				[ -x "$DECREE_TOP/build/decree" ]; then
+				KILLED=$DECREE_TOP/build/decree
+			fi
+			;;
+		esac
+	fi
+	# Private copies: a rebuild of the tree (make by someone else) must not
+	# pull the binaries away in the middle of a run.
+	if cp "$KILLED" "$SCRATCH/decree-killed" 2>/dev/null && [ -x "$SCRATCH/decree-killed" ]; then
+		KILLED=$SCRATCH/decree-killed
+	fi
+	if cp "$DECREE" "$SCRATCH/decree-checked" 2>/dev/null && [ -x "$SCRATCH/decree-checked" ]; then
+		DECREE=$SCRATCH/decree-checked
+	fi
+}
+
+# python3 without site initialisation: ~10x faster to start (pyenv shims...)
+if [ -x /usr/bin/python3 ]; then PY3="/usr/bin/python3 -S -E"; else PY3="python3 -E"; fi
+fast_state() {
+	$PY3 - "$1" <<'PY'
+import hashlib, os, stat, sys
+root = sys.argv[1]
+out = []
+def walk(rel):
+    full = os.path.join(root, rel) if rel else root
+    for e in os.scandir(full):
+        p = (rel + "/" + e.name) if rel else e.name
+        if p == ".decree" or e.name == ".git":
+            continue
+        st = os.lstat(os.path.join(root, p))
+        if stat.S_ISLNK(st.st_mode):
+            out.append((b"./" + os.fsencode(p), "L ./%s -> %s" % (p, os.readlink(os.path.join(root, p)))))
+        elif stat.S_ISDIR(st.st_mode):
+            walk(p)
+        elif stat.S_ISREG(st.st_mode):
+            h = hashlib.sha256()
+            with open(os.path.join(root, p), "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            out.append((b"./" + os.fsencode(p), "F ./%s %o %s" % (p, st.st_mode & 0o7777, h.hexdigest())))
+walk("")
+out.sort(key=lambda t: t[0])
+sys.stdout.write("".join(line + "\n" for _, line in out))
+PY
+}
+
+temps_in() { find "$1" -name '.decree-tmp-*' 2>/dev/null; }
+wal_in() { find "$1/.decree/store/roots" -name txn.wal 2>/dev/null; }
+
+# kill_at SYSCALLS N cmd...
+kill_at() {
+	local sc=$1 n=$2
+	shift 2
+	(ASAN_OPTIONS=$TRACED_ASAN_OPTIONS strace -f -o /dev/null -e trace="$sc" \
+		-e inject="$sc":signal=SIGKILL:when="$n" \
+		"$@" >"$SCRATCH/.kout" 2>"$SCRATCH/.kerr"; exit $?) 2>/dev/null
+	RC=$?
+}
+
+# fail_at SYSCALLS ERRNO N cmd...
+fail_at() {
+	local sc=$1 e=$2 n=$3
+	shift 3
+	(ASAN_OPTIONS=$TRACED_ASAN_OPTIONS strace -f -o /dev/null -e trace="$sc" \
+		-e inject="$sc":error="$e":when="$n" \
+		"$@" >"$SCRATCH/.kout" 2>"$SCRATCH/.kerr"; exit $?) 2>/dev/null
+	RC=$?
+	OUT=$(cat "$SCRATCH/.kout")
+	ERR=$(cat "$SCRATCH/.kerr")
+}
+
+# count_calls LOG SYSCALL: the largest number of SYSCALL invocations made by
+# one tracee (strace counts when= per syscall and per tracee).
+count_calls() {
+	awk -v sc="$2" '{ s = $2; sub(/\(.*/, "", s); if (s == sc) c[$1]++ }
+		END { m = 0; for (p in c) if (c[p] > m) m = c[p]; print m }' "$1"
+}
+
+pick_points() {
+	local m=$1 budget=$2
+	if [ "$m" -le "$budget" ]; then
+		seq 1 "$m"
+		return
+	fi
+	if [ "$budget" -lt 6 ]; then # evenly spaced, first and last included
+		local i
+		for i in $(seq 0 $((budget - 1))); do
+			echo $((1 + (m - 1) * i / (budget - 1)))
+		done | uniq
+		return
+	fi
+	{
+		seq 1 3
+		seq $((m - 2)) "$m"
+		local inner=$((budget - 6)) i
+		for i in $(seq 1 "$inner"); do
+			echo $((3 + (m - 6) * i / (inner + 1)))
+		done
+	} | sort -n | uniq
+}
+
+# trace_log LOG cmd...: run cmd under strace -f, logging the calls that
+# mutate the file system (and openat), to count kill points.
+TRACE_SET=renameat,rename,renameat2,unlinkat,unlink,rmdir,write,pwrite64,fsync,fdatasync,syncfs,openat,mkdirat,mkdir,symlinkat,symlink,fchmod,ftruncate
+trace_log() {
+	local log=$1
+	shift
+	(ASAN_OPTIONS=$TRACED_ASAN_OPTIONS strace -f -o "$log" -e trace="$TRACE_SET" \
+		"$@" >"$SCRATCH/.kout" 2>"$SCRATCH/.kerr"; exit $?) 2>/dev/null
+	RC=$?
+}
+
+# run_points LIST PREFIX: LIST has one "syscall n m" line per kill point.
+# The caller defines check_point SLOTDIR SYSCALL N M INDEX, which prints one
+# line "PASS|description" or "FAIL|description|why".  Points are dealt out to
+# $SLOTS workers ($SCRATCH/s0 .. s<SLOTS-1>, each with its own tree: a store
+# is keyed by the root's path, so a tree cannot be copied between slots),
+# which run in parallel (strace is latency-bound); results print in order.
+SLOTS=${KILL_SLOTS:-3}
+run_points() { # file with "syscall n m" lines; prefix for result files
+	local list=$1 pre=$2 k
+	for k in $(seq 0 $((SLOTS - 1))); do
+		(
+			SCRATCH=$SCRATCH/s$k # kill_at's output files
+			i=0
+			while read -r sc n m; do
+				if [ $((i % SLOTS)) -eq "$k" ]; then
+					check_point "$SCRATCH" "$sc" "$n" "$m" "$i" >"$pre.$i" 2>&1
+				fi
+				i=$((i + 1))
+			done <"$list"
+		) &
+	done
+	wait
+	local i=0 line
+	while read -r _; do
+		line=$(cat "$pre.$i")
+		case "$line" in
+		PASS\|*) ok "${line#PASS|}" ;;
+		FAIL\|*) rest=${line#FAIL|}; not_ok "${rest%%|*}" "${rest#*|}" ;;
+		*) not_ok "kill point $i" "harness: $line" ;;
+		esac
+		i=$((i + 1))
+	done <"$list"
+}
+
+# calls_in LOG SYSCALL [REGEX]: the invocation numbers (strace's when= unit:
+# per syscall, per tracee) of SYSCALL in LOG whose line matches REGEX.
+calls_in() {
+	awk -v sc="$2" -v re="${3:-.}" '{ s = $2; sub(/\(.*/, "", s)
+		if (s == sc) { n[$1]++; if ($0 ~ re) print n[$1] } }' "$1"
+}

@@ -1,0 +1,556 @@
+/*
+ * test_oplog.c - the undo/redo history file and its entry codec.
+ *
+ * Entries are encoded and decoded at random (seeded) and compared field
+ * by field; the file is damaged at every byte and truncated at every
+ * length and must be refused with DECREE_ECORRUPT (never a crash, never a
+ * leak); paths that would let a damaged or hostile history write outside
+ * the root ("..", absolute, ".git/x", empty components) are refused on
+ * decode even when the file checksum is right.
+ * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
+ */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "oplog.h"
+#include "alloc.h"
+#include "buf.h"
+#include "error.h"
+#include "fs.h"
+#include "snap.h"
+
+#include <ftw.h>
+#include <time.h>
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t test_seed(void)
+{
+	static bool done;
+	static uint64_t seed;
+	const char *s;
+
+	if (done)
+		return seed;
+	s = getenv("DECREE_TEST_SEED");
+	seed = s && *s ? strtoull(s, NULL, 0)
+		       : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	printf("test_oplog: DECREE_TEST_SEED=%llu\n", (unsigned long long)seed);
+	done = true;
+	return seed;
+}
+
+/* A new inode each time: truncating in place makes ext4 flush on close. */
+static void write_raw(const char *path, const void *data, size_t len)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_write_all(fd, data, len), 0);
+	close(fd);
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	UNUSED(st);
+	UNUSED(flag);
+	UNUSED(ftw);
+	return remove(p);
+}
+
+typedef struct {
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 16];
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-oplog-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/oplog", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* --- random entries ------------------------------------------------------------------ */
+
+static char *rnd_str(size_t maxlen, bool path)
+{
+	static const char *const comps[] = { "a", "src", "x.c", "...", ".hidden", "dir name",
+					     "\xc3\xa9", "gitx", ".gitignore", "b" };
+	buf b = BUF_INIT;
+	size_t n = 1 + rnd() % 4;
+
+	if (path) {
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				buf_putc(&b, '/');
+			buf_puts(&b, comps[rnd() % ARRAY_SIZE(comps)]);
+		}
+	} else {
+		size_t len = rnd() % (maxlen + 1);
+		for (size_t i = 0; i < len; i++)
+			buf_putc(&b, (char)(' ' + rnd() % 95));
+	}
+	return buf_detach(&b, NULL);
+}
+
+static void rnd_entry(oplog_entry *e)
+{
+	static const uint32_t modes[] = { MODE_FILE, MODE_EXEC, MODE_LINK, 0, 0777 };
+
+	memset(e, 0, sizeof(*e));
+	e->kind = (unsigned)(1 + rnd() % 3);
+	for (int i = 0; i < 16; i++)
+		e->id[i] = "0123456789abcdef"[rnd() % 16];
+	e->id[16] = '\0';
+	e->time_ns = (int64_t)rnd();
+	e->session = rnd() % 3 ? rnd_str(40, false) : NULL;
+	e->what = rnd() % 4 ? rnd_str(80, false) : NULL;
+	/* "" has no NULL form distinct from absent: it reads back as NULL */
+	if (e->session && !*e->session) {
+		free(e->session);
+		e->session = NULL;
+	}
+	if (e->what && !*e->what) {
+		free(e->what);
+		e->what = NULL;
+	}
+	e->n = (size_t)(rnd() % 6);
+	e->changes = calloc(e->n ? e->n : 1, sizeof(txn_change));
+	for (size_t i = 0; i < e->n; i++) {
+		txn_change *c = &e->changes[i];
+		c->path = rnd_str(0, true);
+		c->has_old = rnd() % 2;
+		c->has_new = !c->has_old || rnd() % 2;
+		c->old_mode = modes[rnd() % ARRAY_SIZE(modes)];
+		c->new_mode = modes[rnd() % ARRAY_SIZE(modes)];
+		c->old_size = rnd();
+		c->new_size = rnd() % 1000;
+		for (int k = 0; k < SHA256_LEN; k++) {
+			c->old_id.b[k] = (unsigned char)rnd();
+			c->new_id.b[k] = (unsigned char)rnd();
+		}
+	}
+}
+
+/* Entries built here use malloc'ed strings; free them likewise. */
+static void free_entry(oplog_entry *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->changes[i].path);
+	free(e->changes);
+	free(e->session);
+	free(e->what);
+	memset(e, 0, sizeof(*e));
+}
+
+static void str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void assert_entry_equal(const oplog_entry *a, const oplog_entry *b)
+{
+	assert_int_equal(a->kind, b->kind);
+	assert_string_equal(a->id, b->id);
+	assert_int_equal(a->time_ns, b->time_ns);
+	str_eq(a->session, b->session);
+	str_eq(a->what, b->what);
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const txn_change *x = &a->changes[i], *y = &b->changes[i];
+		assert_string_equal(x->path, y->path);
+		assert_int_equal(x->has_old, y->has_old);
+		assert_int_equal(x->has_new, y->has_new);
+		assert_int_equal(x->old_mode, y->old_mode);
+		assert_int_equal(x->new_mode, y->new_mode);
+		assert_int_equal(x->old_size, y->old_size);
+		assert_int_equal(x->new_size, y->new_size);
+		assert_memory_equal(x->old_id.b, y->old_id.b, SHA256_LEN);
+		assert_memory_equal(x->new_id.b, y->new_id.b, SHA256_LEN);
+	}
+}
+
+/* --- codec -------------------------------------------------------------------------------- */
+
+static void test_entry_roundtrip(void **state)
+{
+	UNUSED(state);
+	rng_state = test_seed() ^ 0x10;
+	for (int iter = 0; iter < 300; iter++) {
+		oplog_entry e, d, copy;
+		buf b = BUF_INIT;
+		const unsigned char *p, *end;
+		rnd_entry(&e);
+		assert_int_equal(oplog_entry_encode(&b, &e), 0);
+		/* with trailing bytes after it: decode stops at its end */
+		buf_puts(&b, "TRAILER");
+		p = (const unsigned char *)b.ptr;
+		end = p + b.len;
+		assert_int_equal(oplog_entry_decode(&d, &p, end), 0);
+		assert_int_equal(end - p, 7);
+		assert_memory_equal(p, "TRAILER", 7);
+		assert_entry_equal(&e, &d);
+		assert_int_equal(oplog_entry_copy(&copy, &d), 0);
+		assert_entry_equal(&e, &copy);
+		oplog_entry_release(&d);
+		oplog_entry_release(&copy);
+		assert_null(copy.changes);
+		free_entry(&e);
+		buf_release(&b);
+	}
+	assert_string_equal(oplog_kind_name(OPLOG_RESTORE), "restore");
+	assert_string_equal(oplog_kind_name(OPLOG_APPLY), "apply");
+	assert_string_equal(oplog_kind_name(OPLOG_REVERT), "revert");
+	assert_string_equal(oplog_kind_name(99), "operation");
+}
+
+/* Every truncation of an encoded entry is refused, without leaks. */
+static void test_entry_truncated(void **state)
+{
+	oplog_entry e, d;
+	buf b = BUF_INIT;
+
+	UNUSED(state);
+	rng_state = test_seed() ^ 0x11;
+	memset(&e, 0, sizeof(e));
+	do {
+		free_entry(&e);
+		rnd_entry(&e);
+	} while (e.n < 2 || !e.session || !e.what);
+	assert_int_equal(oplog_entry_encode(&b, &e), 0);
+	for (size_t len = 0; len < b.len; len++) {
+		unsigned char *copy = malloc(len ? len : 1);
+		const unsigned char *p = copy;
+		int r;
+		assert_non_null(copy);
+		memcpy(copy, b.ptr, len);
+		r = oplog_entry_decode(&d, &p, copy + len);
+		free(copy);
+		if (r != DECREE_ECORRUPT)
+			fail_msg("truncated to %zu of %zu: decode returned %d", len, b.len, r);
+		assert_null(d.changes);
+		assert_null(d.session);
+	}
+	free_entry(&e);
+	buf_release(&b);
+}
+
+/* Encode one entry with a given change path (bytes, may hold NUL). */
+static void encode_with_path(buf *b, const char *path, size_t plen)
+{
+	txn_change c;
+	oplog_entry e;
+	char ph[] = "placeholder";
+	char *p = malloc(plen + 1);
+
+	assert_non_null(p);
+	memcpy(p, path, plen);
+	p[plen] = '\0';
+	memset(&c, 0, sizeof(c));
+	memset(&e, 0, sizeof(e));
+	c.path = ph;
+	c.has_new = true;
+	c.new_mode = MODE_FILE;
+	e.kind = OPLOG_RESTORE;
+	memcpy(e.id, "0123456789abcdef", 17);
+	e.changes = &c;
+	e.n = 1;
+	buf_clear(b);
+	assert_int_equal(oplog_entry_encode(b, &e), 0);
+	/* replace the trailing placeholder path by the raw bytes */
+	buf_truncate(b, b->len - 2 - strlen("placeholder"));
+	buf_put_u16(b, (unsigned)plen);
+	buf_put(b, p, plen);
+	free(p);
+}
+
+static void test_unsafe_paths(void **state)
+{
+	static const struct {
+		const char *path;
+		size_t len; /* 0: strlen */
+		bool ok;
+	} cases[] = {
+		{ "a", 0, true },
+		{ "a/b/c", 0, true },
+		{ "...", 0, true },
+		{ ".gitignore", 0, true },
+		{ "a/.gitx/b", 0, true },
+		{ "..", 0, false },
+		{ "../x", 0, false },
+		{ "a/../../x", 0, false },
+		{ "a/..", 0, false },
+		{ ".", 0, false },
+		{ "./a", 0, false },
+		{ "/etc/passwd", 0, false },
+		{ "/", 0, false },
+		{ "", 0, false },
+		{ "a//b", 0, false },
+		{ "a/", 0, false },
+		{ ".git/x", 0, false },
+		{ ".git", 0, false },
+		{ "sub/.git/config", 0, false },
+		{ ".decree/store/x", 0, false },
+		{ "a/.decree", 0, true }, /* only the root .decree is decree's */
+		{ "a\0b", 3, false },
+	};
+	buf b = BUF_INIT;
+
+	UNUSED(state);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].path);
+		oplog_entry d;
+		const unsigned char *p;
+		int r;
+		encode_with_path(&b, cases[i].path, len);
+		p = (const unsigned char *)b.ptr;
+		r = oplog_entry_decode(&d, &p, p + b.len);
+		if (cases[i].ok) {
+			if (r != 0)
+				fail_msg("'%s' refused: %s", cases[i].path, decree_error_last());
+			assert_int_equal(d.n, 1);
+			assert_string_equal(d.changes[0].path, cases[i].path);
+			oplog_entry_release(&d);
+		} else {
+			if (r != DECREE_ECORRUPT)
+				fail_msg("'%s' (case %zu): decode returned %d", cases[i].path, i, r);
+			assert_null(d.changes);
+		}
+	}
+	buf_release(&b);
+}
+
+/* A change count that cannot fit the remaining bytes. */
+static void test_bad_counts(void **state)
+{
+	oplog_entry e, d;
+	txn_change c;
+	buf b = BUF_INIT;
+	const unsigned char *p;
+	size_t count_off;
+	char file[] = "file", sess[] = "s", what[] = "w";
+
+	UNUSED(state);
+	memset(&e, 0, sizeof(e));
+	memset(&c, 0, sizeof(c));
+	c.path = file;
+	c.has_new = true;
+	e.kind = OPLOG_APPLY;
+	memcpy(e.id, "fedcba9876543210", 17);
+	e.session = sess;
+	e.what = what;
+	e.changes = &c;
+	e.n = 1;
+	assert_int_equal(oplog_entry_encode(&b, &e), 0);
+	count_off = 1 + 16 + 8 + 2 + 1 + 2 + 1;
+	assert_int_equal(get_u32le((unsigned char *)b.ptr + count_off), 1);
+	{
+		static const uint32_t counts[] = { 2, 1000, 0x7fffffff, 0xffffffff };
+		for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+			put_u32le((unsigned char *)b.ptr + count_off, counts[i]);
+			p = (const unsigned char *)b.ptr;
+			assert_int_equal(oplog_entry_decode(&d, &p, p + b.len), DECREE_ECORRUPT);
+		}
+	}
+	/* NUL inside the session string */
+	put_u32le((unsigned char *)b.ptr + count_off, 1);
+	b.ptr[1 + 16 + 8 + 2] = '\0';
+	p = (const unsigned char *)b.ptr;
+	assert_int_equal(oplog_entry_decode(&d, &p, p + b.len), DECREE_ECORRUPT);
+	buf_release(&b);
+}
+
+/* --- the file --------------------------------------------------------------------------- */
+
+static void fill_log(oplog *l, size_t nundo, size_t nredo)
+{
+	memset(l, 0, sizeof(*l));
+	l->undo = calloc(nundo ? nundo : 1, sizeof(oplog_entry));
+	l->redo = calloc(nredo ? nredo : 1, sizeof(oplog_entry));
+	for (size_t i = 0; i < nundo; i++)
+		rnd_entry(&l->undo[i]);
+	for (size_t i = 0; i < nredo; i++)
+		rnd_entry(&l->redo[i]);
+	l->nundo = nundo;
+	l->nredo = nredo;
+}
+
+static void free_log(oplog *l)
+{
+	for (size_t i = 0; i < l->nundo; i++)
+		free_entry(&l->undo[i]);
+	for (size_t i = 0; i < l->nredo; i++)
+		free_entry(&l->redo[i]);
+	free(l->undo);
+	free(l->redo);
+}
+
+static void test_file_roundtrip(void **state)
+{
+	fixture *f = *state;
+	oplog l, back = OPLOG_INIT;
+
+	rng_state = test_seed() ^ 0x12;
+	/* missing file: empty history, no error left behind */
+	assert_int_equal(oplog_load(&back, f->path), 0);
+	assert_int_equal(back.nundo, 0);
+	assert_int_equal(back.nredo, 0);
+	assert_string_equal(decree_error_last(), "");
+	oplog_release(&back);
+
+	fill_log(&l, 7, 3);
+	assert_int_equal(oplog_save(&l, f->path), 0);
+	assert_int_equal(oplog_load(&back, f->path), 0);
+	assert_int_equal(back.nundo, 7);
+	assert_int_equal(back.nredo, 3);
+	for (size_t i = 0; i < 7; i++)
+		assert_entry_equal(&l.undo[i], &back.undo[i]);
+	for (size_t i = 0; i < 3; i++)
+		assert_entry_equal(&l.redo[i], &back.redo[i]);
+	oplog_release(&back);
+	free_log(&l);
+
+	/* empty history */
+	fill_log(&l, 0, 0);
+	assert_int_equal(oplog_save(&l, f->path), 0);
+	assert_int_equal(oplog_load(&back, f->path), 0);
+	assert_int_equal(back.nundo + back.nredo, 0);
+	oplog_release(&back);
+	free_log(&l);
+
+	/* more than OPLOG_MAX_UNDO: the oldest are dropped */
+	fill_log(&l, OPLOG_MAX_UNDO + 5, 1);
+	assert_int_equal(oplog_save(&l, f->path), 0);
+	assert_int_equal(oplog_load(&back, f->path), 0);
+	assert_int_equal(back.nundo, OPLOG_MAX_UNDO);
+	for (size_t i = 0; i < OPLOG_MAX_UNDO; i++)
+		assert_entry_equal(&l.undo[i + 5], &back.undo[i]);
+	assert_int_equal(back.nredo, 1);
+	oplog_release(&back);
+	free_log(&l);
+}
+
+static void test_file_damage(void **state)
+{
+	fixture *f = *state;
+	oplog l, back;
+	buf good = BUF_INIT, bad = BUF_INIT;
+
+	rng_state = test_seed() ^ 0x13;
+	fill_log(&l, 2, 1);
+	assert_int_equal(oplog_save(&l, f->path), 0);
+	free_log(&l);
+	assert_int_equal(fs_read_path(f->path, &good), 0);
+	for (size_t pos = 0; pos < good.len; pos++) {
+		int r;
+		buf_clear(&bad);
+		buf_put(&bad, good.ptr, good.len);
+		bad.ptr[pos] ^= 0x04;
+		write_raw(f->path, bad.ptr, bad.len);
+		r = oplog_load(&back, f->path);
+		if (r != DECREE_ECORRUPT)
+			fail_msg("byte %zu flipped: oplog_load returned %d", pos, r);
+		assert_int_equal(back.nundo + back.nredo, 0);
+		assert_null(back.undo);
+	}
+	for (size_t len = 0; len < good.len; len++) {
+		write_raw(f->path, good.ptr, len);
+		if (oplog_load(&back, f->path) != DECREE_ECORRUPT)
+			fail_msg("truncated to %zu: not refused", len);
+		assert_null(back.undo);
+	}
+	/* well checksummed, but an unsafe path inside: still refused */
+	{
+		oplog_entry e;
+		txn_change c;
+		oplog one;
+		char outside[] = "../outside";
+		memset(&e, 0, sizeof(e));
+		memset(&c, 0, sizeof(c));
+		c.path = outside;
+		c.has_new = true;
+		e.kind = OPLOG_RESTORE;
+		memcpy(e.id, "0123456789abcdef", 17);
+		e.changes = &c;
+		e.n = 1;
+		memset(&one, 0, sizeof(one));
+		one.undo = &e;
+		one.nundo = 1;
+		assert_int_equal(oplog_save(&one, f->path), 0);
+		assert_int_equal(oplog_load(&back, f->path), DECREE_ECORRUPT);
+		assert_null(back.undo);
+	}
+	/* counts beyond what the file holds, checksum fixed */
+	{
+		static const uint32_t counts[][2] = { { 3, 1 }, { 2, 2 }, { 100001, 0 }, { 1, 1 } };
+		for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+			oid sum;
+			buf_clear(&bad);
+			buf_put(&bad, good.ptr, good.len);
+			put_u32le((unsigned char *)bad.ptr + 8, counts[i][0]);
+			put_u32le((unsigned char *)bad.ptr + 12, counts[i][1]);
+			sha256_buf(&sum, bad.ptr, bad.len - SHA256_LEN);
+			memcpy(bad.ptr + bad.len - SHA256_LEN, sum.b, SHA256_LEN);
+			write_raw(f->path, bad.ptr, bad.len);
+			if (oplog_load(&back, f->path) != DECREE_ECORRUPT)
+				fail_msg("counts %u/%u accepted", counts[i][0], counts[i][1]);
+		}
+	}
+	buf_release(&good);
+	buf_release(&bad);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_entry_roundtrip),
+		cmocka_unit_test(test_entry_truncated),
+		cmocka_unit_test(test_unsafe_paths),
+		cmocka_unit_test(test_bad_counts),
+		cmocka_unit_test_setup_teardown(test_file_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_damage, setup, teardown),
+	};
+
+	test_seed();
+	if (getenv("DECREE_TEST_FILTER")) /* e.g. "test_gc*" */
+		cmocka_set_test_filter(getenv("DECREE_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

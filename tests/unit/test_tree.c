@@ -1,0 +1,772 @@
+/*
+ * test_tree.c - tree objects: write, read back, share, and refuse damage.
+ *
+ * Random snapshots (names chosen to stress the canonical order: "a",
+ * "a.c", "a0", "a-b", ...; files, executables, symlinks and skipped
+ * entries) are written through a real pack writer and read back; the
+ * result must equal the sorted input, and tree_write without a writer must
+ * give the same root id.  Changing one file must change exactly the ids of
+ * its ancestors and store exactly that many new trees.  tree_parse is fed
+ * hand-encoded objects: names with '/', ".", "..", NUL, empty, too long;
+ * unsorted and duplicate entries; bad modes; every truncation.
+ * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
+ */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "tree.h"
+#include "alloc.h"
+#include "buf.h"
+#include "error.h"
+#include "odb.h"
+#include "snap.h"
+#include "strset.h"
+
+#include <ftw.h>
+#include <time.h>
+
+/* --- helpers ---------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t test_seed(void)
+{
+	static bool done;
+	static uint64_t seed;
+	const char *s;
+
+	if (done)
+		return seed;
+	s = getenv("DECREE_TEST_SEED");
+	seed = s && *s ? strtoull(s, NULL, 0)
+		       : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	printf("test_tree: DECREE_TEST_SEED=%llu\n", (unsigned long long)seed);
+	done = true;
+	return seed;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	UNUSED(st);
+	UNUSED(flag);
+	UNUSED(ftw);
+	return remove(p);
+}
+
+typedef struct {
+	char dir[PATH_MAX];
+	odb *db;
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-tree-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir) || odb_open(&f->db, f->dir) < 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	odb_free(f->db);
+	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static snap_entry *add(snap *s, const char *path, uint32_t mode, uint64_t size,
+		       const oid *id)
+{
+	snap_entry *e = snap_add(s, path, strlen(path));
+
+	assert_non_null(e);
+	e->mode = mode;
+	e->size = size;
+	if (id)
+		e->id = *id;
+	return e;
+}
+
+static void text_id(oid *id, const char *text)
+{
+	sha256_buf(id, text, strlen(text));
+}
+
+static void write_and_commit(oid *root, odb *db, const snap *s)
+{
+	odb_writer *w;
+
+	assert_int_equal(odb_writer_new(&w, db), 0);
+	assert_int_equal(tree_write(root, w, s), 0);
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+}
+
+static void assert_snaps_equal(const snap *a, const snap *b)
+{
+	if (a->n != b->n)
+		fail_msg("snaps differ in size: %zu vs %zu", a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const snap_entry *x = &a->v[i], *y = &b->v[i];
+		if (strcmp(x->path, y->path) || x->mode != y->mode || x->size != y->size ||
+		    oid_cmp(&x->id, &y->id))
+			fail_msg("entry %zu: '%s' %o %llu vs '%s' %o %llu", i, x->path, x->mode,
+				 (unsigned long long)x->size, y->path, y->mode,
+				 (unsigned long long)y->size);
+	}
+}
+
+/* --- random trees ---------------------------------------------------------------- */
+
+static const char *const vocab[] = {
+	"a", "a.c", "a0", "a-b", "a b", "a!", "b", "B", "z", ".hidden", "...",
+	"\xc3\xa9t\xc3\xa9", "Makefile", "src", "x.tar.gz", "~",
+};
+
+/* A random path that neither is nor contains an existing file or dir. */
+static bool random_path(char *out, size_t outlen, strset *files, strset *dirs)
+{
+	size_t depth = 1 + rnd() % 4, k = 0;
+
+	for (size_t d = 0; d < depth; d++) {
+		const char *w = vocab[rnd() % ARRAY_SIZE(vocab)];
+		int n = snprintf(out + k, outlen - k, "%s%s", d ? "/" : "", w);
+		if (rnd() % 3 == 0)
+			n += snprintf(out + k + (size_t)n, outlen - k - (size_t)n, "%u",
+				      (unsigned)(rnd() % 3));
+		k += (size_t)n;
+		out[k] = '\0';
+		/* an ancestor must not be a file */
+		if (d + 1 < depth && strset_has(files, out))
+			return false;
+	}
+	if (strset_has(files, out) || strset_has(dirs, out))
+		return false;
+	return true;
+}
+
+static void mark_dirs(strset *dirs, const char *path)
+{
+	char tmp[256];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		assert_int_equal(strset_put(dirs, tmp, 1), 0);
+		*p = '/';
+	}
+}
+
+static void random_snap(snap *s, size_t n)
+{
+	strset files = STRSET_INIT, dirs = STRSET_INIT;
+	char path[256];
+
+	for (size_t i = 0, tries = 0; i < n && tries < 50 * n; tries++) {
+		static const uint32_t modes[] = { MODE_FILE, MODE_FILE, MODE_EXEC, MODE_LINK,
+						  MODE_SKIP };
+		uint32_t mode;
+		oid id;
+		if (!random_path(path, sizeof(path), &files, &dirs))
+			continue;
+		mode = modes[rnd() % ARRAY_SIZE(modes)];
+		memset(&id, 0, sizeof(id));
+		if (mode != MODE_SKIP)
+			for (int k = 0; k < SHA256_LEN; k++)
+				id.b[k] = (unsigned char)rnd();
+		add(s, path, mode, mode == MODE_SKIP ? (100u << 20) + rnd() % 1000 : rnd() % 100000,
+		    &id);
+		assert_int_equal(strset_put(&files, path, 1), 0);
+		mark_dirs(&dirs, path);
+		i++;
+	}
+	strset_release(&files);
+	strset_release(&dirs);
+	snap_sort(s);
+}
+
+static void test_roundtrip_random(void **state)
+{
+	fixture *f = *state;
+
+	rng_state = test_seed() ^ 0x7777;
+	for (int iter = 0; iter < 40; iter++) {
+		snap s = SNAP_INIT, back = SNAP_INIT;
+		oid root, root2;
+		random_snap(&s, (size_t)(iter == 0 ? 1 : 1 + rnd() % 120));
+		write_and_commit(&root, f->db, &s);
+		assert_int_equal(tree_write(&root2, NULL, &s), 0);
+		assert_memory_equal(root.b, root2.b, SHA256_LEN);
+		assert_int_equal(tree_read(&back, f->db, &root), 0);
+		assert_snaps_equal(&s, &back);
+		/* reading appends */
+		assert_int_equal(tree_read(&back, f->db, &root), 0);
+		assert_int_equal(back.n, 2 * s.n);
+		snap_release(&s);
+		snap_release(&back);
+	}
+}
+
+/* The same entries added in another order give the same root. */
+static void test_order_independent(void **state)
+{
+	fixture *f = *state;
+	snap a = SNAP_INIT, b = SNAP_INIT;
+	oid ra, rb;
+
+	UNUSED(f);
+	rng_state = test_seed() ^ 0x8888;
+	random_snap(&a, 200);
+	for (size_t i = a.n; i-- > 0;)
+		add(&b, a.v[i].path, a.v[i].mode, a.v[i].size, &a.v[i].id);
+	snap_sort(&b);
+	assert_int_equal(tree_write(&ra, NULL, &a), 0);
+	assert_int_equal(tree_write(&rb, NULL, &b), 0);
+	assert_memory_equal(ra.b, rb.b, SHA256_LEN);
+	snap_release(&a);
+	snap_release(&b);
+}
+
+static void test_empty_and_edges(void **state)
+{
+	fixture *f = *state;
+	snap s = SNAP_INIT, back = SNAP_INIT;
+	oid root, id;
+	buf obj = BUF_INIT;
+	int type;
+
+	/* the empty tree */
+	write_and_commit(&root, f->db, &s);
+	assert_int_equal(odb_read(&obj, &type, f->db, &root), 0);
+	assert_int_equal(type, ODB_TREE);
+	assert_int_equal(obj.len, 12);
+	assert_memory_equal(obj.ptr, "DTRE\1\0\0\0\0\0\0\0", 12);
+	assert_int_equal(tree_read(&back, f->db, &root), 0);
+	assert_int_equal(back.n, 0);
+
+	/* bad paths are refused by the writer */
+	{
+		static const char *const bad[] = { "", "a//b", "a/", "/a" };
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			snap t = SNAP_INIT;
+			text_id(&id, "x");
+			add(&t, bad[i], MODE_FILE, 1, &id);
+			if (tree_write(&root, NULL, &t) != DECREE_EINVALID)
+				fail_msg("tree_write accepted path '%s'", bad[i]);
+			snap_release(&t);
+		}
+	}
+	/* a longest name works, one more byte does not */
+	{
+		char name[NAME_MAX + 2];
+		snap t = SNAP_INIT;
+		memset(name, 'n', NAME_MAX);
+		name[NAME_MAX] = '\0';
+		text_id(&id, "x");
+		add(&t, name, MODE_FILE, 1, &id);
+		write_and_commit(&root, f->db, &t);
+		assert_int_equal(tree_read(&back, f->db, &root), 0);
+		assert_int_equal(back.n, 1);
+		assert_string_equal(back.v[0].path, name);
+		snap_release(&t);
+		snap_release(&back);
+		name[NAME_MAX] = 'n';
+		name[NAME_MAX + 1] = '\0';
+		add(&t, name, MODE_FILE, 1, &id);
+		assert_int_equal(tree_write(&root, NULL, &t), DECREE_EINVALID);
+		snap_release(&t);
+	}
+	/* deep nesting: fine at 400 levels, refused beyond the limit */
+	{
+		buf p = BUF_INIT;
+		snap t = SNAP_INIT;
+		for (int i = 0; i < 400; i++)
+			buf_puts(&p, "d/");
+		buf_puts(&p, "f");
+		add(&t, p.ptr, MODE_FILE, 1, &id);
+		write_and_commit(&root, f->db, &t);
+		assert_int_equal(tree_read(&back, f->db, &root), 0);
+		assert_int_equal(back.n, 1);
+		assert_string_equal(back.v[0].path, p.ptr);
+		snap_release(&back);
+		snap_release(&t);
+		buf_clear(&p);
+		for (int i = 0; i < 600; i++)
+			buf_puts(&p, "d/");
+		buf_puts(&p, "f");
+		add(&t, p.ptr, MODE_FILE, 1, &id);
+		assert_int_equal(tree_write(&root, NULL, &t), DECREE_EINVALID);
+		snap_release(&t);
+		buf_release(&p);
+	}
+	/* reading: a missing root, a blob as root */
+	memset(&root, 0x42, sizeof(root));
+	assert_int_equal(tree_read(&back, f->db, &root), DECREE_ENOTFOUND);
+	{
+		odb_writer *w;
+		assert_int_equal(odb_writer_new(&w, f->db), 0);
+		assert_int_equal(odb_writer_add(w, ODB_BLOB, "just a blob", 11, NULL, &root), 0);
+		assert_int_equal(odb_writer_commit(w), 0);
+		odb_writer_free(w);
+		assert_int_equal(tree_read(&back, f->db, &root), DECREE_ECORRUPT);
+	}
+	snap_release(&back);
+	buf_release(&obj);
+}
+
+/* --- shared subtrees --------------------------------------------------------------- */
+
+struct dir_ids {
+	char path[32][64];
+	oid id[32];
+	uint64_t size[32];
+	size_t n;
+	odb *db;
+	char prefix[64];
+};
+
+static int collect_dirs_rec(struct dir_ids *d, const oid *tree);
+
+static int dir_entry_fn(void *payload, const char *name, uint32_t mode, uint64_t size,
+			const oid *id)
+{
+	struct dir_ids *d = payload;
+	char saved[64];
+	int r;
+
+	if (mode != MODE_DIR)
+		return 0;
+	assert_true(d->n < 32);
+	snprintf(d->path[d->n], sizeof(d->path[0]), "%s%s", d->prefix, name);
+	d->id[d->n] = *id;
+	d->size[d->n] = size;
+	snprintf(saved, sizeof(saved), "%s", d->prefix);
+	snprintf(d->prefix, sizeof(d->prefix), "%s/", d->path[d->n]);
+	d->n++;
+	r = collect_dirs_rec(d, id);
+	snprintf(d->prefix, sizeof(d->prefix), "%s", saved);
+	return r;
+}
+
+static int collect_dirs_rec(struct dir_ids *d, const oid *tree)
+{
+	buf obj = BUF_INIT;
+	int r = odb_read(&obj, NULL, d->db, tree);
+
+	if (r == 0)
+		r = tree_parse(obj.ptr, obj.len, dir_entry_fn, d);
+	buf_release(&obj);
+	return r;
+}
+
+/* Every directory's tree id, "" for the root. */
+static void collect_dirs(struct dir_ids *d, odb *db, const oid *root)
+{
+	memset(d, 0, sizeof(*d));
+	d->db = db;
+	snprintf(d->path[0], sizeof(d->path[0]), "%s", "");
+	d->id[0] = *root;
+	d->n = 1;
+	assert_int_equal(collect_dirs_rec(d, root), 0);
+}
+
+static const oid *dir_id(const struct dir_ids *d, const char *path)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->path[i], path))
+			return &d->id[i];
+	fail_msg("no directory '%s'", path);
+	return NULL;
+}
+
+static int count_pack_fn(void *payload, const oid *id, int type, uint64_t raw_len,
+			 const char *pack)
+{
+	size_t *counts = payload;
+	UNUSED(id);
+	UNUSED(raw_len);
+	UNUSED(pack);
+	counts[type == ODB_TREE ? 0 : 1]++;
+	return 0;
+}
+
+static void test_shared_subtrees(void **state)
+{
+	fixture *f = *state;
+	static const char *const paths[] = {
+		"a/b/c/file1", "a/b/c/other", "a/b/d/file2", "a/e/file3",
+		"a/top", "f/file4", "g.txt",
+	};
+	static const char *const changed[] = { "", "a", "a/b", "a/b/c" };
+	static const char *const unchanged[] = { "a/b/d", "a/e", "f" };
+	snap s = SNAP_INIT;
+	struct dir_ids before, after;
+	oid root1, root2, id;
+	size_t counts1[2] = { 0, 0 }, counts2[2] = { 0, 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		text_id(&id, paths[i]);
+		add(&s, paths[i], MODE_FILE, 10 * (i + 1), &id);
+	}
+	snap_sort(&s);
+	write_and_commit(&root1, f->db, &s);
+	collect_dirs(&before, f->db, &root1);
+	assert_int_equal(before.n, 7); /* "", a, a/b, a/b/c, a/b/d, a/e, f */
+	assert_int_equal(odb_foreach(f->db, count_pack_fn, counts1), 0);
+	assert_int_equal(counts1[0], 7);
+	/* directory sizes add up the bytes below them */
+	for (size_t i = 0; i < before.n; i++) {
+		if (!strcmp(before.path[i], "a"))
+			assert_int_equal(before.size[i], 10 + 20 + 30 + 40 + 50);
+		if (!strcmp(before.path[i], "a/b/c"))
+			assert_int_equal(before.size[i], 10 + 20);
+	}
+
+	/* change one file deep down */
+	text_id(&id, "new content of file1");
+	snap_find(&s, "a/b/c/file1")->id = id;
+	write_and_commit(&root2, f->db, &s);
+	collect_dirs(&after, f->db, &root2);
+	assert_int_equal(after.n, 7);
+	for (size_t i = 0; i < ARRAY_SIZE(changed); i++)
+		if (!oid_cmp(dir_id(&before, changed[i]), dir_id(&after, changed[i])))
+			fail_msg("tree id of '%s' did not change", changed[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(unchanged); i++)
+		if (oid_cmp(dir_id(&before, unchanged[i]), dir_id(&after, unchanged[i])))
+			fail_msg("tree id of '%s' changed", unchanged[i]);
+	/* exactly the four ancestors were stored anew */
+	assert_int_equal(odb_foreach(f->db, count_pack_fn, counts2), 0);
+	assert_int_equal(counts2[0], 7 + ARRAY_SIZE(changed));
+
+	/* a mode change (no content change) also changes the ancestors only */
+	snap_find(&s, "a/e/file3")->mode = MODE_EXEC;
+	{
+		oid root3;
+		struct dir_ids third;
+		assert_int_equal(tree_write(&root3, NULL, &s), 0);
+		write_and_commit(&root3, f->db, &s);
+		collect_dirs(&third, f->db, &root3);
+		assert_true(oid_cmp(dir_id(&after, "a/e"), dir_id(&third, "a/e")) != 0);
+		assert_true(oid_cmp(dir_id(&after, "a"), dir_id(&third, "a")) != 0);
+		assert_false(oid_cmp(dir_id(&after, "a/b"), dir_id(&third, "a/b")) != 0);
+		assert_false(oid_cmp(dir_id(&after, "f"), dir_id(&third, "f")) != 0);
+	}
+	snap_release(&s);
+}
+
+/* --- tree_parse ------------------------------------------------------------------- */
+
+struct tent {
+	uint32_t mode;
+	const char *name;
+	size_t nlen; /* 0: strlen(name) */
+};
+
+static void encode(buf *b, const struct tent *e, size_t n, long count_override)
+{
+	buf_clear(b);
+	buf_put(b, "DTRE", 4);
+	buf_put_u32(b, 1);
+	buf_put_u32(b, count_override >= 0 ? (uint32_t)count_override : (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		size_t nlen = e[i].nlen ? e[i].nlen : strlen(e[i].name);
+		unsigned char id[SHA256_LEN];
+		memset(id, (int)(i + 1), sizeof(id));
+		buf_put_u32(b, e[i].mode);
+		buf_put_u64(b, 1000 + i);
+		buf_put(b, id, sizeof(id));
+		buf_put_u16(b, (unsigned)nlen);
+		buf_put(b, e[i].name, nlen);
+	}
+}
+
+struct parse_log {
+	size_t n;
+	char names[8][NAME_MAX + 1];
+	uint32_t modes[8];
+	uint64_t sizes[8];
+	int stop_with;
+};
+
+static int parse_fn(void *payload, const char *name, uint32_t mode, uint64_t size,
+		    const oid *id)
+{
+	struct parse_log *l = payload;
+
+	assert_true(l->n < 8);
+	assert_int_equal(id->b[0], l->n + 1);
+	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", name);
+	l->modes[l->n] = mode;
+	l->sizes[l->n] = size;
+	l->n++;
+	return l->stop_with;
+}
+
+static void test_parse_accepts(void **state)
+{
+	static char longest[NAME_MAX + 1];
+	struct tent ok[] = {
+		{ MODE_DIR, "a", 0 },      { MODE_FILE, "a b", 0 }, { MODE_EXEC, "a.c", 0 },
+		{ MODE_LINK, "a0", 0 },    { MODE_SKIP, "...", 0 }, { MODE_FILE, ".a", 0 },
+		{ MODE_FILE, longest, 0 },
+	};
+	struct parse_log log;
+	buf b = BUF_INIT;
+
+	UNUSED(state);
+	memset(longest, 'z', NAME_MAX);
+	longest[NAME_MAX] = '\0';
+	/* strcmp order: ".a" < "..." would break it, so sort the table here */
+	{
+		struct tent sorted[ARRAY_SIZE(ok)];
+		memcpy(sorted, ok, sizeof(ok));
+		for (size_t i = 1; i < ARRAY_SIZE(sorted); i++)
+			for (size_t j = i; j > 0 && strcmp(sorted[j - 1].name, sorted[j].name) > 0; j--) {
+				struct tent t = sorted[j];
+				sorted[j] = sorted[j - 1];
+				sorted[j - 1] = t;
+			}
+		encode(&b, sorted, ARRAY_SIZE(sorted), -1);
+		memset(&log, 0, sizeof(log));
+		assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 0);
+		assert_int_equal(log.n, ARRAY_SIZE(sorted));
+		for (size_t i = 0; i < log.n; i++) {
+			assert_string_equal(log.names[i], sorted[i].name);
+			assert_int_equal(log.modes[i], sorted[i].mode);
+			assert_int_equal(log.sizes[i], 1000 + i);
+		}
+	}
+	/* empty tree */
+	encode(&b, NULL, 0, -1);
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 0);
+	assert_int_equal(log.n, 0);
+	/* a callback's non-zero return stops the parse and comes back */
+	encode(&b, ok, 2, -1);
+	memset(&log, 0, sizeof(log));
+	log.stop_with = 42;
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 42);
+	assert_int_equal(log.n, 1);
+	buf_release(&b);
+}
+
+static void test_parse_rejects(void **state)
+{
+	static char toolong[NAME_MAX + 2];
+	static const struct {
+		const char *what;
+		struct tent e[3];
+		size_t n;
+		long count; /* -1: n */
+	} cases[] = {
+		{ "slash in name", { { MODE_FILE, "a/b", 0 } }, 1, -1 },
+		{ "leading slash", { { MODE_FILE, "/a", 0 } }, 1, -1 },
+		{ "trailing slash", { { MODE_DIR, "a/", 0 } }, 1, -1 },
+		{ "dot", { { MODE_DIR, ".", 0 } }, 1, -1 },
+		{ "dotdot", { { MODE_DIR, "..", 0 } }, 1, -1 },
+		{ "dotdot file", { { MODE_FILE, "..", 0 } }, 1, -1 },
+		{ "empty name", { { MODE_FILE, "", 0 } }, 1, -1 },
+		{ "NUL in name", { { MODE_FILE, "a\0b", 3 } }, 1, -1 },
+		{ "NUL at end", { { MODE_FILE, "ab\0", 3 } }, 1, -1 },
+		{ "unsorted", { { MODE_FILE, "b", 0 }, { MODE_FILE, "a", 0 } }, 2, -1 },
+		{ "unsorted later", { { MODE_FILE, "a", 0 }, { MODE_FILE, "c", 0 }, { MODE_FILE, "b", 0 } }, 3, -1 },
+		{ "duplicate", { { MODE_FILE, "a", 0 }, { MODE_FILE, "a", 0 } }, 2, -1 },
+		{ "file and dir same name", { { MODE_DIR, "a", 0 }, { MODE_FILE, "a", 0 } }, 2, -1 },
+		{ "mode 0100600", { { 0100600, "a", 0 } }, 1, -1 },
+		{ "mode 0100777", { { 0100777, "a", 0 } }, 1, -1 },
+		{ "mode 0040755", { { 0040755, "a", 0 } }, 1, -1 },
+		{ "mode 0120777", { { 0120777, "a", 0 } }, 1, -1 },
+		{ "mode 0644", { { 0644, "a", 0 } }, 1, -1 },
+		{ "mode 1", { { 1, "a", 0 } }, 1, -1 },
+		{ "mode ~0", { { 0xffffffffu, "a", 0 } }, 1, -1 },
+		{ "count too large", { { MODE_FILE, "a", 0 } }, 1, 2 },
+		{ "count huge", { { MODE_FILE, "a", 0 } }, 1, 0x7fffffff },
+		{ "count too small", { { MODE_FILE, "a", 0 }, { MODE_FILE, "b", 0 } }, 2, 1 },
+		{ "count zero", { { MODE_FILE, "a", 0 } }, 1, 0 },
+		{ "name too long", { { MODE_FILE, toolong, 0 } }, 1, -1 },
+	};
+	buf b = BUF_INIT;
+	struct parse_log log;
+
+	UNUSED(state);
+	memset(toolong, 'y', NAME_MAX + 1);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r;
+		encode(&b, cases[i].e, cases[i].n, cases[i].count);
+		memset(&log, 0, sizeof(log));
+		r = tree_parse(b.ptr, b.len, parse_fn, &log);
+		if (r != DECREE_ECORRUPT)
+			fail_msg("%s: tree_parse returned %d", cases[i].what, r);
+		assert_true(decree_error_last()[0] != '\0');
+	}
+	/* header damage */
+	{
+		static const struct tent one[] = { { MODE_FILE, "a", 0 } };
+		static const size_t offs[] = { 0, 1, 2, 3, 4, 5, 7 };
+		for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
+			encode(&b, one, 1, -1);
+			b.ptr[offs[i]] ^= 0x20;
+			memset(&log, 0, sizeof(log));
+			if (tree_parse(b.ptr, b.len, parse_fn, &log) != DECREE_ECORRUPT)
+				fail_msg("header byte %zu flipped: accepted", offs[i]);
+		}
+		/* trailing garbage */
+		encode(&b, one, 1, -1);
+		buf_putc(&b, 'x');
+		memset(&log, 0, sizeof(log));
+		assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), DECREE_ECORRUPT);
+	}
+	/* every truncation of a valid object */
+	{
+		static const struct tent three[] = {
+			{ MODE_DIR, "dir", 0 }, { MODE_FILE, "file", 0 }, { MODE_LINK, "link", 0 },
+		};
+		encode(&b, three, 3, -1);
+		memset(&log, 0, sizeof(log));
+		assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 0);
+		for (size_t len = 0; len < b.len; len++) {
+			char *copy = malloc(len ? len : 1); /* exact size: ASan sees overreads */
+			int r;
+			assert_non_null(copy);
+			memcpy(copy, b.ptr, len);
+			memset(&log, 0, sizeof(log));
+			r = tree_parse(copy, len, parse_fn, &log);
+			free(copy);
+			if (r != DECREE_ECORRUPT)
+				fail_msg("truncated to %zu of %zu: tree_parse returned %d", len,
+					 b.len, r);
+		}
+	}
+	buf_release(&b);
+}
+
+/*
+ * Objects are named by their bytes alone, so a project file whose content
+ * happens to equal a tree object (a fixture of decree's own tests, say)
+ * and a directory tree share one stored object.  Whichever type was
+ * stored first wins; the snapshot must still read back.
+ */
+static void test_blob_with_tree_bytes(void **state)
+{
+	fixture *f = *state;
+	snap inner = SNAP_INIT, s = SNAP_INIT, back = SNAP_INIT;
+	odb_writer *w;
+	oid fid, sub, blob, root;
+	buf bytes = BUF_INIT;
+	int r;
+
+	/* the bytes of the tree of directory "d" = { f } */
+	text_id(&fid, "content of d/f");
+	add(&inner, "f", MODE_FILE, 14, &fid);
+	assert_int_equal(tree_write(&sub, NULL, &inner), 0);
+	{
+		/* the same bytes by hand: "DTRE" 1 1 {mode size id 1 "f"} */
+		buf_put(&bytes, "DTRE", 4);
+		buf_put_u32(&bytes, 1);
+		buf_put_u32(&bytes, 1);
+		buf_put_u32(&bytes, MODE_FILE);
+		buf_put_u64(&bytes, 14);
+		buf_put(&bytes, fid.b, SHA256_LEN);
+		buf_put_u16(&bytes, 1);
+		buf_put(&bytes, "f", 1);
+		sha256_buf(&blob, bytes.ptr, bytes.len);
+		assert_memory_equal(blob.b, sub.b, SHA256_LEN);
+	}
+	/* the scan stores file contents before the trees are written */
+	add(&s, "d/f", MODE_FILE, 14, &fid);
+	add(&s, "x.bin", MODE_FILE, bytes.len, &blob);
+	snap_sort(&s);
+	assert_int_equal(odb_writer_new(&w, f->db), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "content of d/f", 14, NULL, NULL), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, bytes.ptr, bytes.len, NULL, NULL), 0);
+	assert_int_equal(tree_write(&root, w, &s), 0);
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+	r = tree_read(&back, f->db, &root);
+	snap_release(&inner);
+	buf_release(&bytes);
+	if (r != 0) {
+		snap_release(&s);
+		snap_release(&back);
+		fail_msg("a snapshot holding a file with the bytes of one of its trees "
+			 "does not read back: %d (%s)",
+			 r, decree_error_last());
+	}
+	assert_snaps_equal(&s, &back);
+	snap_release(&s);
+	snap_release(&back);
+}
+
+/* A stored tree with a hostile entry is refused by tree_read too. */
+static void test_read_hostile(void **state)
+{
+	fixture *f = *state;
+	static const struct tent bad[] = { { MODE_FILE, "..", 0 } };
+	static const struct tent sub[] = { { MODE_DIR, "sub", 0 } };
+	buf b = BUF_INIT;
+	odb_writer *w;
+	oid id;
+	snap out = SNAP_INIT;
+
+	encode(&b, bad, 1, -1);
+	assert_int_equal(odb_writer_new(&w, f->db), 0);
+	assert_int_equal(odb_writer_add(w, ODB_TREE, b.ptr, b.len, NULL, &id), 0);
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+	assert_int_equal(tree_read(&out, f->db, &id), DECREE_ECORRUPT);
+	snap_release(&out);
+	/* a subtree that is not stored */
+	encode(&b, sub, 1, -1);
+	assert_int_equal(odb_writer_new(&w, f->db), 0);
+	assert_int_equal(odb_writer_add(w, ODB_TREE, b.ptr, b.len, NULL, &id), 0);
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+	assert_int_equal(tree_read(&out, f->db, &id), DECREE_ENOTFOUND);
+	snap_release(&out);
+	buf_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_roundtrip_random, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_order_independent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_and_edges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_subtrees, setup, teardown),
+		cmocka_unit_test(test_parse_accepts),
+		cmocka_unit_test(test_parse_rejects),
+		cmocka_unit_test_setup_teardown(test_read_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blob_with_tree_bytes, setup, teardown),
+	};
+
+	test_seed();
+	if (getenv("DECREE_TEST_FILTER")) /* e.g. "test_gc*" */
+		cmocka_set_test_filter(getenv("DECREE_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -189,7 +189,7 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 	char root[PATH_MAX];
 	config c;
 	const char *env = getenv("DECREE_STORE");
-	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS");
+	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS"), *thr;
 	struct stat st;
 	int r;
 
@@ -209,6 +209,10 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 	o.excludes = (const char *const *)c.excludes;
 	if (tmo && *tmo)
 		o.lock_timeout_ms = (int)strtol(tmo, NULL, 10);
+	if ((thr = getenv("DECREE_THREADS")) && *thr) {
+		long n = strtol(thr, NULL, 10);
+		o.threads = n > 0 && n <= 1024 ? (unsigned)n : 0;
+	}
 	r = decree_store_open(out, &o);
 	config_release(&c);
 	return r < 0 ? lib_fail(r) : 0;

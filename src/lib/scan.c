@@ -1,15 +1,27 @@
 /*
- * scan.c - the directory walk and the hashing thread pool.
+ * scan.c - the parallel directory walk and content hashing.
  *
- * The walking thread reads each directory, sorts its names (strcmp) and
- * descends depth-first, which yields entries directly in canonical order
- * (snap.h).  For each regular file it asks the stat cache; a miss becomes a
- * job for the pool, which opens the file beneath the root, hashes it with
- * SHA-256 and, when a writer is given, stores it.  Results are copied into
- * the snapshot after the pool drains, so workers never touch the growing
- * entry array.  A file that disappears between readdir and open is dropped
- * from the snapshot (it no longer exists); a file that grows past the size
- * limit while being read is recorded as skipped.
+ * A walk of a large tree is dominated by lstat and readdir system calls,
+ * and a first checkpoint by hashing and compressing; both run on one pool
+ * of threads (one per online CPU) sharing one queue of two kinds of jobs:
+ *
+ *   DIR   read one directory (opened beneath the root with no symlink on
+ *         the way), sort its names, lstat them, apply the ignore rules,
+ *         ask the stat cache; queue a DIR job per subdirectory and a HASH
+ *         job per file the cache does not vouch for;
+ *   HASH  read one file, SHA-256 it and, with a writer, store it.
+ *
+ * Each directory's result is an array of entries sized once, so jobs write
+ * into stable memory; no job touches another's entries.  When the queue is
+ * empty and no job runs, the results are stitched together depth-first in
+ * name order, which is exactly canonical order (snap.h).  The ignore
+ * matcher is not thread-safe: each thread has its own (rules load lazily,
+ * so each reads only what it needs).
+ *
+ * A file that disappears between readdir and open is dropped from the
+ * snapshot (it no longer exists); a file that grows past the size limit
+ * while being read is recorded as skipped.  The first error stops the
+ * walk and is reported.
  */
 #include "common.h"
 #include "scan.h"
@@ -21,206 +33,181 @@
 #include <dirent.h>
 #include <pthread.h>
 
+typedef struct dirres dirres;
+
+/* One entry of a directory's result. */
+typedef struct {
+	snap_entry e;     /* e.path is the full path (owned) */
+	dirres *sub;      /* subdirectory result, or NULL */
+	bool dropped;     /* ignored, vanished or not a project file */
+} rentry;
+
+struct dirres {
+	rentry *v;
+	size_t n;
+};
+
+enum { JOB_DIR = 1, JOB_HASH = 2 };
+
 typedef struct job {
 	struct job *next;
-	size_t idx;   /* entry index in the snapshot */
-	char *path;
-	oid id;
-	uint64_t size;
-	int err;      /* decree error code, 0 ok */
-	char errmsg[256];
-	bool vanished, too_big;
-	struct stat st;
+	int kind;
+	char *path;      /* DIR: the directory ("" = root) */
+	dirres *dir;     /* DIR: where results go */
+	int depth;
+	rentry *ent;     /* HASH: the entry to fill */
 } job;
 
-typedef struct {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	job *head, *tail;
-	bool closing;
-	pthread_t *threads;
-	unsigned nthreads, want;
-	int rootfd;
-	uint64_t max_size;
-	odb_writer *store;
-} pool;
+typedef struct walker walker;
 
-typedef struct dent {
+typedef struct {
 	char *name;
-	unsigned char type;
+	unsigned char type; /* d_type */
 } dent;
 
 typedef struct {
+	walker *w;
+	ignore_matcher *ign;
+	const char *cur_dir; /* directory whose fd is cur_fd (loader shortcut) */
+	int cur_fd;
+	const dent *cur_ents; /* its sorted listing */
+	size_t cur_n;
+	buf data;        /* reused read buffer */
+} worker;
+
+struct walker {
 	const scan_opts *o;
 	int rootfd;
-	snap *out;
-	ignore_matcher *ign;
-	buf path;
-	const char *cur_dir; /* directory whose fd is cur_fd */
-	int cur_fd;
-	const struct dent *cur_ents; /* its sorted listing */
-	size_t cur_n;
-	pool pool;
-	job **jobs;
-	size_t njobs, jobcap;
 	uint64_t max_size;
-} walker;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	job *head;
+	size_t active;   /* jobs queued or running */
+	bool failed;
+	int err;
+	char errmsg[1024];
+};
 
-/* --- the pool ----------------------------------------------------------- */
+/* --- queue ---------------------------------------------------------------- */
 
-/* `data` is the worker's buffer, reused from job to job: allocating a
- * fresh one per file costs a page fault per 4 KiB on large files. */
-static void run_job(pool *p, job *j, buf *data_buf)
+static void fail_walk(walker *w, int r)
 {
-	int fd = fs_open_beneath(p->rootfd, j->path, O_RDONLY);
-	buf data = *data_buf;
-	int r;
-
-	buf_clear(&data);
-
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) {
-			j->vanished = true;
-			return; /* data untouched */
-		}
-		j->err = decree_error_os("cannot open '%s'", j->path);
-		goto fail;
+	pthread_mutex_lock(&w->mu);
+	if (!w->failed) {
+		__atomic_store_n(&w->failed, true, __ATOMIC_RELAXED);
+		w->err = r;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", decree_error_last());
 	}
-	if (fstat(fd, &j->st) < 0) {
-		j->err = decree_error_os("cannot stat '%s'", j->path);
-		close(fd);
-		goto fail;
-	}
-	if (!S_ISREG(j->st.st_mode)) {
-		j->vanished = true;
-		close(fd);
-		return;
-	}
-	if ((uint64_t)j->st.st_size > p->max_size) {
-		j->too_big = true;
-		j->size = (uint64_t)j->st.st_size;
-		close(fd);
-		return;
-	}
-	r = fs_read_fd(fd, &data, j->path);
-	close(fd);
-	*data_buf = data; /* may have grown */
-	if (r < 0) {
-		j->err = r;
-		goto fail;
-	}
-	if (data.len > p->max_size) {
-		j->too_big = true;
-		j->size = data.len;
-		*data_buf = data;
-		return;
-	}
-	j->size = data.len;
-	sha256_buf(&j->id, data.ptr, data.len);
-	if (p->store && (r = odb_writer_add(p->store, ODB_BLOB, data.ptr, data.len,
-					    &j->id, NULL)) < 0) {
-		j->err = r;
-		*data_buf = data;
-		goto fail;
-	}
-	*data_buf = data;
-	return;
-fail:
-	snprintf(j->errmsg, sizeof(j->errmsg), "%s", decree_error_last());
+	pthread_mutex_unlock(&w->mu);
 }
 
-static void *worker_main(void *arg)
+static int push(walker *w, job *j)
 {
-	pool *p = arg;
-	buf data = BUF_INIT;
-
-	for (;;) {
-		job *j;
-		pthread_mutex_lock(&p->mu);
-		while (!p->head && !p->closing)
-			pthread_cond_wait(&p->cv, &p->mu);
-		j = p->head;
-		if (j) {
-			p->head = j->next;
-			if (!p->head)
-				p->tail = NULL;
-		}
-		pthread_mutex_unlock(&p->mu);
-		if (!j) {
-			buf_release(&data);
-			return NULL;
-		}
-		run_job(p, j, &data);
-	}
-}
-
-static int pool_push(pool *p, job *j)
-{
-	if (p->nthreads < p->want) {
-		/* Start workers lazily: a no-change scan starts none. */
-		if (!p->threads && !(p->threads = decree_calloc(p->want, sizeof(pthread_t))))
-			return -1;
-		while (p->nthreads < p->want) {
-			if (pthread_create(&p->threads[p->nthreads], NULL, worker_main, p))
-				break;
-			p->nthreads++;
-		}
-		if (!p->nthreads) { /* no threads at all: do it inline */
-			buf data = BUF_INIT;
-			run_job(p, j, &data);
-			buf_release(&data);
-			return 0;
-		}
-	}
-	pthread_mutex_lock(&p->mu);
-	j->next = NULL;
-	if (p->tail)
-		p->tail->next = j;
-	else
-		p->head = j;
-	p->tail = j;
-	pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_lock(&w->mu);
+	j->next = w->head; /* LIFO: depth-first, few directories open at once */
+	w->head = j;
+	w->active++;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 	return 0;
 }
 
-static void pool_finish(pool *p)
+static int push_new(walker *w, int kind, char *path, dirres *dir, int depth, rentry *ent)
 {
-	pthread_mutex_lock(&p->mu);
-	p->closing = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	for (unsigned i = 0; i < p->nthreads; i++)
-		pthread_join(p->threads[i], NULL);
-	p->nthreads = 0;
-	decree_free(p->threads);
-	p->threads = NULL;
+	job *j = decree_calloc(1, sizeof(*j));
+	if (!j)
+		return -1;
+	j->kind = kind;
+	j->path = path;
+	j->dir = dir;
+	j->depth = depth;
+	j->ent = ent;
+	return push(w, j);
 }
+
+/* --- hashing -------------------------------------------------------------- */
+
+static int run_hash(worker *wk, rentry *re)
+{
+	walker *w = wk->w;
+	snap_entry *e = &re->e;
+	int fd = fs_open_beneath(w->rootfd, e->path, O_RDONLY);
+	struct stat st;
+	int r;
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) {
+			re->dropped = true; /* vanished or replaced meanwhile */
+			return 0;
+		}
+		return decree_error_os("cannot open '%s'", e->path);
+	}
+	if (fstat(fd, &st) < 0) {
+		r = decree_error_os("cannot stat '%s'", e->path);
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		re->dropped = true;
+		close(fd);
+		return 0;
+	}
+	/* the stat data describe the bytes we read, for the cache */
+	e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	e->mtime_ns = st_mtime_ns(&st);
+	e->ctime_ns = st_ctime_ns(&st);
+	e->ino = st.st_ino;
+	e->dev = st.st_dev;
+	if ((uint64_t)st.st_size > w->max_size) {
+		close(fd);
+		goto too_big;
+	}
+	buf_clear(&wk->data);
+	r = fs_read_fd(fd, &wk->data, e->path);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (wk->data.len > w->max_size) {
+		st.st_size = (off_t)wk->data.len;
+		goto too_big;
+	}
+	e->size = wk->data.len;
+	sha256_buf(&e->id, wk->data.ptr, wk->data.len);
+	if (w->o->store)
+		return odb_writer_add(w->o->store, ODB_BLOB, wk->data.ptr, wk->data.len, &e->id,
+				      NULL);
+	return 0;
+too_big:
+	e->mode = MODE_SKIP;
+	e->size = (uint64_t)st.st_size;
+	e->mtime_ns = 0; /* never cached */
+	return 0;
+}
+
+/* --- ignore loader ---------------------------------------------------------- */
+
 
 static int dent_cmp(const void *a, const void *b)
 {
 	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
-/* --- ignore loader -------------------------------------------------------- */
-
-static int load_ignore(void *payload, const char *dir, const char *name,
-		       buf *out, bool *found)
+static int load_ignore(void *payload, const char *dir, const char *name, buf *out, bool *found)
 {
-	walker *w = payload;
+	worker *wk = payload;
 	int dfd = -1, fd, r;
 	bool own = false;
 
 	*found = false;
-	if (w->cur_dir && !strcmp(dir, w->cur_dir)) {
+	if (wk->cur_dir && !strcmp(dir, wk->cur_dir)) {
 		/* The listing tells whether the file exists: no failed open
 		 * per directory (two per directory add up on large trees). */
 		dent key = { (char *)name, 0 };
-		if (!bsearch(&key, w->cur_ents, w->cur_n, sizeof(dent), dent_cmp))
+		if (!bsearch(&key, wk->cur_ents, wk->cur_n, sizeof(dent), dent_cmp))
 			return 0;
-		dfd = w->cur_fd;
+		dfd = wk->cur_fd;
 	} else {
-		if ((r = fs_open_dir(&dfd, w->rootfd, dir)) < 0) {
+		if ((r = fs_open_dir(&dfd, wk->w->rootfd, dir)) < 0) {
 			decree_error_clear();
 			return 0;
 		}
@@ -241,33 +228,30 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 	return r;
 }
 
-/* --- the walk ------------------------------------------------------------- */
+/* --- one directory ----------------------------------------------------------- */
 
 
-/* Read the sorted listing of the directory open as `fd`; fd stays open
- * (the DIR uses a private dup only when fd is the caller's root). */
+/* The sorted listing of a directory (without "." and ".."). */
 static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
 {
 	struct dirent *de;
 	dent *v = NULL;
 	size_t n = 0, cap = 0;
+	int r = 0;
 
-	*out = NULL;
-	*n_out = 0;
 	while ((errno = 0, de = readdir(d)) != NULL) {
 		const char *nm = de->d_name;
 		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
 			continue;
 		if (GROW(v, cap, n + 1) < 0 || !(v[n].name = decree_strdup(nm))) {
-			for (size_t i = 0; i < n; i++)
-				decree_free(v[i].name);
-			decree_free(v);
-			return -1;
+			r = -1;
+			break;
 		}
 		v[n++].type = de->d_type;
 	}
-	if (errno) {
-		int r = decree_error_os("cannot read directory '%s'", *rel ? rel : ".");
+	if (r == 0 && errno)
+		r = decree_error_os("cannot read directory '%s'", *rel ? rel : ".");
+	if (r < 0) {
 		for (size_t i = 0; i < n; i++)
 			decree_free(v[i].name);
 		decree_free(v);
@@ -280,265 +264,285 @@ static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
 	return 0;
 }
 
-static int add_link(walker *w, int dfd, const char *name, const struct stat *st)
+static int run_dir(worker *wk, job *j)
 {
-	char target[PATH_MAX + 1];
-	ssize_t n;
-	snap_entry *e;
-	oid id;
-	int r;
-
-	if (!(e = snap_add(w->out, w->path.ptr, w->path.len)))
-		return -1;
-	e->mode = MODE_LINK;
-	e->size = (uint64_t)st->st_size; /* the target's length */
-	e->mtime_ns = st_mtime_ns(st);
-	e->ctime_ns = st_ctime_ns(st);
-	e->ino = st->st_ino;
-	e->dev = st->st_dev;
-	if (w->o->cache && statcache_lookup(w->o->cache, e->path, e, &id)) {
-		e->id = id;
-		return 0;
-	}
-	n = readlinkat(dfd, name, target, sizeof(target) - 1);
-	if (n < 0) {
-		if (errno == ENOENT || errno == EINVAL) {
-			w->out->n--; /* vanished or replaced meanwhile */
-			return 0;
-		}
-		return decree_error_os("cannot read link '%s'", w->path.ptr);
-	}
-	e->size = (uint64_t)n;
-	sha256_buf(&e->id, target, (size_t)n);
-	if (w->o->store &&
-	    (r = odb_writer_add(w->o->store, ODB_BLOB, target, (size_t)n, &e->id, NULL)) < 0)
-		return r;
-	return 0;
-}
-
-static int add_file(walker *w, const struct stat *st)
-{
-	snap_entry *e;
-	job *j;
-	oid id;
-
-	if (!(e = snap_add(w->out, w->path.ptr, w->path.len)))
-		return -1;
-	e->mode = (st->st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
-	e->size = (uint64_t)st->st_size;
-	e->mtime_ns = st_mtime_ns(st);
-	e->ctime_ns = st_ctime_ns(st);
-	e->ino = st->st_ino;
-	e->dev = st->st_dev;
-	if ((uint64_t)st->st_size > w->max_size) {
-		e->mode = MODE_SKIP;
-		e->mtime_ns = 0; /* never cached */
-		return 0;
-	}
-	if (w->o->cache && statcache_lookup(w->o->cache, e->path, e, &id)) {
-		e->id = id;
-		return 0;
-	}
-	if (!(j = decree_calloc(1, sizeof(*j))) || !(j->path = decree_strdup(e->path))) {
-		decree_free(j);
-		return -1;
-	}
-	j->idx = w->out->n - 1;
-	if (GROW(w->jobs, w->jobcap, w->njobs + 1) < 0) {
-		decree_free(j->path);
-		decree_free(j);
-		return -1;
-	}
-	w->jobs[w->njobs++] = j;
-	return pool_push(&w->pool, j);
-}
-
-static int walk_dir(walker *w, DIR *d, int depth)
-{
-	int dfd = dirfd(d);
+	walker *w = wk->w;
+	const scan_opts *o = w->o;
+	dirres *res = j->dir;
 	dent *ents = NULL;
-	size_t n = 0, plen = w->path.len;
-	char *dirpath = NULL;
-	int r;
+	size_t n = 0, plen = strlen(j->path);
+	buf path = BUF_INIT;
+	DIR *d = NULL;
+	int fd, dfd, r = 0;
 
-	if (depth > 4096)
-		return decree_error_set(DECREE_EINVALID, "directory tree too deep at '%s'",
-					w->path.ptr);
-	if ((r = read_dir(&ents, &n, d, w->path.ptr)) < 0)
-		return r;
-	if (!(dirpath = decree_strndup(w->path.ptr, plen ? plen - 1 : 0))) {
+	if (j->depth > 4096)
+		return decree_error_set(DECREE_EINVALID, "directory tree too deep at '%s'", j->path);
+	if (plen)
+		fd = fs_open_beneath(w->rootfd, j->path, O_RDONLY | O_DIRECTORY);
+	else
+		fd = fcntl(w->rootfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		if (plen && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
+			return 0; /* vanished or replaced: nothing below it */
+		return decree_error_os("cannot open directory '%s'", plen ? j->path : ".");
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return decree_error_os("cannot read directory '%s'", plen ? j->path : ".");
+	}
+	rewinddir(d); /* the root fd is a dup sharing the caller's offset */
+	dfd = dirfd(d);
+	if ((r = read_dir(&ents, &n, d, j->path)) < 0)
+		goto done;
+	if (n && !(res->v = decree_calloc(n, sizeof(rentry)))) {
 		r = -1;
 		goto done;
 	}
-	for (size_t i = 0; i < n; i++) {
+	res->n = n;
+	wk->cur_dir = j->path;
+	wk->cur_fd = dfd;
+	wk->cur_ents = ents;
+	wk->cur_n = n;
+	for (size_t i = 0; i < n && !__atomic_load_n(&w->failed, __ATOMIC_RELAXED); i++) {
+		rentry *re = &res->v[i];
+		snap_entry *e = &re->e;
 		const char *name = ents[i].name;
 		struct stat st;
 		bool ignored = false, is_dir;
 
-		if (!strcmp(name, ".git") || (depth == 0 && !strcmp(name, ".decree")) ||
+		re->dropped = true;
+		if (!strcmp(name, ".git") || (j->depth == 0 && !strcmp(name, ".decree")) ||
 		    !strncmp(name, ".decree-tmp-", 12))
 			continue; /* the last: temps of a transaction (txn.c) */
-		buf_truncate(&w->path, plen);
-		if ((r = buf_puts(&w->path, name)) < 0)
+		buf_clear(&path);
+		if ((r = buf_put(&path, j->path, plen)) < 0 ||
+		    (plen && (r = buf_putc(&path, '/')) < 0) || (r = buf_puts(&path, name)) < 0)
 			goto done;
-		if (w->o->skip_dir && !strcmp(w->path.ptr, w->o->skip_dir))
+		if (o->skip_dir && !strcmp(path.ptr, o->skip_dir))
 			continue;
 		if (ents[i].type == DT_DIR) {
-			is_dir = true; /* no stat needed: the walk opens it anyway */
+			is_dir = true; /* no stat needed: its job opens it */
 		} else {
 			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				if (errno == ENOENT)
 					continue;
-				r = decree_error_os("cannot stat '%s'", w->path.ptr);
+				r = decree_error_os("cannot stat '%s'", path.ptr);
 				goto done;
 			}
 			is_dir = S_ISDIR(st.st_mode);
 			if (!is_dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 				continue; /* fifos, sockets, devices are not project files */
 		}
-		w->cur_dir = dirpath;
-		w->cur_fd = dfd;
-		w->cur_ents = ents;
-		w->cur_n = n;
-		if ((r = ignore_matcher_check(w->ign, w->path.ptr, w->path.len, is_dir,
-					      &ignored)) < 0)
+		if ((r = ignore_matcher_check(wk->ign, path.ptr, path.len, is_dir, &ignored)) < 0)
 			goto done;
 		if (ignored)
 			continue;
-		if (is_dir) {
-			int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			DIR *sd;
-			if (sub < 0) {
-				if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
-					continue;
-				r = decree_error_os("cannot open directory '%s'", w->path.ptr);
-				goto done;
-			}
-			if (!(sd = fdopendir(sub))) {
-				r = decree_error_os("cannot read directory '%s'", w->path.ptr);
-				close(sub);
-				goto done;
-			}
-			if ((r = buf_putc(&w->path, '/')) == 0)
-				r = walk_dir(w, sd, depth + 1);
-			closedir(sd);
-			if (r < 0)
-				goto done;
-		} else if (S_ISLNK(st.st_mode)) {
-			if ((r = add_link(w, dfd, name, &st)) < 0)
-				goto done;
-		} else if ((r = add_file(w, &st)) < 0) {
+		if (!(e->path = decree_strndup(path.ptr, path.len))) {
+			r = -1;
 			goto done;
 		}
+		re->dropped = false;
+		if (is_dir) {
+			char *sub = decree_strdup(e->path);
+			if (!sub || !(re->sub = decree_calloc(1, sizeof(dirres)))) {
+				decree_free(sub);
+				r = -1;
+				goto done;
+			}
+			if ((r = push_new(w, JOB_DIR, sub, re->sub, j->depth + 1, NULL)) < 0) {
+				decree_free(sub);
+				goto done;
+			}
+			continue;
+		}
+		e->mtime_ns = st_mtime_ns(&st);
+		e->ctime_ns = st_ctime_ns(&st);
+		e->ino = st.st_ino;
+		e->dev = st.st_dev;
+		e->size = (uint64_t)st.st_size; /* a symlink's: its target's length */
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX + 1];
+			ssize_t tn;
+			e->mode = MODE_LINK;
+			if (o->cache && statcache_lookup(o->cache, e->path, e, &e->id))
+				continue;
+			tn = readlinkat(dfd, name, target, sizeof(target) - 1);
+			if (tn < 0) {
+				if (errno == ENOENT || errno == EINVAL) {
+					re->dropped = true; /* vanished or replaced */
+					continue;
+				}
+				r = decree_error_os("cannot read link '%s'", e->path);
+				goto done;
+			}
+			e->size = (uint64_t)tn;
+			sha256_buf(&e->id, target, (size_t)tn);
+			if (o->store && (r = odb_writer_add(o->store, ODB_BLOB, target, (size_t)tn,
+							    &e->id, NULL)) < 0)
+				goto done;
+			continue;
+		}
+		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+		if ((uint64_t)st.st_size > w->max_size) {
+			e->mode = MODE_SKIP;
+			e->mtime_ns = 0; /* never cached */
+			continue;
+		}
+		if (o->cache && statcache_lookup(o->cache, e->path, e, &e->id))
+			continue;
+		if ((r = push_new(w, JOB_HASH, NULL, NULL, 0, re)) < 0)
+			goto done;
 	}
-	r = 0;
 done:
-	buf_truncate(&w->path, plen);
-	w->cur_dir = NULL;
-	w->cur_ents = NULL;
-	w->cur_n = 0;
+	wk->cur_dir = NULL;
+	wk->cur_ents = NULL;
+	wk->cur_n = 0;
 	for (size_t i = 0; i < n; i++)
 		decree_free(ents[i].name);
 	decree_free(ents);
-	decree_free(dirpath);
+	buf_release(&path);
+	if (d)
+		closedir(d);
 	return r;
 }
 
-static bool is_sorted(const snap *s)
+/* --- threads ------------------------------------------------------------------ */
+
+static void *worker_main(void *arg)
 {
-	for (size_t i = 1; i < s->n; i++)
-		if (path_cmp(s->v[i - 1].path, s->v[i].path) >= 0)
-			return false;
-	return true;
+	worker *wk = arg;
+	walker *w = wk->w;
+
+	for (;;) {
+		job *j;
+		int r;
+		pthread_mutex_lock(&w->mu);
+		while (!w->head && w->active)
+			pthread_cond_wait(&w->cv, &w->mu);
+		j = w->head;
+		if (j)
+			w->head = j->next;
+		pthread_mutex_unlock(&w->mu);
+		if (!j)
+			return NULL; /* nothing queued, nothing running: done */
+		r = 0;
+		if (!__atomic_load_n(&w->failed, __ATOMIC_RELAXED))
+			r = j->kind == JOB_DIR ? run_dir(wk, j) : run_hash(wk, j->ent);
+		if (r < 0)
+			fail_walk(w, r);
+		decree_free(j->path);
+		decree_free(j);
+		pthread_mutex_lock(&w->mu);
+		if (--w->active == 0)
+			pthread_cond_broadcast(&w->cv); /* wake the idle to exit */
+		pthread_mutex_unlock(&w->mu);
+	}
 }
 
-/* Copy pool results into the snapshot; drop vanished entries. */
-static int collect(walker *w)
+/* Depth-first, name order: canonical order.  Moves paths into the snap. */
+static int stitch(snap *out, dirres *d)
 {
-	snap *s = w->out;
-	size_t k = 0;
-	int r = 0;
-
-	for (size_t i = 0; i < w->njobs; i++) {
-		job *j = w->jobs[i];
-		snap_entry *e = &s->v[j->idx];
-		if (j->err && r == 0) {
-			r = decree_error_set(j->err, "%s", j->errmsg);
-		} else if (j->vanished) {
-			e->path = NULL; /* marker: removed below */
-		} else if (j->too_big) {
-			e->mode = MODE_SKIP;
-			e->size = j->size;
-			e->mtime_ns = 0;
-		} else {
-			e->id = j->id;
-			e->size = j->size;
-			e->mode = (j->st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
-			e->mtime_ns = st_mtime_ns(&j->st);
-			e->ctime_ns = st_ctime_ns(&j->st);
-			e->ino = j->st.st_ino;
-			e->dev = j->st.st_dev;
+	for (size_t i = 0; i < d->n; i++) {
+		rentry *re = &d->v[i];
+		snap_entry *e;
+		if (re->dropped)
+			continue;
+		if (re->sub) {
+			int r = stitch(out, re->sub);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!(e = snap_add(out, re->e.path, strlen(re->e.path))))
+			return -1;
+		{
+			char *p = e->path;
+			*e = re->e;
+			e->path = p;
 		}
 	}
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].path)
-			s->v[k++] = s->v[i];
-	s->n = k;
-	return r;
+	return 0;
+}
+
+static void dirres_free(dirres *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		decree_free(d->v[i].e.path);
+		dirres_free(d->v[i].sub);
+		decree_free(d->v[i].sub);
+	}
+	decree_free(d->v);
 }
 
 int scan_tree(snap *out, int rootfd, const scan_opts *o)
 {
-	walker w;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int r;
+	unsigned nthreads = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+	walker w;
+	worker *wks = NULL;
+	pthread_t *tids = NULL;
+	dirres root = { NULL, 0 };
+	unsigned started = 0;
+	int r = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.o = o;
 	w.rootfd = rootfd;
-	w.out = out;
 	w.max_size = o->max_file_size ? o->max_file_size : SCAN_DEFAULT_MAX_SIZE;
-	buf_init(&w.path);
-	pthread_mutex_init(&w.pool.mu, NULL);
-	pthread_cond_init(&w.pool.cv, NULL);
-	w.pool.want = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
-	w.pool.rootfd = rootfd;
-	w.pool.max_size = w.max_size;
-	w.pool.store = o->store;
-	if ((r = ignore_matcher_new(&w.ign, load_ignore, &w, o->excludes)) < 0)
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	if (!(wks = decree_calloc(nthreads, sizeof(worker))) ||
+	    !(tids = decree_calloc(nthreads, sizeof(pthread_t)))) {
+		r = -1;
 		goto done;
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		wks[i].w = &w;
+		buf_init(&wks[i].data);
+		if ((r = ignore_matcher_new(&wks[i].ign, load_ignore, &wks[i], o->excludes)) < 0)
+			goto done;
+	}
 	{
-		/* The root fd is the caller's: read it through a private dup,
-		 * rewound because a dup shares the directory offset. */
-		int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!d) {
-			r = decree_error_os("cannot read the project root");
-			if (fd >= 0)
-				close(fd);
+		char *rootpath = decree_strdup("");
+		if (!rootpath || (r = push_new(&w, JOB_DIR, rootpath, &root, 0, NULL)) < 0) {
+			decree_free(rootpath);
+			r = -1;
 			goto done;
 		}
-		rewinddir(d);
-		r = walk_dir(&w, d, 0);
-		closedir(d);
 	}
-	pool_finish(&w.pool);
-	if (r == 0)
-		r = collect(&w);
-	/* The walk emits canonical order already (checked in O(n)). */
-	if (r == 0 && !is_sorted(out))
-		snap_sort(out);
+	/* thread 0 is this one; the others are started */
+	for (unsigned i = 1; i < nthreads; i++) {
+		if (pthread_create(&tids[i], NULL, worker_main, &wks[i]))
+			break;
+		started = i;
+	}
+	worker_main(&wks[0]);
+	for (unsigned i = 1; i <= started; i++)
+		pthread_join(tids[i], NULL);
+	if (w.failed) {
+		r = decree_error_set(w.err, "%s", w.errmsg);
+		goto done;
+	}
+	r = stitch(out, &root);
 done:
-	pool_finish(&w.pool);
-	for (size_t i = 0; i < w.njobs; i++) {
-		decree_free(w.jobs[i]->path);
-		decree_free(w.jobs[i]);
+	/* on early failure, drain what was queued */
+	while (w.head) {
+		job *j = w.head;
+		w.head = j->next;
+		decree_free(j->path);
+		decree_free(j);
 	}
-	decree_free(w.jobs);
-	ignore_matcher_free(w.ign);
-	buf_release(&w.path);
-	pthread_mutex_destroy(&w.pool.mu);
-	pthread_cond_destroy(&w.pool.cv);
+	dirres_free(&root);
+	for (unsigned i = 0; wks && i < nthreads; i++) {
+		ignore_matcher_free(wks[i].ign);
+		buf_release(&wks[i].data);
+	}
+	decree_free(wks);
+	decree_free(tids);
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
 	return r;
 }
 

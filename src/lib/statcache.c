@@ -157,7 +157,7 @@ bool statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *
 	if (mtime / 1000000000 >= c->written_ns / 1000000000)
 		return false;
 	memcpy(id->b, f + 44, SHA256_LEN);
-	c->hits++;
+	__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED); /* scans are parallel */
 	return true;
 }
 

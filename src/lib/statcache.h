@@ -22,8 +22,8 @@ int statcache_load(statcache **out, const char *path);
 void statcache_free(statcache *c);
 
 /* If `probe` (mode, size, stat fields set) matches a clean entry for
- * `path`, copy its id into *id and return true.  Counts hits; one thread
- * at a time. */
+ * `path`, copy its id into *id and return true.  Counts hits; safe to
+ * call from several threads at once. */
 bool statcache_lookup(statcache *c, const char *path, const snap_entry *probe, oid *id);
 
 /* True when `s` was scanned with this cache and every entry hit, so that

@@ -1,3 +1,8 @@
+# Kill points are syscall counts, which must not vary between runs: the
+# scan runs on one thread here (DECREE_THREADS=1), so the order of system
+# calls is the same every time.
+export DECREE_THREADS=1
+
 # tests/crash/lib.sh - helpers shared by the crash/fault scripts of tests/crash
 # (run-all.sh skips files named lib.sh).  Source it from a test script:
 #

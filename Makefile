@@ -134,6 +134,7 @@ install: all
 	install -m 755 $(B)/libdecree.so $(DESTDIR)$(PREFIX)/lib/libdecree.so.0
 	ln -sf libdecree.so.0 $(DESTDIR)$(PREFIX)/lib/libdecree.so
 	install -m 644 $(HDRS) $(DESTDIR)$(PREFIX)/include/decree/
+	$(MAKE) --no-print-directory -B $(B)/decree.pc PREFIX=$(PREFIX)
 	install -m 644 $(B)/decree.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/decree.pc
 	install -m 644 docs/decree.1 $(DESTDIR)$(PREFIX)/share/man/man1/decree.1
 

@@ -256,13 +256,12 @@ int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out)
 int ckpt_save_statcache(decree_store *s, const snap *cur, statcache *cache)
 {
 	char path[PATH_MAX];
-	bool same = cache && statcache_unchanged(cache, cur);
+	int r;
 
-	statcache_free(cache);
-	if (same)
-		return 0;
 	repo_file(path, s, "statcache");
-	return statcache_save(path, cur);
+	r = statcache_update(path, cur, cache);
+	statcache_free(cache);
+	return r;
 }
 
 static int put_kv_str(buf *b, const char *key, const char *val)
@@ -682,6 +681,8 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s, const char *session
 			goto done;
 		}
 		repo_file(path, s, "statcache");
+		unlink(path);
+		repo_file(path, s, "statcache.delta");
 		unlink(path);
 	}
 	repo_file(path, s, "checkpoints");

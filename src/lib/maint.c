@@ -263,6 +263,8 @@ static void drop_statcaches(decree_store *s)
 			continue;
 		snprintf(file, sizeof(file), "%s/%s/statcache", path, de->d_name);
 		unlink(file);
+		snprintf(file, sizeof(file), "%s/%s/statcache.delta", path, de->d_name);
+		unlink(file);
 	}
 	closedir(d);
 }

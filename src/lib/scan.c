@@ -364,7 +364,8 @@ static int run_dir(worker *wk, job *j)
 			char target[PATH_MAX + 1];
 			ssize_t tn;
 			e->mode = MODE_LINK;
-			if (o->cache && statcache_lookup(o->cache, e->path, e, &e->id))
+			if (o->cache &&
+			    (e->cached = (uint8_t)statcache_lookup(o->cache, e->path, e, &e->id)))
 				continue;
 			tn = readlinkat(dfd, name, target, sizeof(target) - 1);
 			if (tn < 0) {
@@ -388,7 +389,8 @@ static int run_dir(worker *wk, job *j)
 			e->mtime_ns = 0; /* never cached */
 			continue;
 		}
-		if (o->cache && statcache_lookup(o->cache, e->path, e, &e->id))
+		if (o->cache &&
+		    (e->cached = (uint8_t)statcache_lookup(o->cache, e->path, e, &e->id)))
 			continue;
 		if ((r = push_new(w, JOB_HASH, NULL, NULL, 0, re)) < 0)
 			goto done;

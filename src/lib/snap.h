@@ -29,6 +29,7 @@ typedef struct {
 	/* stat data, only filled by a scan (stat cache) */
 	int64_t mtime_ns, ctime_ns;
 	uint64_t ino, dev;
+	uint8_t cached; /* scan: where the stat cache vouched for id (statcache.h) */
 } snap_entry;
 
 typedef struct snap_chunk snap_chunk;

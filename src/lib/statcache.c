@@ -20,19 +20,34 @@
 #define SC_HDR 24
 #define SC_REC_FIXED (4 + 8 + 8 + 8 + 8 + 8 + SHA256_LEN)
 
-struct statcache {
+/* One cache file, parsed: the whole file and a hash table of its records. */
+typedef struct {
 	buf data;
 	int64_t written_ns;
 	uint64_t count;
 	uint64_t *slots; /* (hash tag << 32) | (record offset + 1); 0 = empty */
 	size_t nslots;
+} sc_table;
+
+/*
+ * The cache is a base file plus a small delta file ("<path>.delta") with
+ * the entries that changed since the base was written, so that a
+ * checkpoint after a few changes in a large tree writes kilobytes, not the
+ * whole cache.  Every record is a self-contained fact (this path with
+ * these stat data had this content), so the two can never disagree in a
+ * harmful way: a record whose stat data do not match the file is ignored.
+ */
+struct statcache {
+	sc_table base, delta;
 	uint64_t hits;   /* lookups that returned a clean entry */
+	uint64_t misses; /* lookups that did not */
 };
 
 /* The upper 32 bits of the path hash are kept in the slot so that a probe
  * touches the record (a cache miss in a large buffer) only when the tags
  * agree. */
 #define SLOT_TAG(h) ((h) >> 32)
+#define DELTA_SUFFIX ".delta"
 
 static uint64_t hash_path(const char *p, size_t n)
 {
@@ -44,7 +59,7 @@ static uint64_t hash_path(const char *p, size_t n)
 	return h;
 }
 
-static int parse(statcache *c)
+static int parse(sc_table *c)
 {
 	const unsigned char *p = (const unsigned char *)c->data.ptr;
 	size_t len = c->data.len, off;
@@ -83,29 +98,44 @@ static int parse(statcache *c)
 	return off == len - SHA256_LEN ? 0 : -1;
 }
 
+static void table_release(sc_table *t)
+{
+	buf_release(&t->data);
+	decree_free(t->slots);
+	memset(t, 0, sizeof(*t));
+	buf_init(&t->data);
+}
+
+/* Load one file; missing or damaged = empty.  -1 only on out-of-memory. */
+static int table_load(sc_table *t, const char *path)
+{
+	int r;
+
+	buf_init(&t->data);
+	r = fs_read_path(path, &t->data);
+	if (r == 0)
+		r = parse(t);
+	if (r == -2)
+		return -1;
+	if (r < 0) {
+		decree_error_clear();
+		table_release(t);
+	}
+	return 0;
+}
+
 int statcache_load(statcache **out, const char *path)
 {
+	char dpath[PATH_MAX];
 	statcache *c = decree_calloc(1, sizeof(*c));
-	int r;
 
 	*out = NULL;
 	if (!c)
 		return -1;
-	buf_init(&c->data);
-	r = fs_read_path(path, &c->data);
-	if (r == 0)
-		r = parse(c);
-	if (r == -2) {
+	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
+	if (table_load(&c->base, path) < 0 || table_load(&c->delta, dpath) < 0) {
 		statcache_free(c);
 		return -1;
-	}
-	if (r < 0) { /* missing or damaged: start empty */
-		decree_error_clear();
-		buf_release(&c->data);
-		decree_free(c->slots);
-		c->slots = NULL;
-		c->nslots = 0;
-		c->count = 0;
 	}
 	*out = c;
 	return 0;
@@ -115,12 +145,12 @@ void statcache_free(statcache *c)
 {
 	if (!c)
 		return;
-	buf_release(&c->data);
-	decree_free(c->slots);
+	table_release(&c->base);
+	table_release(&c->delta);
 	decree_free(c);
 }
 
-static const unsigned char *find(const statcache *c, const char *path, size_t plen)
+static const unsigned char *find(const sc_table *c, const char *path, size_t plen)
 {
 	const unsigned char *p = (const unsigned char *)c->data.ptr;
 	uint64_t h;
@@ -141,24 +171,40 @@ static const unsigned char *find(const statcache *c, const char *path, size_t pl
 	return NULL;
 }
 
-bool statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *id)
+/* Does record f (stat data + id) vouch for e?  Racy records do not. */
+static bool record_matches(const sc_table *t, const unsigned char *f, const snap_entry *e)
 {
-	const unsigned char *f = find(c, path, strlen(path));
-	int64_t mtime;
+	int64_t mtime = (int64_t)get_u64le(f + 12);
 
-	if (!f)
-		return false;
-	mtime = (int64_t)get_u64le(f + 12);
-	if (get_u32le(f) != e->mode || get_u64le(f + 4) != e->size ||
-	    mtime != e->mtime_ns || (int64_t)get_u64le(f + 20) != e->ctime_ns ||
-	    get_u64le(f + 28) != e->ino || get_u64le(f + 36) != e->dev)
+	if (get_u32le(f) != e->mode || get_u64le(f + 4) != e->size || mtime != e->mtime_ns ||
+	    (int64_t)get_u64le(f + 20) != e->ctime_ns || get_u64le(f + 28) != e->ino ||
+	    get_u64le(f + 36) != e->dev)
 		return false;
 	/* racy: modified in the second the cache was written, or later */
-	if (mtime / 1000000000 >= c->written_ns / 1000000000)
-		return false;
+	return mtime / 1000000000 < t->written_ns / 1000000000;
+}
+
+int statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *id)
+{
+	size_t plen = strlen(path);
+	const unsigned char *f;
+	int src = 0;
+
+	/* the delta is newer: if it knows the path, the base is not asked */
+	if ((f = find(&c->delta, path, plen)) != NULL) {
+		if (record_matches(&c->delta, f, e))
+			src = STATCACHE_DELTA;
+	} else if ((f = find(&c->base, path, plen)) != NULL) {
+		if (record_matches(&c->base, f, e))
+			src = STATCACHE_BASE;
+	}
+	if (!src) {
+		__atomic_fetch_add(&c->misses, 1, __ATOMIC_RELAXED); /* scans are parallel */
+		return 0;
+	}
 	memcpy(id->b, f + 44, SHA256_LEN);
-	__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED); /* scans are parallel */
-	return true;
+	__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED);
+	return src;
 }
 
 static bool cacheable(const snap_entry *e)
@@ -174,11 +220,14 @@ bool statcache_unchanged(const statcache *c, const snap *s)
 	for (size_t k = 0; k < s->n; k++)
 		n += cacheable(&s->v[k]);
 	/* Every hit matched all stat fields and was not racy; if every entry
-	 * of the scan hit and nothing else is cached, a save is a no-op. */
-	return c->hits == n && n == c->count;
+	 * of the scan hit, a save would write the same facts again.  (Records
+	 * of deleted files may remain: they are never asked for.) */
+	return c->misses == 0 && c->hits == n;
 }
 
-int statcache_save(const char *path, const snap *s)
+/* Write the cacheable entries of s (those with cached != skip_src when
+ * skip_src is non-zero) as one cache file. */
+static int write_table(const char *path, const snap *s, int skip_src)
 {
 	buf out = BUF_INIT;
 	uint64_t count = 0;
@@ -186,7 +235,7 @@ int statcache_save(const char *path, const snap *s)
 	int r = -1;
 
 	for (size_t k = 0; k < s->n; k++)
-		if (cacheable(&s->v[k]))
+		if (cacheable(&s->v[k]) && (!skip_src || s->v[k].cached != skip_src))
 			count++;
 	if (buf_put(&out, SC_MAGIC, 4) < 0 || buf_put_u32(&out, SC_VERSION) < 0 ||
 	    buf_put_u64(&out, (uint64_t)fs_now_ns()) < 0 || buf_put_u64(&out, count) < 0)
@@ -194,7 +243,7 @@ int statcache_save(const char *path, const snap *s)
 	for (size_t k = 0; k < s->n; k++) {
 		const snap_entry *e = &s->v[k];
 		size_t plen = strlen(e->path);
-		if (!cacheable(e))
+		if (!cacheable(e) || (skip_src && e->cached == skip_src))
 			continue;
 		if (buf_put_u16(&out, (unsigned)plen) < 0 || buf_put(&out, e->path, plen) < 0 ||
 		    buf_put_u32(&out, e->mode) < 0 || buf_put_u64(&out, e->size) < 0 ||
@@ -211,4 +260,35 @@ int statcache_save(const char *path, const snap *s)
 done:
 	buf_release(&out);
 	return r;
+}
+
+int statcache_save(const char *path, const snap *s)
+{
+	char dpath[PATH_MAX];
+	int r = write_table(path, s, 0);
+
+	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
+	if (r == 0 && unlink(dpath) < 0 && errno != ENOENT)
+		r = decree_error_os("cannot remove '%s'", dpath);
+	return r;
+}
+
+int statcache_update(const char *path, const snap *s, const statcache *c)
+{
+	char dpath[PATH_MAX];
+	uint64_t n = 0, outside_base = 0;
+
+	if (c && statcache_unchanged(c, s))
+		return 0;
+	for (size_t k = 0; k < s->n; k++) {
+		if (!cacheable(&s->v[k]))
+			continue;
+		n++;
+		outside_base += s->v[k].cached != STATCACHE_BASE;
+	}
+	/* A delta beyond 1/16 of the tree is folded into a new base. */
+	if (!c || !c->base.count || outside_base * 16 > n)
+		return statcache_save(path, s);
+	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
+	return write_table(dpath, s, STATCACHE_BASE);
 }

@@ -21,16 +21,25 @@ typedef struct statcache statcache;
 int statcache_load(statcache **out, const char *path);
 void statcache_free(statcache *c);
 
+enum { STATCACHE_BASE = 1, STATCACHE_DELTA = 2 };
+
 /* If `probe` (mode, size, stat fields set) matches a clean entry for
- * `path`, copy its id into *id and return true.  Counts hits; safe to
- * call from several threads at once. */
-bool statcache_lookup(statcache *c, const char *path, const snap_entry *probe, oid *id);
+ * `path`, copy its id into *id and return where it was found
+ * (STATCACHE_BASE or STATCACHE_DELTA); 0 on a miss.  Counts hits and
+ * misses; safe to call from several threads at once. */
+int statcache_lookup(statcache *c, const char *path, const snap_entry *probe, oid *id);
 
 /* True when `s` was scanned with this cache and every entry hit, so that
- * saving would write the same entries again (the save can be skipped). */
+ * saving would write the same facts again (the save can be skipped). */
 bool statcache_unchanged(const statcache *c, const snap *s);
 
-/* Write the stat entries of a scanned snap atomically to `path`. */
+/* Write the stat entries of a scanned snap atomically to `path` as a new
+ * base (and remove the delta). */
 int statcache_save(const char *path, const snap *s);
+
+/* Save after a scan made with `c` (may be NULL): nothing when nothing
+ * changed, a small delta when few entries changed (snap_entry.cached tells
+ * which came from the base), a new base otherwise. */
+int statcache_update(const char *path, const snap *s, const statcache *c);
 
 #endif

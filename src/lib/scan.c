@@ -82,7 +82,11 @@ struct walker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	job *head;
+	size_t queued;   /* jobs in the queue */
 	size_t active;   /* jobs queued or running */
+	worker *wks;     /* one per thread; wks[0] is the calling thread */
+	pthread_t *tids;
+	unsigned nthreads, started; /* started: extra threads running */
 	bool failed;
 	int err;
 	char errmsg[1024];
@@ -101,12 +105,22 @@ static void fail_walk(walker *w, int r)
 	pthread_mutex_unlock(&w->mu);
 }
 
+static void *worker_main(void *arg);
+
 static int push(walker *w, job *j)
 {
 	pthread_mutex_lock(&w->mu);
 	j->next = w->head; /* LIFO: depth-first, few directories open at once */
 	w->head = j;
+	w->queued++;
 	w->active++;
+	/* Threads start when there is work waiting for them: a small tree
+	 * is scanned without creating any. */
+	if (w->queued > 1 && w->started + 1 < w->nthreads) {
+		unsigned k = w->started + 1;
+		if (pthread_create(&w->tids[k], NULL, worker_main, &w->wks[k]) == 0)
+			w->started = k;
+	}
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
@@ -422,8 +436,10 @@ static void *worker_main(void *arg)
 		while (!w->head && w->active)
 			pthread_cond_wait(&w->cv, &w->mu);
 		j = w->head;
-		if (j)
+		if (j) {
 			w->head = j->next;
+			w->queued--;
+		}
 		pthread_mutex_unlock(&w->mu);
 		if (!j)
 			return NULL; /* nothing queued, nothing running: done */
@@ -506,6 +522,9 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 		if ((r = ignore_matcher_new(&wks[i].ign, load_ignore, &wks[i], o->excludes)) < 0)
 			goto done;
 	}
+	w.wks = wks;
+	w.tids = tids;
+	w.nthreads = nthreads;
 	{
 		char *rootpath = decree_strdup("");
 		if (!rootpath || (r = push_new(&w, JOB_DIR, rootpath, &root, 0, NULL)) < 0) {
@@ -514,13 +533,11 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 			goto done;
 		}
 	}
-	/* thread 0 is this one; the others are started */
-	for (unsigned i = 1; i < nthreads; i++) {
-		if (pthread_create(&tids[i], NULL, worker_main, &wks[i]))
-			break;
-		started = i;
-	}
+	/* thread 0 is this one; push() starts the others as work appears */
 	worker_main(&wks[0]);
+	pthread_mutex_lock(&w.mu);
+	started = w.started; /* no push can happen any more */
+	pthread_mutex_unlock(&w.mu);
 	for (unsigned i = 1; i <= started; i++)
 		pthread_join(tids[i], NULL);
 	if (w.failed) {

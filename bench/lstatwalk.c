@@ -140,7 +140,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!root) {
-		fprintf(stderr, "usage: lstatwalk [--read] [--skip NAME]... DIR\n");
+		fprintf(stderr,
+			"usage: lstatwalk [--read] [--skip NAME]... DIR\n");
 		return 2;
 	}
 	if (w.do_read && !(w.rbuf = malloc(1 << 20))) {

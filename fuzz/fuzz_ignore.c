@@ -32,10 +32,13 @@ static int load(void *payload, const char *dir, const char *name, buf *out,
 }
 
 static const char *const paths[] = {
-	"a",	 "a.o",	      "d",     "d/a.o",	  "d/e/f",   "x/y/z",
-	"foo",	 "foo/bar",   ".git",  "a b",	  "a*",	     "[a]",
-	"#x",	 "!x",	      "d/.decreeignore",  ".gitignore",
-	"node_modules", "a/b/c/d/e/f/g", "ab/cd/ef",
+	"a",	      "a.o",	      "d",
+	"d/a.o",      "d/e/f",	      "x/y/z",
+	"foo",	      "foo/bar",      ".git",
+	"a b",	      "a*",	      "[a]",
+	"#x",	      "!x",	      "d/.decreeignore",
+	".gitignore", "node_modules", "a/b/c/d/e/f/g",
+	"ab/cd/ef",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -40,20 +40,23 @@ struct ctx {
 	uint32_t stop_at; /* 0: never */
 };
 
-static int entry(void *payload, const char *name, uint32_t mode, uint64_t size, const oid *id)
+static int entry(void *payload, const char *name, uint32_t mode, uint64_t size,
+		 const oid *id)
 {
 	struct ctx *c = payload;
 	size_t n = strlen(name);
 
 	check(n > 0 && n <= NAME_MAX);
 	check(!strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."));
-	check(mode == MODE_FILE || mode == MODE_EXEC || mode == MODE_LINK || mode == MODE_DIR ||
-	      mode == MODE_SKIP);
+	check(mode == MODE_FILE || mode == MODE_EXEC || mode == MODE_LINK ||
+	      mode == MODE_DIR || mode == MODE_SKIP);
 	check(c->count == 0 || strcmp(c->prev, name) < 0);
 	memcpy(c->prev, name, n + 1);
 	c->count++;
-	check(buf_put_u32(&c->body, mode) == 0 && buf_put_u64(&c->body, size) == 0 &&
-	      buf_put(&c->body, id->b, SHA256_LEN) == 0 && buf_put_u16(&c->body, (unsigned)n) == 0 &&
+	check(buf_put_u32(&c->body, mode) == 0 &&
+	      buf_put_u64(&c->body, size) == 0 &&
+	      buf_put(&c->body, id->b, SHA256_LEN) == 0 &&
+	      buf_put_u16(&c->body, (unsigned)n) == 0 &&
 	      buf_put(&c->body, name, n) == 0);
 	return c->stop_at && c->count == c->stop_at ? 99 : 0;
 }
@@ -68,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_init(&c.body);
 	r = tree_parse((const char *)data, size, entry, &c);
 	if (r == 0) {
-		check(buf_put(&whole, "DTRE", 4) == 0 && buf_put_u32(&whole, 1) == 0 &&
+		check(buf_put(&whole, "DTRE", 4) == 0 &&
+		      buf_put_u32(&whole, 1) == 0 &&
 		      buf_put_u32(&whole, c.count) == 0 &&
 		      buf_put(&whole, c.body.ptr, c.body.len) == 0);
 		check(whole.len == size && !memcmp(whole.ptr, data, size));
@@ -78,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			buf_clear(&c.body);
 			c.count = 0;
 			c.stop_at = total;
-			check(tree_parse((const char *)data, size, entry, &c) == 99);
+			check(tree_parse((const char *)data, size, entry, &c) ==
+			      99);
 			check(c.count == total);
 		}
 	} else {

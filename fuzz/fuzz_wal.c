@@ -33,7 +33,8 @@ static void check(bool ok)
 		abort();
 }
 
-static void same_records(const wal_record *a, size_t na, const wal_record *b, size_t nb)
+static void same_records(const wal_record *a, size_t na, const wal_record *b,
+			 size_t nb)
 {
 	check(na == nb);
 	for (size_t i = 0; i < na; i++) {
@@ -54,8 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r < 0) {
 		check(r == DECREE_ECORRUPT || r == DECREE_ERROR);
 		check(recs == NULL && n == 0);
-		check(r != DECREE_ECORRUPT || size < WAL_HDR || memcmp(data, "DECRWAL", 7) ||
-		      data[7] != 0 || data[8] != 1 || data[9] || data[10] || data[11]);
+		check(r != DECREE_ECORRUPT || size < WAL_HDR ||
+		      memcmp(data, "DECRWAL", 7) || data[7] != 0 ||
+		      data[8] != 1 || data[9] || data[10] || data[11]);
 		decree_error_clear();
 		return 0;
 	}
@@ -65,10 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = data + off;
 		check(recs[i].data == p + 8);
-		check(recs[i].len == (size_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24));
-		check(recs[i].type ==
-		      (unsigned)(p[4] | p[5] << 8 | p[6] << 16 | (uint32_t)p[7] << 24));
-		for (size_t k = 0; k < recs[i].len; k++) /* ASan: within the input */
+		check(recs[i].len == (size_t)(p[0] | p[1] << 8 | p[2] << 16 |
+					      (uint32_t)p[3] << 24));
+		check(recs[i].type == (unsigned)(p[4] | p[5] << 8 | p[6] << 16 |
+						 (uint32_t)p[7] << 24));
+		for (size_t k = 0; k < recs[i].len; k++) /* ASan: within the
+							    input */
 			sum += recs[i].data[k];
 		off += 16 + recs[i].len;
 	}
@@ -83,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* one byte short: the last record is torn, the others stay */
 	if (n) {
-		check(wal_parse(&again, &n2, &valid2, &torn2, data, valid - 1) == 0);
+		check(wal_parse(&again, &n2, &valid2, &torn2, data,
+				valid - 1) == 0);
 		check(torn2 && n2 == n - 1);
 		check(valid2 == valid - 16 - recs[n - 1].len);
 		same_records(recs, n - 1, again, n2);

@@ -59,7 +59,8 @@ int main(int argc, char **argv)
 		size_t nn = 0;
 
 		if (!d) {
-			printf("not ok %d - cannot open corpus %s\n", ++count, argv[a]);
+			printf("not ok %d - cannot open corpus %s\n", ++count,
+			       argv[a]);
 			failed++;
 			continue;
 		}
@@ -73,9 +74,11 @@ int main(int argc, char **argv)
 		qsort(names, nn, sizeof(*names), name_cmp);
 		for (size_t i = 0; i < nn; i++) {
 			char path[4096];
-			snprintf(path, sizeof(path), "%s/%s", argv[a], names[i]);
+			snprintf(path, sizeof(path), "%s/%s", argv[a],
+				 names[i]);
 			if (run_file(path) < 0) {
-				printf("not ok %d - %s (unreadable)\n", ++count, path);
+				printf("not ok %d - %s (unreadable)\n", ++count,
+				       path);
 				failed++;
 			} else {
 				printf("ok %d - %s\n", ++count, path);

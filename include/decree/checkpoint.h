@@ -30,32 +30,36 @@ typedef struct {
 	const char *session;
 	const char *message;
 	const char *label;
-	int64_t created_ns;      /**< Unix time in nanoseconds */
-	char created_at[40];     /**< RFC 3339 UTC, second precision */
+	int64_t created_ns;  /**< Unix time in nanoseconds */
+	char created_at[40]; /**< RFC 3339 UTC, second precision */
 	uint64_t file_count;
 	uint64_t total_bytes;
 	uint64_t skipped_count;
-	bool has_changes;        /**< only set by decree_checkpoint_list */
+	bool has_changes; /**< only set by decree_checkpoint_list */
 	char tree[DECREE_ID_HEXLEN + 1]; /**< root tree object id */
 } decree_checkpoint_info;
 
 #define DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION 1
 typedef struct {
 	unsigned version;
-	const char *session;  /**< NULL: "default" */
-	const char *message;  /**< one checkpoint per (session, message) */
+	const char *session; /**< NULL: "default" */
+	const char *message; /**< one checkpoint per (session, message) */
 	const char *label;
 } decree_checkpoint_create_options;
-#define DECREE_CHECKPOINT_CREATE_OPTIONS_INIT { DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION, NULL, NULL, NULL }
+#define DECREE_CHECKPOINT_CREATE_OPTIONS_INIT                              \
+	{                                                                  \
+		DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION, NULL, NULL, NULL \
+	}
 
 /**
  * Snapshot the working tree.  With a message that already has a checkpoint
  * in the session, nothing is created and that id is returned (*created
  * false).  @return 0, DECREE_ELOCKED, DECREE_EINVALID, -1.
  */
-DECREE_API int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
-					decree_store *s,
-					const decree_checkpoint_create_options *opts);
+DECREE_API int
+decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
+			 decree_store *s,
+			 const decree_checkpoint_create_options *opts);
 
 typedef struct decree_checkpoint_list decree_checkpoint_list;
 
@@ -64,8 +68,9 @@ enum decree_list_flags {
 };
 
 /** Checkpoints of this root, oldest first; session NULL = all. */
-DECREE_API int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
-					  const char *session, unsigned flags);
+DECREE_API int decree_checkpoint_list_get(decree_checkpoint_list **out,
+					  decree_store *s, const char *session,
+					  unsigned flags);
 DECREE_API size_t decree_checkpoint_list_count(const decree_checkpoint_list *l);
 DECREE_API const decree_checkpoint_info *
 decree_checkpoint_list_at(const decree_checkpoint_list *l, size_t i);
@@ -73,8 +78,8 @@ DECREE_API void decree_checkpoint_list_free(decree_checkpoint_list *l);
 
 /** Resolve a reference.  DECREE_ENOTFOUND, DECREE_EAMBIGUOUS (message
  * lists the candidates), DECREE_EINVALID. */
-DECREE_API int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-					 const char *ref);
+DECREE_API int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1],
+					 decree_store *s, const char *ref);
 
 /** File list of a checkpoint. */
 typedef struct decree_snapshot decree_snapshot;
@@ -82,20 +87,23 @@ typedef struct {
 	const char *path;
 	char sha256[DECREE_ID_HEXLEN + 1]; /**< "" for skipped files */
 	uint64_t size;
-	unsigned mode;        /**< 0644, 0755, 0120000 (symlink), 0 skipped */
+	unsigned mode; /**< 0644, 0755, 0120000 (symlink), 0 skipped */
 	const char *skip_reason; /**< NULL unless skipped */
 } decree_file_info;
 
-DECREE_API int decree_checkpoint_show(decree_snapshot **out, decree_checkpoint_info *info_out,
+DECREE_API int decree_checkpoint_show(decree_snapshot **out,
+				      decree_checkpoint_info *info_out,
 				      decree_store *s, const char *ref);
 DECREE_API size_t decree_snapshot_count(const decree_snapshot *snap);
-DECREE_API void decree_snapshot_at(decree_file_info *out, const decree_snapshot *snap, size_t i);
+DECREE_API void decree_snapshot_at(decree_file_info *out,
+				   const decree_snapshot *snap, size_t i);
 DECREE_API void decree_snapshot_free(decree_snapshot *snap);
 
 /** What a restore/undo/redo does to one path. */
 typedef enum {
 	DECREE_ACTION_CREATE = 1,
-	DECREE_ACTION_RESTORE = 2, /**< overwrite with the checkpoint's bytes/mode */
+	DECREE_ACTION_RESTORE = 2, /**< overwrite with the checkpoint's
+				      bytes/mode */
 	DECREE_ACTION_DELETE = 3,
 } decree_action;
 
@@ -107,25 +115,30 @@ typedef enum {
 	DECREE_PHASE_DONE = 5,
 } decree_phase;
 
-typedef void (*decree_plan_cb)(void *payload, const char *path, decree_action action);
-typedef void (*decree_progress_cb)(void *payload, decree_phase phase, const char *path,
-				   const char *action);
+typedef void (*decree_plan_cb)(void *payload, const char *path,
+			       decree_action action);
+typedef void (*decree_progress_cb)(void *payload, decree_phase phase,
+				   const char *path, const char *action);
 
 #define DECREE_RESTORE_OPTIONS_VERSION 1
 typedef struct {
 	unsigned version;
 	const char *const *paths; /**< NULL-terminated; NULL = whole tree */
-	bool dry_run;             /**< only report the plan */
-	decree_plan_cb plan;      /**< called per path before anything is written */
+	bool dry_run;		  /**< only report the plan */
+	decree_plan_cb plan; /**< called per path before anything is written */
 	decree_progress_cb progress;
 	void *payload;
 } decree_restore_options;
-#define DECREE_RESTORE_OPTIONS_INIT { DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL }
+#define DECREE_RESTORE_OPTIONS_INIT                                           \
+	{                                                                     \
+		DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL \
+	}
 
 /** Result counts of a restore, undo or redo. */
 typedef struct {
 	size_t created, restored, deleted;
-	char pre_checkpoint[DECREE_ID_HEXLEN + 1]; /**< capture of the state before ("" if none) */
+	char pre_checkpoint[DECREE_ID_HEXLEN + 1]; /**< capture of the state
+						      before ("" if none) */
 } decree_restore_result;
 
 /**
@@ -136,8 +149,9 @@ typedef struct {
  * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
  *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message), -1.
  */
-DECREE_API int decree_checkpoint_restore(decree_restore_result *result, decree_store *s,
-					 const char *ref, const decree_restore_options *opts);
+DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
+					 decree_store *s, const char *ref,
+					 const decree_restore_options *opts);
 
 /** Undo / redo the last restore, apply or revert.  DECREE_ENOTFOUND when
  * there is nothing to undo/redo. */
@@ -151,19 +165,22 @@ DECREE_API int decree_redo(decree_restore_result *result, decree_store *s,
  * and/or those younger than older_than_days (>= 0; -1 = unused).  Never
  * deletes the newest checkpoint of a session.  session NULL = every session.
  */
-DECREE_API int decree_checkpoint_prune(size_t *removed, decree_store *s, const char *session,
-				       long keep, long older_than_days);
+DECREE_API int decree_checkpoint_prune(size_t *removed, decree_store *s,
+				       const char *session, long keep,
+				       long older_than_days);
 
 /** Delete a session's records for this root; session NULL = every record
  * and the undo/redo history of this root. */
-DECREE_API int decree_checkpoint_drop(size_t *removed, decree_store *s, const char *session);
+DECREE_API int decree_checkpoint_drop(size_t *removed, decree_store *s,
+				      const char *session);
 
 /** Per-path difference between a checkpoint and the working tree (ref2 NULL)
  * or another checkpoint.  status: 'A' added, 'D' deleted, 'M' modified
  * (content or mode), as seen going from ref to ref2/worktree. */
 typedef int (*decree_change_cb)(void *payload, const char *path, char status);
-DECREE_API int decree_checkpoint_compare(decree_store *s, const char *ref, const char *ref2,
-					 decree_change_cb cb, void *payload);
+DECREE_API int decree_checkpoint_compare(decree_store *s, const char *ref,
+					 const char *ref2, decree_change_cb cb,
+					 void *payload);
 
 DECREE_END_DECL
 

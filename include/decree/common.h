@@ -15,7 +15,7 @@
 
 #ifdef __cplusplus
 #define DECREE_BEGIN_DECL extern "C" {
-#define DECREE_END_DECL }
+#define DECREE_END_DECL	  }
 #else
 #define DECREE_BEGIN_DECL
 #define DECREE_END_DECL
@@ -34,16 +34,16 @@ DECREE_BEGIN_DECL
 /** Return codes.  Each function documents which of these it can return. */
 typedef enum {
 	DECREE_OK = 0,
-	DECREE_ERROR = -1,      /**< generic failure (I/O, memory, ...) */
-	DECREE_ENOTFOUND = -3,  /**< checkpoint, object or path not found */
-	DECREE_EEXISTS = -4,    /**< something that must not exist does */
-	DECREE_ELOCKED = -5,    /**< the store is locked by a live process */
-	DECREE_ECONFLICT = -6,  /**< a patch or restore conflicts */
-	DECREE_ECORRUPT = -7,   /**< damaged object, record or log */
-	DECREE_EAPPLY = -8,     /**< a patch does not apply */
-	DECREE_EINVALID = -9,   /**< bad input: argument, path, format */
+	DECREE_ERROR = -1,	 /**< generic failure (I/O, memory, ...) */
+	DECREE_ENOTFOUND = -3,	 /**< checkpoint, object or path not found */
+	DECREE_EEXISTS = -4,	 /**< something that must not exist does */
+	DECREE_ELOCKED = -5,	 /**< the store is locked by a live process */
+	DECREE_ECONFLICT = -6,	 /**< a patch or restore conflicts */
+	DECREE_ECORRUPT = -7,	 /**< damaged object, record or log */
+	DECREE_EAPPLY = -8,	 /**< a patch does not apply */
+	DECREE_EINVALID = -9,	 /**< bad input: argument, path, format */
 	DECREE_EAMBIGUOUS = -10, /**< a reference matches several objects */
-	DECREE_EVERIFY = -11,   /**< written bytes do not hash as expected */
+	DECREE_EVERIFY = -11,	 /**< written bytes do not hash as expected */
 } decree_error_code;
 
 /** The message of the last error on this thread, never NULL ("" if none). */

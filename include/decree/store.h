@@ -32,23 +32,28 @@ typedef struct decree_store decree_store;
 #define DECREE_STORE_OPTIONS_VERSION 1
 
 typedef struct {
-	unsigned version;          /**< DECREE_STORE_OPTIONS_VERSION */
-	const char *root;          /**< project root (required) */
-	const char *store_path;    /**< NULL: <root>/.decree/store */
-	uint64_t max_file_size;    /**< 0: 50 MiB; larger files are skipped */
-	const char *const *excludes; /**< extra ignore patterns, NULL-terminated */
-	int lock_timeout_ms;       /**< <0: default (30000); 0: do not wait */
-	unsigned threads;          /**< hashing threads, 0: all cores */
+	unsigned version;	     /**< DECREE_STORE_OPTIONS_VERSION */
+	const char *root;	     /**< project root (required) */
+	const char *store_path;	     /**< NULL: <root>/.decree/store */
+	uint64_t max_file_size;	     /**< 0: 50 MiB; larger files are skipped */
+	const char *const *excludes; /**< extra ignore patterns, NULL-terminated
+				      */
+	int lock_timeout_ms;	     /**< <0: default (30000); 0: do not wait */
+	unsigned threads;	     /**< hashing threads, 0: all cores */
 } decree_store_options;
 
-#define DECREE_STORE_OPTIONS_INIT { DECREE_STORE_OPTIONS_VERSION, NULL, NULL, 0, NULL, -1, 0 }
+#define DECREE_STORE_OPTIONS_INIT                                        \
+	{                                                                \
+		DECREE_STORE_OPTIONS_VERSION, NULL, NULL, 0, NULL, -1, 0 \
+	}
 
 /**
  * Open the store for a project root.
  * @return 0, DECREE_EINVALID (bad root or options), DECREE_ECORRUPT (the
  *         store directory is not a decree store of a known version), -1.
  */
-DECREE_API int decree_store_open(decree_store **out, const decree_store_options *opts);
+DECREE_API int decree_store_open(decree_store **out,
+				 const decree_store_options *opts);
 
 /** Close and free; NULL is fine. */
 DECREE_API void decree_store_free(decree_store *s);
@@ -65,7 +70,8 @@ DECREE_API const char *decree_store_path(const decree_store *s);
  * state, and overwriting it would destroy bytes decree never captured);
  * *left_alone (may be NULL) counts them.
  */
-DECREE_API int decree_recover(decree_store *s, bool *recovered, size_t *left_alone);
+DECREE_API int decree_recover(decree_store *s, bool *recovered,
+			      size_t *left_alone);
 
 typedef struct {
 	uint64_t objects_freed;
@@ -81,7 +87,8 @@ typedef struct {
 DECREE_API int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *stats);
 
 /** Called by decree_fsck for each problem: what (object id, file) and why. */
-typedef void (*decree_fsck_cb)(void *payload, const char *what, const char *problem);
+typedef void (*decree_fsck_cb)(void *payload, const char *what,
+			       const char *problem);
 
 /**
  * Verify every object (re-hash), parse every record, resolve every

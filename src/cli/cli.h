@@ -36,11 +36,11 @@ typedef struct {
 /* Option specification for opt_parse. */
 typedef struct {
 	const char *name; /* long name without "--" */
-	char shortopt;    /* 0: none */
+	char shortopt;	  /* 0: none */
 	bool has_arg;
 	const char **value; /* where to store the argument (has_arg) */
-	bool *flag;         /* set to true when seen (no arg) */
-	int *count;         /* incremented when seen */
+	bool *flag;	    /* set to true when seen (no arg) */
+	int *count;	    /* incremented when seen */
 } opt_spec;
 
 /* Parse the command's options out of ctx->argv (options may come before
@@ -48,7 +48,8 @@ typedef struct {
  * ctx->argv.  Prints a usage error and returns -1 on unknown options. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
-int usage_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int usage_error(const cli_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Report the library's last error; returns EXIT_FAIL (or EXIT_USAGE). */
 int lib_fail(int code);

@@ -26,15 +26,20 @@ static void emit(buf *b)
 
 static const char *mode_str(unsigned mode)
 {
-	return mode == 0755 ? "755" : mode == 0120000 ? "120000" : mode == 0 ? "0" : "644";
+	return mode == 0755	 ? "755"
+	       : mode == 0120000 ? "120000"
+	       : mode == 0	 ? "0"
+				 : "644";
 }
 
-/* --- create ----------------------------------------------------------------- */
+/* --- create -----------------------------------------------------------------
+ */
 
 static int ck_create(cli_ctx *ctx)
 {
 	const char *session = NULL, *message = NULL, *label = NULL;
-	decree_checkpoint_create_options o = DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_checkpoint_create_options o =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
 	opt_spec specs[] = {
 		{ "session", 's', true, &session, NULL, NULL },
 		{ "message", 'm', true, &message, NULL, NULL },
@@ -49,7 +54,8 @@ static int ck_create(cli_ctx *ctx)
 	if (opt_parse(ctx, specs) < 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'checkpoint create' takes no arguments");
+		return usage_error(ctx,
+				   "'checkpoint create' takes no arguments");
 	if (session && !*session)
 		return usage_error(ctx, "--session needs a non-empty name");
 	if ((r = open_store(&s, ctx)) != 0)
@@ -63,7 +69,8 @@ static int ck_create(cli_ctx *ctx)
 		return lib_fail(r);
 	if (ctx->json) {
 		buf b = BUF_INIT;
-		buf_printf(&b, "{\"id\":\"%s\",\"created\":%s}\n", id, created ? "true" : "false");
+		buf_printf(&b, "{\"id\":\"%s\",\"created\":%s}\n", id,
+			   created ? "true" : "false");
 		emit(&b);
 	} else if (!ctx->quiet) {
 		printf("%s\n", id);
@@ -71,7 +78,8 @@ static int ck_create(cli_ctx *ctx)
 	return EXIT_OK;
 }
 
-/* --- list --------------------------------------------------------------------- */
+/* --- list
+ * --------------------------------------------------------------------- */
 
 static void info_json(buf *b, const decree_checkpoint_info *c, bool has_changes)
 {
@@ -79,10 +87,13 @@ static void info_json(buf *b, const decree_checkpoint_info *c, bool has_changes)
 	jstr(b, "session", c->session, true);
 	jstr(b, "message", c->message, true);
 	jstr(b, "label", c->label, true);
-	buf_printf(b, ",\"created_at\":\"%s\",\"file_count\":%" PRIu64 ",\"total_bytes\":%" PRIu64,
+	buf_printf(b,
+		   ",\"created_at\":\"%s\",\"file_count\":%" PRIu64
+		   ",\"total_bytes\":%" PRIu64,
 		   c->created_at, c->file_count, c->total_bytes);
 	if (has_changes)
-		buf_printf(b, ",\"has_changes\":%s", c->has_changes ? "true" : "false");
+		buf_printf(b, ",\"has_changes\":%s",
+			   c->has_changes ? "true" : "false");
 	buf_puts(b, "}");
 }
 
@@ -118,9 +129,13 @@ static int ck_list(cli_ctx *ctx)
 		buf_puts(&b, "]}\n");
 	} else {
 		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
-			const decree_checkpoint_info *c = decree_checkpoint_list_at(l, i);
-			buf_printf(&b, "%.12s  %s  %-10s %6" PRIu64 " files  %s", c->id, c->created_at,
-				   c->session, c->file_count, c->has_changes ? "changed" : "       ");
+			const decree_checkpoint_info *c =
+				decree_checkpoint_list_at(l, i);
+			buf_printf(&b,
+				   "%.12s  %s  %-10s %6" PRIu64 " files  %s",
+				   c->id, c->created_at, c->session,
+				   c->file_count,
+				   c->has_changes ? "changed" : "       ");
 			if (c->label)
 				buf_printf(&b, "  [%s]", c->label);
 			if (c->message)
@@ -128,14 +143,16 @@ static int ck_list(cli_ctx *ctx)
 			buf_putc(&b, '\n');
 		}
 		if (!decree_checkpoint_list_count(l) && !ctx->quiet)
-			fputs("no checkpoints yet ('decree checkpoint create' makes one)\n", stderr);
+			fputs("no checkpoints yet ('decree checkpoint create' makes one)\n",
+			      stderr);
 	}
 	decree_checkpoint_list_free(l);
 	emit(&b);
 	return EXIT_OK;
 }
 
-/* --- show ----------------------------------------------------------------------- */
+/* --- show
+ * ----------------------------------------------------------------------- */
 
 static int ck_show(cli_ctx *ctx)
 {
@@ -170,8 +187,10 @@ static int ck_show(cli_ctx *ctx)
 			buf_puts(&b, first ? "{" : ",{");
 			first = false;
 			json_kv_path(&b, "path", f.path, false);
-			buf_printf(&b, ",\"sha256\":\"%s\",\"size\":%" PRIu64 ",\"mode\":\"%s\"}", f.sha256,
-				   f.size, mode_str(f.mode));
+			buf_printf(&b,
+				   ",\"sha256\":\"%s\",\"size\":%" PRIu64
+				   ",\"mode\":\"%s\"}",
+				   f.sha256, f.size, mode_str(f.mode));
 		}
 		buf_puts(&b, "],\"skipped\":[");
 		first = true;
@@ -189,23 +208,26 @@ static int ck_show(cli_ctx *ctx)
 		}
 		buf_puts(&b, "]}\n");
 	} else {
-		buf_printf(&b, "checkpoint %s\nsession    %s\ncreated    %s\n", info.id, info.session,
-			   info.created_at);
+		buf_printf(&b, "checkpoint %s\nsession    %s\ncreated    %s\n",
+			   info.id, info.session, info.created_at);
 		if (info.message)
 			buf_printf(&b, "message    %s\n", info.message);
 		if (info.label)
 			buf_printf(&b, "label      %s\n", info.label);
-		buf_printf(&b, "files      %" PRIu64 " (%" PRIu64 " bytes)\n\n", info.file_count,
-			   info.total_bytes);
+		buf_printf(&b, "files      %" PRIu64 " (%" PRIu64 " bytes)\n\n",
+			   info.file_count, info.total_bytes);
 		for (size_t i = 0; i < n; i++) {
 			decree_file_info f;
 			decree_snapshot_at(&f, sn, i);
 			if (f.skip_reason)
-				buf_printf(&b, "skipped %-57s %10" PRIu64 " %s (%s)\n", "", f.size, f.path,
-					   f.skip_reason);
+				buf_printf(&b,
+					   "skipped %-57s %10" PRIu64
+					   " %s (%s)\n",
+					   "", f.size, f.path, f.skip_reason);
 			else
-				buf_printf(&b, "%-6s %s %10" PRIu64 " %s\n", mode_str(f.mode), f.sha256,
-					   f.size, f.path);
+				buf_printf(&b, "%-6s %s %10" PRIu64 " %s\n",
+					   mode_str(f.mode), f.sha256, f.size,
+					   f.path);
 		}
 	}
 	decree_snapshot_free(sn);
@@ -213,7 +235,8 @@ static int ck_show(cli_ctx *ctx)
 	return EXIT_OK;
 }
 
-/* --- restore, rollback, undo, redo ------------------------------------------- */
+/* --- restore, rollback, undo, redo -------------------------------------------
+ */
 
 typedef struct {
 	const cli_ctx *ctx;
@@ -224,7 +247,9 @@ typedef struct {
 
 static const char *action_name(decree_action a)
 {
-	return a == DECREE_ACTION_DELETE ? "delete" : a == DECREE_ACTION_CREATE ? "create" : "restore";
+	return a == DECREE_ACTION_DELETE   ? "delete"
+	       : a == DECREE_ACTION_CREATE ? "create"
+					   : "restore";
 }
 
 static void on_plan(void *payload, const char *path, decree_action a)
@@ -257,16 +282,19 @@ static const char *phase_name(decree_phase ph)
 	}
 }
 
-static void on_progress(void *payload, decree_phase ph, const char *path, const char *action)
+static void on_progress(void *payload, decree_phase ph, const char *path,
+			const char *action)
 {
 	plan_out *p = payload;
 	/* Only roll-back steps are news to the user; the plan was printed. */
 	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet)
-		fprintf(stderr, "%s: %s %s\n", phase_name(ph), action ? action : "", path ? path : "");
+		fprintf(stderr, "%s: %s %s\n", phase_name(ph),
+			action ? action : "", path ? path : "");
 }
 
-static int finish_restore(const cli_ctx *ctx, plan_out *po, int r, const decree_restore_result *res,
-			  const char *verb, const char *target)
+static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
+			  const decree_restore_result *res, const char *verb,
+			  const char *target)
 {
 	if (r < 0) {
 		buf_release(&po->json);
@@ -277,20 +305,27 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r, const decree_
 		buf_printf(&b, "{\"operation\":\"%s\"", verb);
 		jstr(&b, "checkpoint", target, true);
 		buf_printf(&b, ",\"dry_run\":%s", po->dry ? "true" : "false");
-		jstr(&b, "pre_checkpoint", res->pre_checkpoint[0] ? res->pre_checkpoint : NULL, true);
-		buf_printf(&b, ",\"created\":%zu,\"restored\":%zu,\"deleted\":%zu,\"changes\":[%s]}\n",
-			   res->created, res->restored, res->deleted, po->json.ptr);
+		jstr(&b, "pre_checkpoint",
+		     res->pre_checkpoint[0] ? res->pre_checkpoint : NULL, true);
+		buf_printf(
+			&b,
+			",\"created\":%zu,\"restored\":%zu,\"deleted\":%zu,\"changes\":[%s]}\n",
+			res->created, res->restored, res->deleted,
+			po->json.ptr);
 		emit(&b);
 	} else if (!ctx->quiet) {
 		if (po->dry)
 			printf("dry run: would create %zu, restore %zu, delete %zu file(s)\n",
 			       res->created, res->restored, res->deleted);
 		else if (!po->n)
-			printf("nothing to %s: the tree already matches\n", verb);
+			printf("nothing to %s: the tree already matches\n",
+			       verb);
 		else
-			printf("%s: created %zu, restored %zu, deleted %zu file(s)%s\n", verb,
-			       res->created, res->restored, res->deleted,
-			       !strcmp(verb, "restore") ? "; 'decree undo' reverts this" : "");
+			printf("%s: created %zu, restored %zu, deleted %zu file(s)%s\n",
+			       verb, res->created, res->restored, res->deleted,
+			       !strcmp(verb, "restore")
+				       ? "; 'decree undo' reverts this"
+				       : "");
 	}
 	buf_release(&po->json);
 	return EXIT_OK;
@@ -312,7 +347,8 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 		for (int i = 0; i < ctx->rest_argc; i++) {
 			char *p = ctx->rest_argv[i];
 			size_t n = strlen(p);
-			while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir" */
+			while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir"
+							  */
 				p[--n] = '\0';
 			while (p[0] == '.' && p[1] == '/')
 				p += 2;
@@ -343,7 +379,9 @@ static int ck_restore(cli_ctx *ctx)
 	if (opt_parse(ctx, specs) < 0)
 		return EXIT_USAGE;
 	if (ctx->argc != 1)
-		return usage_error(ctx, "usage: decree checkpoint restore REF [--dry-run] [-- PATH...]");
+		return usage_error(
+			ctx,
+			"usage: decree checkpoint restore REF [--dry-run] [-- PATH...]");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = do_restore(ctx, s, ctx->argv[0], dry);
@@ -365,7 +403,8 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	int r;
 
 	if (ctx->help) {
-		printf("usage: decree %s [--dry-run]\n\n%s\n", undo ? "undo" : "redo",
+		printf("usage: decree %s [--dry-run]\n\n%s\n",
+		       undo ? "undo" : "redo",
 		       undo ? "Put back the files the last restore, apply or revert changed, exactly\n"
 			      "as they were before it.  Edits made since are captured first (a\n"
 			      "checkpoint labelled pre-undo), so nothing is lost.  'decree redo'\n"
@@ -376,7 +415,8 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	if (opt_parse(ctx, specs) < 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'%s' takes no arguments", undo ? "undo" : "redo");
+		return usage_error(ctx, "'%s' takes no arguments",
+				   undo ? "undo" : "redo");
 	po.dry = dry;
 	o.dry_run = dry;
 	o.plan = on_plan;
@@ -399,7 +439,8 @@ int cmd_redo(cli_ctx *ctx)
 	return replay_cmd(ctx, false);
 }
 
-/* --- rollback --------------------------------------------------------------------- */
+/* --- rollback
+ * --------------------------------------------------------------------- */
 
 static int count_change(void *payload, const char *path, char status)
 {
@@ -441,10 +482,16 @@ int cmd_rollback(cli_ctx *ctx)
 	}
 	if (opt_parse(ctx, specs) < 0)
 		return EXIT_USAGE;
-	if (ctx->argc > 1 || (ctx->argc == 1 && (parse_number(&num, ctx->argv[0]) < 0 || num < 1)))
-		return usage_error(ctx, "usage: decree rollback [N [-- PATH...]] (N >= 1)");
+	if (ctx->argc > 1 ||
+	    (ctx->argc == 1 &&
+	     (parse_number(&num, ctx->argv[0]) < 0 || num < 1)))
+		return usage_error(
+			ctx,
+			"usage: decree rollback [N [-- PATH...]] (N >= 1)");
 	if (!ctx->argc && ctx->rest_argc)
-		return usage_error(ctx, "paths need a checkpoint number: decree rollback N -- PATH...");
+		return usage_error(
+			ctx,
+			"paths need a checkpoint number: decree rollback N -- PATH...");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	if ((r = decree_checkpoint_list_get(&l, s, session, 0)) < 0) {
@@ -457,9 +504,11 @@ int cmd_rollback(cli_ctx *ctx)
 		if ((size_t)num > n) {
 			decree_checkpoint_list_free(l);
 			decree_store_free(s);
-			return fail("no checkpoint number %ld (there are %zu)", num, n);
+			return fail("no checkpoint number %ld (there are %zu)",
+				    num, n);
 		}
-		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id, sizeof(id));
+		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id,
+		       sizeof(id));
 		decree_checkpoint_list_free(l);
 		r = do_restore(ctx, s, id, false);
 		decree_store_free(s);
@@ -468,23 +517,30 @@ int cmd_rollback(cli_ctx *ctx)
 	if (ctx->json)
 		buf_puts(&b, "{\"checkpoints\":[");
 	for (size_t k = 0; k < n; k++) {
-		const decree_checkpoint_info *c = decree_checkpoint_list_at(l, n - 1 - k);
+		const decree_checkpoint_info *c =
+			decree_checkpoint_list_at(l, n - 1 - k);
 		size_t differ = 0;
-		if ((r = decree_checkpoint_compare(s, c->id, NULL, count_change, &differ)) < 0) {
+		if ((r = decree_checkpoint_compare(s, c->id, NULL, count_change,
+						   &differ)) < 0) {
 			decree_checkpoint_list_free(l);
 			decree_store_free(s);
 			buf_release(&b);
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"", k ? "," : "", k + 1, c->id);
+			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"",
+				   k ? "," : "", k + 1, c->id);
 			jstr(&b, "session", c->session, true);
 			jstr(&b, "label", c->label, true);
 			jstr(&b, "message", c->message, true);
-			buf_printf(&b, ",\"created_at\":\"%s\",\"files_differ\":%zu}", c->created_at, differ);
+			buf_printf(
+				&b,
+				",\"created_at\":\"%s\",\"files_differ\":%zu}",
+				c->created_at, differ);
 		} else {
-			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ", k + 1, c->created_at, c->id,
-				   c->session, differ);
+			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
+				   k + 1, c->created_at, c->id, c->session,
+				   differ);
 			if (c->label)
 				buf_printf(&b, "  [%s]", c->label);
 			if (c->message)
@@ -495,14 +551,17 @@ int cmd_rollback(cli_ctx *ctx)
 	if (ctx->json)
 		buf_puts(&b, "]}\n");
 	else if (!n && !ctx->quiet)
-		buf_puts(&b, "no checkpoints yet ('decree checkpoint create' makes one)\n");
+		buf_puts(
+			&b,
+			"no checkpoints yet ('decree checkpoint create' makes one)\n");
 	decree_checkpoint_list_free(l);
 	decree_store_free(s);
 	emit(&b);
 	return EXIT_OK;
 }
 
-/* --- prune, drop ------------------------------------------------------------------- */
+/* --- prune, drop
+ * ------------------------------------------------------------------- */
 
 static int ck_prune(cli_ctx *ctx)
 {
@@ -521,11 +580,14 @@ static int ck_prune(cli_ctx *ctx)
 	if (opt_parse(ctx, specs) < 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc || (!keep_s == !older_s))
-		return usage_error(ctx, "usage: decree checkpoint prune [--session S] --keep N | --older-than DAYS");
+		return usage_error(
+			ctx,
+			"usage: decree checkpoint prune [--session S] --keep N | --older-than DAYS");
 	if (keep_s && (parse_number(&keep, keep_s) < 0 || keep < 1))
 		return usage_error(ctx, "--keep needs a number >= 1");
 	if (older_s && parse_number(&older, older_s) < 0)
-		return usage_error(ctx, "--older-than needs a number of days >= 0");
+		return usage_error(ctx,
+				   "--older-than needs a number of days >= 0");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_prune(&removed, s, session, keep, older);
@@ -535,7 +597,8 @@ static int ck_prune(cli_ctx *ctx)
 	if (ctx->json)
 		printf("{\"removed\":%zu}\n", removed);
 	else if (!ctx->quiet)
-		printf("pruned %zu checkpoint(s); 'decree gc' frees their storage\n", removed);
+		printf("pruned %zu checkpoint(s); 'decree gc' frees their storage\n",
+		       removed);
 	return EXIT_OK;
 }
 
@@ -555,7 +618,9 @@ static int ck_drop(cli_ctx *ctx)
 	if (opt_parse(ctx, specs) < 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc || (!session == !all))
-		return usage_error(ctx, "usage: decree checkpoint drop --session S | --all");
+		return usage_error(
+			ctx,
+			"usage: decree checkpoint drop --session S | --all");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_drop(&removed, s, all ? NULL : session);
@@ -565,12 +630,13 @@ static int ck_drop(cli_ctx *ctx)
 	if (ctx->json)
 		printf("{\"removed\":%zu}\n", removed);
 	else if (!ctx->quiet)
-		printf("dropped %zu checkpoint(s)%s; 'decree gc' frees their storage\n", removed,
-		       all ? " and the undo history" : "");
+		printf("dropped %zu checkpoint(s)%s; 'decree gc' frees their storage\n",
+		       removed, all ? " and the undo history" : "");
 	return EXIT_OK;
 }
 
-/* --- the "checkpoint" command ------------------------------------------------------ */
+/* --- the "checkpoint" command
+ * ------------------------------------------------------ */
 
 static const struct {
 	const char *name;
@@ -578,15 +644,19 @@ static const struct {
 	const char *usage;
 	const char *cmdname;
 } subs[] = {
-	{ "create", ck_create, "checkpoint create [--session S] [--message M] [--label TEXT]",
+	{ "create", ck_create,
+	  "checkpoint create [--session S] [--message M] [--label TEXT]",
 	  "checkpoint create" },
 	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list" },
 	{ "show", ck_show, "checkpoint show REF", "checkpoint show" },
-	{ "restore", ck_restore, "checkpoint restore REF [--dry-run] [-- PATH...]",
+	{ "restore", ck_restore,
+	  "checkpoint restore REF [--dry-run] [-- PATH...]",
 	  "checkpoint restore" },
-	{ "prune", ck_prune, "checkpoint prune [--session S] --keep N | --older-than DAYS",
+	{ "prune", ck_prune,
+	  "checkpoint prune [--session S] --keep N | --older-than DAYS",
 	  "checkpoint prune" },
-	{ "drop", ck_drop, "checkpoint drop --session S | --all", "checkpoint drop" },
+	{ "drop", ck_drop, "checkpoint drop --session S | --all",
+	  "checkpoint drop" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -627,10 +697,12 @@ int cmd_checkpoint(cli_ctx *ctx)
 		ctx->cmdname = subs[i].cmdname;
 		return subs[i].fn(ctx);
 	}
-	return usage_error(ctx, "unknown checkpoint command '%s'", ctx->argv[0]);
+	return usage_error(ctx, "unknown checkpoint command '%s'",
+			   ctx->argv[0]);
 }
 
-/* --- recover, gc, fsck --------------------------------------------------------------- */
+/* --- recover, gc, fsck
+ * --------------------------------------------------------------- */
 
 int cmd_recover(cli_ctx *ctx)
 {
@@ -655,12 +727,15 @@ int cmd_recover(cli_ctx *ctx)
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
-		printf("{\"recovered\":%s,\"left_alone\":%zu}\n", rec ? "true" : "false", left);
+		printf("{\"recovered\":%s,\"left_alone\":%zu}\n",
+		       rec ? "true" : "false", left);
 	else if (!ctx->quiet && left)
 		printf("recovered an interrupted transaction; %zu path(s) changed after the "
-		       "interruption were left as they are\n", left);
+		       "interruption were left as they are\n",
+		       left);
 	else if (!ctx->quiet)
-		puts(rec ? "recovered an interrupted transaction" : "nothing to recover");
+		puts(rec ? "recovered an interrupted transaction"
+			 : "nothing to recover");
 	return EXIT_OK;
 }
 
@@ -691,12 +766,16 @@ int cmd_gc(cli_ctx *ctx)
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
-		printf("{\"dry_run\":%s,\"objects_freed\":%" PRIu64 ",\"bytes_freed\":%" PRIu64
-		       ",\"objects_kept\":%" PRIu64 "}\n",
-		       dry ? "true" : "false", st.objects_freed, st.bytes_freed, st.objects_kept);
+		printf("{\"dry_run\":%s,\"objects_freed\":%" PRIu64
+		       ",\"bytes_freed\":%" PRIu64 ",\"objects_kept\":%" PRIu64
+		       "}\n",
+		       dry ? "true" : "false", st.objects_freed, st.bytes_freed,
+		       st.objects_kept);
 	else if (!ctx->quiet)
-		printf("%s %" PRIu64 " object(s), %" PRIu64 " bytes; kept %" PRIu64 "\n",
-		       dry ? "would free" : "freed", st.objects_freed, st.bytes_freed, st.objects_kept);
+		printf("%s %" PRIu64 " object(s), %" PRIu64
+		       " bytes; kept %" PRIu64 "\n",
+		       dry ? "would free" : "freed", st.objects_freed,
+		       st.bytes_freed, st.objects_kept);
 	return EXIT_OK;
 }
 
@@ -740,7 +819,8 @@ int cmd_fsck(cli_ctx *ctx)
 	r = decree_fsck(s, on_problem, &fo);
 	decree_store_free(s);
 	if (ctx->json) {
-		printf("{\"ok\":%s,\"problems\":[%s]}\n", r == 0 ? "true" : "false", fo.json.ptr);
+		printf("{\"ok\":%s,\"problems\":[%s]}\n",
+		       r == 0 ? "true" : "false", fo.json.ptr);
 		buf_release(&fo.json);
 		if (r < 0 && !fo.n)
 			return lib_fail(r);

@@ -36,14 +36,18 @@ static void config_release(config *c)
 static const char *scalar(yaml_document_t *d, yaml_node_t *n)
 {
 	(void)d;
-	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+	return n && n->type == YAML_SCALAR_NODE
+		       ? (const char *)n->data.scalar.value
+		       : NULL;
 }
 
-static yaml_node_t *map_get(yaml_document_t *d, yaml_node_t *map, const char *key)
+static yaml_node_t *map_get(yaml_document_t *d, yaml_node_t *map,
+			    const char *key)
 {
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	     p < map->data.mapping.pairs.top; p++) {
 		const char *k = scalar(d, yaml_document_get_node(d, p->key));
 		if (k && !strcmp(k, key))
 			return yaml_document_get_node(d, p->value);
@@ -61,9 +65,21 @@ static int parse_size(uint64_t *out, const char *s)
 	if (errno || end == s || s[0] == '-')
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end == 'i' || *end == 'B')
 		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
@@ -75,7 +91,8 @@ static int parse_size(uint64_t *out, const char *s)
 
 static int bad(const char *file, yaml_node_t *n, const char *what)
 {
-	return fail("%s:%lu: %s", file, n ? (unsigned long)n->start_mark.line + 1 : 0UL, what);
+	return fail("%s:%lu: %s", file,
+		    n ? (unsigned long)n->start_mark.line + 1 : 0UL, what);
 }
 
 static int config_load(config *c, const char *root)
@@ -94,7 +111,8 @@ static int config_load(config *c, const char *root)
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
-		r = fail("%s:%lu: %s", path, (unsigned long)parser.problem_mark.line + 1,
+		r = fail("%s:%lu: %s", path,
+			 (unsigned long)parser.problem_mark.line + 1,
 			 parser.problem ? parser.problem : "invalid YAML");
 		yaml_parser_delete(&parser);
 		fclose(f);
@@ -112,7 +130,8 @@ static int config_load(config *c, const char *root)
 		r = bad(path, cp, "'checkpoint' must be a mapping");
 		goto done;
 	}
-	if ((n = map_get(&doc, cp, "store")) || (n = map_get(&doc, top, "store"))) {
+	if ((n = map_get(&doc, cp, "store")) ||
+	    (n = map_get(&doc, top, "store"))) {
 		const char *v = scalar(&doc, n);
 		if (!v || !*v) {
 			r = bad(path, n, "'store' must be a directory path");
@@ -129,22 +148,27 @@ static int config_load(config *c, const char *root)
 	if ((n = map_get(&doc, cp, "max_file_size"))) {
 		const char *v = scalar(&doc, n);
 		if (!v || parse_size(&c->max_file_size, v) < 0) {
-			r = bad(path, n, "'max_file_size' must be a positive size like 52428800 or 50M");
+			r = bad(path, n,
+				"'max_file_size' must be a positive size like 52428800 or 50M");
 			goto done;
 		}
 	}
 	if ((n = map_get(&doc, cp, "exclude"))) {
 		if (n->type != YAML_SEQUENCE_NODE) {
-			r = bad(path, n, "'exclude' must be a list of patterns");
+			r = bad(path, n,
+				"'exclude' must be a list of patterns");
 			goto done;
 		}
-		size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+		size_t cnt = (size_t)(n->data.sequence.items.top -
+				      n->data.sequence.items.start);
 		c->excludes = calloc(cnt + 1, sizeof(char *));
 		for (size_t i = 0; c->excludes && i < cnt; i++) {
-			yaml_node_t *it = yaml_document_get_node(&doc, n->data.sequence.items.start[i]);
+			yaml_node_t *it = yaml_document_get_node(
+				&doc, n->data.sequence.items.start[i]);
 			const char *v = scalar(&doc, it);
 			if (!v) {
-				r = bad(path, it, "'exclude' entries must be strings");
+				r = bad(path, it,
+					"'exclude' entries must be strings");
 				goto done;
 			}
 			c->excludes[c->nexcludes++] = strdup(v);
@@ -166,7 +190,8 @@ static int find_root(char *out, size_t len)
 	struct stat st;
 
 	if (!getcwd(cwd, sizeof(cwd)))
-		return fail("cannot get the current directory: %s", strerror(errno));
+		return fail("cannot get the current directory: %s",
+			    strerror(errno));
 	snprintf(out, len, "%s", cwd);
 	for (;;) {
 		char probe[PATH_MAX + 16];
@@ -196,7 +221,9 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 	*out = NULL;
 	if (ctx->root_opt) {
 		if (stat(ctx->root_opt, &st) < 0 || !S_ISDIR(st.st_mode))
-			return fail("cannot use '%s' as project root: not a directory", ctx->root_opt);
+			return fail(
+				"cannot use '%s' as project root: not a directory",
+				ctx->root_opt);
 		snprintf(root, sizeof(root), "%s", ctx->root_opt);
 	} else if ((r = find_root(root, sizeof(root))) != 0) {
 		return r;
@@ -204,7 +231,9 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 	if ((r = config_load(&c, root)) != 0)
 		return r;
 	o.root = root;
-	o.store_path = ctx->store_opt ? ctx->store_opt : env && *env ? env : c.store;
+	o.store_path = ctx->store_opt ? ctx->store_opt
+		       : env && *env  ? env
+				      : c.store;
 	o.max_file_size = c.max_file_size;
 	o.excludes = (const char *const *)c.excludes;
 	if (tmo && *tmo)

@@ -17,11 +17,14 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-	{ "checkpoint", cmd_checkpoint, "create, list, show, restore, prune, drop checkpoints" },
-	{ "rollback", cmd_rollback, "list checkpoints newest first, or restore number N" },
+	{ "checkpoint", cmd_checkpoint,
+	  "create, list, show, restore, prune, drop checkpoints" },
+	{ "rollback", cmd_rollback,
+	  "list checkpoints newest first, or restore number N" },
 	{ "undo", cmd_undo, "undo the last restore, apply or revert" },
 	{ "redo", cmd_redo, "redo what undo undid" },
-	{ "recover", cmd_recover, "finish or roll back an interrupted transaction" },
+	{ "recover", cmd_recover,
+	  "finish or roll back an interrupted transaction" },
 	{ "gc", cmd_gc, "delete objects no checkpoint or history needs" },
 	{ "fsck", cmd_fsck, "verify every object and record of the store" },
 	{ NULL, NULL, NULL },
@@ -46,7 +49,8 @@ static void usage(FILE *f)
 }
 
 /* Take the global options out of argv (up to "--"). */
-static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help, bool *version)
+static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help,
+			   bool *version)
 {
 	int out = 1, i;
 
@@ -56,7 +60,8 @@ static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help, boo
 			break;
 		if (!strcmp(a, "-C") || !strcmp(a, "--store")) {
 			if (i + 1 >= *argc)
-				return usage_error(ctx, "option '%s' needs a value", a);
+				return usage_error(
+					ctx, "option '%s' needs a value", a);
 			if (a[1] == 'C')
 				ctx->root_opt = argv[++i];
 			else

@@ -82,7 +82,8 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			if (!(s = find_long(specs, name, n))) {
-				usage_error(ctx, "unknown option '--%.*s'", (int)n, name);
+				usage_error(ctx, "unknown option '--%.*s'",
+					    (int)n, name);
 				return -1;
 			}
 			if (s->has_arg) {
@@ -91,11 +92,15 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 				} else if (i + 1 < ctx->argc) {
 					seen(s, ctx->argv[++i]);
 				} else {
-					usage_error(ctx, "option '--%s' needs a value", s->name);
+					usage_error(
+						ctx,
+						"option '--%s' needs a value",
+						s->name);
 					return -1;
 				}
 			} else if (eq) {
-				usage_error(ctx, "option '--%s' takes no value", s->name);
+				usage_error(ctx, "option '--%s' takes no value",
+					    s->name);
 				return -1;
 			} else {
 				seen(s, NULL);
@@ -112,7 +117,8 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 			else if (i + 1 < ctx->argc)
 				seen(s, ctx->argv[++i]);
 			else {
-				usage_error(ctx, "option '-%c' needs a value", a[1]);
+				usage_error(ctx, "option '-%c' needs a value",
+					    a[1]);
 				return -1;
 			}
 		} else {

@@ -30,10 +30,11 @@
 
 /* Merge packs under 8 MiB once there are more than 16 (one per checkpoint
  * otherwise; each costs an open and a lookup). */
-#define REPACK_MAX_PACKS 16
+#define REPACK_MAX_PACKS   16
 #define REPACK_SMALL_BYTES (8u << 20)
 
-/* --- records ---------------------------------------------------------------- */
+/* --- records ----------------------------------------------------------------
+ */
 
 void ckpt_rec_release(ckpt_rec *r)
 {
@@ -80,19 +81,26 @@ int ckpt_load_file(ckpt_rec *out, const char *path, const char *id)
 	sha256_buf(&sum, data.ptr, data.len);
 	oid_to_hex(hex, &sum);
 	if (strcmp(hex, id)) {
-		r = decree_error_set(DECREE_ECORRUPT, "checkpoint record %s is damaged", id);
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s is damaged", id);
 		goto done;
 	}
-	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) || !json_is_object(o) ||
+	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) ||
+	    !json_is_object(o) ||
 	    json_integer_value(json_object_get(o, "version")) != 1 ||
 	    !json_is_string(json_object_get(o, "tree")) ||
 	    !json_is_string(json_object_get(o, "session"))) {
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "checkpoint record %s is not a version 1 record", id);
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"checkpoint record %s is not a version 1 record", id);
 		goto done;
 	}
-	if ((r = oid_from_hex(&out->tree, json_string_value(json_object_get(o, "tree")))) < 0) {
-		r = decree_error_set(DECREE_ECORRUPT, "checkpoint record %s has a bad tree id", id);
+	if ((r = oid_from_hex(&out->tree,
+			      json_string_value(json_object_get(o, "tree")))) <
+	    0) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s has a bad tree id",
+				     id);
 		goto done;
 	}
 	out->session = json_dup(o, "session");
@@ -104,10 +112,14 @@ int ckpt_load_file(ckpt_rec *out, const char *path, const char *id)
 	out->info.session = out->session;
 	out->info.message = out->message;
 	out->info.label = out->label;
-	out->info.created_ns = json_integer_value(json_object_get(o, "created_ns"));
-	format_time(out->info.created_at, sizeof(out->info.created_at), out->info.created_ns);
-	out->info.file_count = (uint64_t)json_integer_value(json_object_get(o, "file_count"));
-	out->info.total_bytes = (uint64_t)json_integer_value(json_object_get(o, "total_bytes"));
+	out->info.created_ns =
+		json_integer_value(json_object_get(o, "created_ns"));
+	format_time(out->info.created_at, sizeof(out->info.created_at),
+		    out->info.created_ns);
+	out->info.file_count =
+		(uint64_t)json_integer_value(json_object_get(o, "file_count"));
+	out->info.total_bytes =
+		(uint64_t)json_integer_value(json_object_get(o, "total_bytes"));
 	v = json_object_get(o, "skipped");
 	out->info.skipped_count = json_is_array(v) ? json_array_size(v) : 0;
 	r = 0;
@@ -145,7 +157,8 @@ int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
 		return decree_error_os("cannot open '%s'", dir);
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (strlen(de->d_name) != SHA256_HEXLEN || !is_hex_prefix(de->d_name, 64))
+		if (strlen(de->d_name) != SHA256_HEXLEN ||
+		    !is_hex_prefix(de->d_name, 64))
 			continue;
 		if ((r = GROW(v, cap, n + 1)) < 0)
 			break;
@@ -182,22 +195,28 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
 
 	memset(out, 0, sizeof(*out));
 	if (!colon && !is_hex_prefix(ref, 4))
-		return decree_error_set(DECREE_EINVALID,
-					"invalid checkpoint reference '%s' (use an id, a prefix of "
-					"4+ hex digits, or SESSION:MESSAGE)", ref);
+		return decree_error_set(
+			DECREE_EINVALID,
+			"invalid checkpoint reference '%s' (use an id, a prefix of "
+			"4+ hex digits, or SESSION:MESSAGE)",
+			ref);
 	if ((r = ckpt_load_all(&v, &n, s)) < 0)
 		return r;
 	for (size_t i = n; i-- > 0;) {
 		bool match;
 		if (colon) {
 			size_t sl = (size_t)(colon - ref);
-			match = strlen(v[i].session) == sl && !strncmp(v[i].session, ref, sl) &&
-				v[i].message && !strcmp(v[i].message, colon + 1);
+			match = strlen(v[i].session) == sl &&
+				!strncmp(v[i].session, ref, sl) &&
+				v[i].message &&
+				!strcmp(v[i].message, colon + 1);
 		} else {
 			char lower[SHA256_HEXLEN + 1];
 			size_t k;
 			for (k = 0; ref[k] && k < SHA256_HEXLEN; k++)
-				lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F' ? ref[k] + 32 : ref[k]);
+				lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F'
+							  ? ref[k] + 32
+							  : ref[k]);
 			lower[k] = '\0';
 			match = !strncmp(v[i].info.id, lower, k);
 		}
@@ -206,14 +225,17 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
 		if (nmatch++ == 0)
 			found = i;
 		if (nmatch <= 10)
-			buf_printf(&cands, "\n  %.12s %s %s", v[i].info.id, v[i].info.created_at,
-				   v[i].session);
+			buf_printf(&cands, "\n  %.12s %s %s", v[i].info.id,
+				   v[i].info.created_at, v[i].session);
 	}
 	if (nmatch == 0) {
-		r = decree_error_set(DECREE_ENOTFOUND, "no checkpoint matches '%s'", ref);
+		r = decree_error_set(DECREE_ENOTFOUND,
+				     "no checkpoint matches '%s'", ref);
 	} else if (nmatch > 1 && !colon) {
-		r = decree_error_set(DECREE_EAMBIGUOUS, "checkpoint reference '%s' is ambiguous; candidates:%s",
-				     ref, cands.ptr);
+		r = decree_error_set(
+			DECREE_EAMBIGUOUS,
+			"checkpoint reference '%s' is ambiguous; candidates:%s",
+			ref, cands.ptr);
 	} else {
 		*out = v[found];
 		memset(&v[found], 0, sizeof(v[found]));
@@ -224,7 +246,8 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
 	return r;
 }
 
-/* --- scanning and writing --------------------------------------------------- */
+/* --- scanning and writing ---------------------------------------------------
+ */
 
 int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out)
 {
@@ -271,8 +294,9 @@ static int put_kv_str(buf *b, const char *key, const char *val)
 	return val ? json_str(b, val) : buf_puts(b, "null");
 }
 
-int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w,
-	       const snap *cur, const char *session, const char *message, const char *label)
+int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+	       odb_writer *w, const snap *cur, const char *session,
+	       const char *message, const char *label)
 {
 	char hex[SHA256_HEXLEN + 1], path[PATH_MAX + 80], created[40];
 	buf rec = BUF_INIT;
@@ -282,18 +306,22 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w
 	bool first = true;
 	int r;
 
-	if ((r = tree_write(&root, w, cur)) < 0 || (r = odb_writer_commit(w)) < 0)
+	if ((r = tree_write(&root, w, cur)) < 0 ||
+	    (r = odb_writer_commit(w)) < 0)
 		goto done;
 	snap_totals(cur, &files, &bytes);
 	oid_to_hex(hex, &root);
 	format_time(created, sizeof(created), now);
 	if (buf_puts(&rec, "{\"version\":1,\"type\":\"checkpoint\"") < 0 ||
 	    put_kv_str(&rec, "root", s->root) < 0 ||
-	    put_kv_str(&rec, "session", session ? session : DEFAULT_SESSION) < 0 ||
-	    put_kv_str(&rec, "message", message) < 0 || put_kv_str(&rec, "label", label) < 0 ||
-	    buf_printf(&rec, ",\"created_at\":\"%s\",\"created_ns\":%" PRId64
-			     ",\"tree\":\"%s\",\"file_count\":%" PRIu64 ",\"total_bytes\":%" PRIu64
-			     ",\"skipped\":[",
+	    put_kv_str(&rec, "session", session ? session : DEFAULT_SESSION) <
+		    0 ||
+	    put_kv_str(&rec, "message", message) < 0 ||
+	    put_kv_str(&rec, "label", label) < 0 ||
+	    buf_printf(&rec,
+		       ",\"created_at\":\"%s\",\"created_ns\":%" PRId64
+		       ",\"tree\":\"%s\",\"file_count\":%" PRIu64
+		       ",\"total_bytes\":%" PRIu64 ",\"skipped\":[",
 		       created, now, hex, files, bytes) < 0) {
 		r = -1;
 		goto done;
@@ -304,7 +332,10 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w
 			continue;
 		if (buf_puts(&rec, first ? "{\"path\":" : ",{\"path\":") < 0 ||
 		    json_str(&rec, e->path) < 0 ||
-		    buf_printf(&rec, ",\"size\":%" PRIu64 ",\"reason\":\"too large\"}", e->size) < 0) {
+		    buf_printf(&rec,
+			       ",\"size\":%" PRIu64
+			       ",\"reason\":\"too large\"}",
+			       e->size) < 0) {
 			r = -1;
 			goto done;
 		}
@@ -319,20 +350,25 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w
 	repo_file(path, s, "checkpoints");
 	if ((r = fs_mkdirs(path, 0755)) < 0)
 		goto done;
-	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", id_out);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
+		 id_out);
 	if ((r = fs_write_atomic(path, rec.ptr, rec.len, 0444)) < 0)
-		unlink(path); /* failed after the rename (directory fsync): undo it */
+		unlink(path); /* failed after the rename (directory fsync): undo
+				 it */
 done:
 	buf_release(&rec);
 	return r;
 }
 
-/* --- public API ------------------------------------------------------------- */
+/* --- public API -------------------------------------------------------------
+ */
 
-int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, decree_store *s,
+int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
+			     decree_store *s,
 			     const decree_checkpoint_create_options *o)
 {
-	decree_checkpoint_create_options def = DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_checkpoint_create_options def =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
 	const char *session;
 	odb_writer *w = NULL;
 	snap cur = SNAP_INIT;
@@ -345,11 +381,14 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, d
 	if (!o)
 		o = &def;
 	if (o->version != DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION)
-		return decree_error_set(DECREE_EINVALID, "invalid checkpoint options");
+		return decree_error_set(DECREE_EINVALID,
+					"invalid checkpoint options");
 	session = o->session && *o->session ? o->session : DEFAULT_SESSION;
 	if (strchr(session, ':') || strchr(session, '\n'))
-		return decree_error_set(DECREE_EINVALID,
-					"session name '%s' must not contain ':' or newlines", session);
+		return decree_error_set(
+			DECREE_EINVALID,
+			"session name '%s' must not contain ':' or newlines",
+			session);
 	if ((r = repo_lock(s)) < 0)
 		return r;
 	if (o->message) {
@@ -360,18 +399,21 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created, d
 		for (size_t i = 0; i < n; i++) {
 			if (!strcmp(v[i].session, session) && v[i].message &&
 			    !strcmp(v[i].message, o->message)) {
-				memcpy(id_out, v[i].info.id, DECREE_ID_HEXLEN + 1);
+				memcpy(id_out, v[i].info.id,
+				       DECREE_ID_HEXLEN + 1);
 				ckpt_free_all(v, n);
 				goto done;
 			}
 		}
 		ckpt_free_all(v, n);
 	}
-	if ((r = repo_odb(&db, s, false)) < 0 || (r = odb_writer_new(&w, db)) < 0)
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
 	if ((r = ckpt_scan(&cur, s, w, &cache)) < 0)
 		goto done;
-	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message, o->label)) < 0)
+	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message,
+			    o->label)) < 0)
 		goto done;
 	if (created)
 		*created = true;
@@ -435,7 +477,9 @@ int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
 				if (!strcmp(l->v[j].session, l->v[i].session))
 					break;
 			if (j < l->n) {
-				l->v[i].info.has_changes = oid_cmp(&l->v[i].tree, &l->v[j].tree) != 0;
+				l->v[i].info.has_changes =
+					oid_cmp(&l->v[i].tree, &l->v[j].tree) !=
+					0;
 				continue;
 			}
 			if (!have_now) {
@@ -443,7 +487,8 @@ int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
 					goto fail;
 				have_now = true;
 			}
-			l->v[i].info.has_changes = oid_cmp(&l->v[i].tree, &now) != 0;
+			l->v[i].info.has_changes =
+				oid_cmp(&l->v[i].tree, &now) != 0;
 		}
 	}
 	*out = l;
@@ -458,7 +503,8 @@ size_t decree_checkpoint_list_count(const decree_checkpoint_list *l)
 	return l ? l->n : 0;
 }
 
-const decree_checkpoint_info *decree_checkpoint_list_at(const decree_checkpoint_list *l, size_t i)
+const decree_checkpoint_info *
+decree_checkpoint_list_at(const decree_checkpoint_list *l, size_t i)
 {
 	return l && i < l->n ? &l->v[i].info : NULL;
 }
@@ -471,7 +517,8 @@ void decree_checkpoint_list_free(decree_checkpoint_list *l)
 	decree_free(l);
 }
 
-int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, const char *ref)
+int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1],
+			      decree_store *s, const char *ref)
 {
 	ckpt_rec rec;
 	int r = ckpt_resolve(&rec, s, ref);
@@ -482,15 +529,17 @@ int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s
 	return r;
 }
 
-/* --- show ------------------------------------------------------------------- */
+/* --- show -------------------------------------------------------------------
+ */
 
 struct decree_snapshot {
 	snap s;
 	ckpt_rec rec;
 };
 
-int decree_checkpoint_show(decree_snapshot **out, decree_checkpoint_info *info_out,
-			   decree_store *s, const char *ref)
+int decree_checkpoint_show(decree_snapshot **out,
+			   decree_checkpoint_info *info_out, decree_store *s,
+			   const char *ref)
 {
 	decree_snapshot *sn;
 	odb *db;
@@ -499,7 +548,8 @@ int decree_checkpoint_show(decree_snapshot **out, decree_checkpoint_info *info_o
 	*out = NULL;
 	if (!(sn = decree_calloc(1, sizeof(*sn))))
 		return -1;
-	if ((r = ckpt_resolve(&sn->rec, s, ref)) < 0 || (r = repo_odb(&db, s, false)) < 0 ||
+	if ((r = ckpt_resolve(&sn->rec, s, ref)) < 0 ||
+	    (r = repo_odb(&db, s, false)) < 0 ||
 	    (r = tree_read(&sn->s, db, &sn->rec.tree)) < 0) {
 		decree_snapshot_free(sn);
 		return r;
@@ -515,7 +565,8 @@ size_t decree_snapshot_count(const decree_snapshot *sn)
 	return sn ? sn->s.n : 0;
 }
 
-void decree_snapshot_at(decree_file_info *out, const decree_snapshot *sn, size_t i)
+void decree_snapshot_at(decree_file_info *out, const decree_snapshot *sn,
+			size_t i)
 {
 	const snap_entry *e = &sn->s.v[i];
 	memset(out, 0, sizeof(*out));
@@ -548,22 +599,25 @@ void decree_snapshot_free(decree_snapshot *sn)
 	decree_free(sn);
 }
 
-/* --- compare ---------------------------------------------------------------- */
+/* --- compare ----------------------------------------------------------------
+ */
 
 struct cmp_ctx {
 	decree_change_cb cb;
 	void *payload;
 };
 
-static int cmp_one(void *payload, const char *path, const snap_entry *a, const snap_entry *b)
+static int cmp_one(void *payload, const char *path, const snap_entry *a,
+		   const snap_entry *b)
 {
 	struct cmp_ctx *c = payload;
 	char st = !a ? 'A' : !b ? 'D' : 'M';
 	return c->cb(c->payload, path, st);
 }
 
-int decree_checkpoint_compare(decree_store *s, const char *ref, const char *ref2,
-			      decree_change_cb cb, void *payload)
+int decree_checkpoint_compare(decree_store *s, const char *ref,
+			      const char *ref2, decree_change_cb cb,
+			      void *payload)
 {
 	ckpt_rec a, b;
 	snap sa = SNAP_INIT, sb = SNAP_INIT;
@@ -574,10 +628,12 @@ int decree_checkpoint_compare(decree_store *s, const char *ref, const char *ref2
 	memset(&b, 0, sizeof(b));
 	if ((r = ckpt_resolve(&a, s, ref)) < 0)
 		return r;
-	if ((r = repo_odb(&db, s, false)) < 0 || (r = tree_read(&sa, db, &a.tree)) < 0)
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = tree_read(&sa, db, &a.tree)) < 0)
 		goto done;
 	if (ref2) {
-		if ((r = ckpt_resolve(&b, s, ref2)) < 0 || (r = tree_read(&sb, db, &b.tree)) < 0)
+		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
+		    (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
 	} else if ((r = ckpt_scan(&sb, s, NULL, NULL)) < 0) {
 		goto done;
@@ -591,7 +647,8 @@ done:
 	return r;
 }
 
-/* --- prune and drop ----------------------------------------------------------- */
+/* --- prune and drop
+ * ----------------------------------------------------------- */
 
 int ckpt_remove(decree_store *s, const char *id)
 {
@@ -603,7 +660,8 @@ int ckpt_remove(decree_store *s, const char *id)
 	return 0;
 }
 
-int decree_checkpoint_prune(size_t *removed, decree_store *s, const char *session, long keep,
+int decree_checkpoint_prune(size_t *removed, decree_store *s,
+			    const char *session, long keep,
 			    long older_than_days)
 {
 	ckpt_rec *v = NULL;
@@ -614,7 +672,9 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s, const char *sessio
 
 	*removed = 0;
 	if (keep <= 0 && older_than_days < 0)
-		return decree_error_set(DECREE_EINVALID, "prune needs --keep N or --older-than DAYS");
+		return decree_error_set(
+			DECREE_EINVALID,
+			"prune needs --keep N or --older-than DAYS");
 	if (!repo_exists(s))
 		return 0;
 	if ((r = repo_lock(s)) < 0)
@@ -636,7 +696,8 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s, const char *sessio
 		if (keep > 0 && newer >= (size_t)keep)
 			drop = true;
 		if (older_than_days >= 0 &&
-		    now - v[i].info.created_ns > (int64_t)older_than_days * 86400 * 1000000000LL)
+		    now - v[i].info.created_ns >
+			    (int64_t)older_than_days * 86400 * 1000000000LL)
 			drop = true;
 		if (!drop)
 			continue;
@@ -653,7 +714,8 @@ done:
 	return r;
 }
 
-int decree_checkpoint_drop(size_t *removed, decree_store *s, const char *session)
+int decree_checkpoint_drop(size_t *removed, decree_store *s,
+			   const char *session)
 {
 	ckpt_rec *v = NULL;
 	size_t n = 0;

@@ -33,19 +33,21 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
  * With cache_out the loaded cache is handed to the caller (for
  * ckpt_save_statcache), else freed. */
 struct statcache;
-int ckpt_scan(snap *out, decree_store *s, odb_writer *w, struct statcache **cache_out);
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w,
+	      struct statcache **cache_out);
 
 /* Write trees of `cur` through w, commit w, write the record.  Returns
  * the new id in id_out.  The caller holds the lock. */
-int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s, odb_writer *w,
-	       const snap *cur, const char *session, const char *message,
-	       const char *label);
+int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+	       odb_writer *w, const snap *cur, const char *session,
+	       const char *message, const char *label);
 
 /* Delete one record (no directory fsync). */
 int ckpt_remove(decree_store *s, const char *id);
 
 /* Save the stat cache from a scan made with `cache` unless nothing changed.
  * Frees the cache. */
-int ckpt_save_statcache(decree_store *s, const snap *cur, struct statcache *cache);
+int ckpt_save_statcache(decree_store *s, const snap *cur,
+			struct statcache *cache);
 
 #endif

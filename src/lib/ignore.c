@@ -36,8 +36,8 @@
 #include "error.h"
 
 const char *const ignore_builtin_patterns[] = {
-	"node_modules/", "__pycache__/", ".venv/", "venv/",
-	".cache/",       "*.pyc",        ".DS_Store", NULL,
+	"node_modules/", "__pycache__/", ".venv/",    "venv/",
+	".cache/",	 "*.pyc",	 ".DS_Store", NULL,
 };
 
 /* --- compiled patterns --------------------------------------------------- */
@@ -48,7 +48,7 @@ struct tok {
 	unsigned char kind;
 	unsigned char ch;  /* TK_LIT: the byte */
 	unsigned char min; /* TK_GLOBSTAR: fewest whole segments it covers */
-	size_t cls;        /* TK_CLASS: index into pattern.classes */
+	size_t cls;	   /* TK_CLASS: index into pattern.classes */
 };
 
 struct seg {
@@ -58,18 +58,18 @@ struct seg {
 };
 
 enum pat_kind {
-	PAT_BASE_LIT,    /* basename == lit */
+	PAT_BASE_LIT,	 /* basename == lit */
 	PAT_BASE_SUFFIX, /* basename ends with lit ("*.o") */
-	PAT_BASE_GLOB,   /* basename matches toks */
-	PAT_PATH_LIT,    /* path below the base == lit */
-	PAT_PATH_GLOB,   /* path starts with lit, rest matches segs */
+	PAT_BASE_GLOB,	 /* basename matches toks */
+	PAT_PATH_LIT,	 /* path below the base == lit */
+	PAT_PATH_GLOB,	 /* path starts with lit, rest matches segs */
 };
 
 struct pattern {
 	unsigned char kind;
 	bool negated;
 	bool dir_only;
-	bool quirk;      /* PATH_GLOB: lit, then a "**" glued to it */
+	bool quirk;	 /* PATH_GLOB: lit, then a "**" glued to it */
 	bool quirk_zero; /* ... which may also match nothing */
 	bool quirk_tail; /* ... and ends the pattern */
 	char *lit;
@@ -92,15 +92,15 @@ struct pattern {
  * two short descending runs instead of testing every line.
  */
 #define INDEX_MIN 4
-#define ANY_LAST 256
-#define NBUCKET 258
+#define ANY_LAST  256
+#define NBUCKET	  258
 
 struct ignore_list {
 	char *base; /* "" for the root, no trailing slash */
 	size_t base_len;
 	struct pattern *pats;
 	size_t npats, cap;
-	size_t *order;  /* NULL: not indexed */
+	size_t *order;	/* NULL: not indexed */
 	size_t *bucket; /* NBUCKET entries */
 };
 
@@ -141,9 +141,18 @@ static bool posix_class(unsigned char *bits, const char *name, size_t len)
 		bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
 		/* in the order of names[] */
 		const bool in[] = {
-			up || lo || dig, up || lo, c == ' ' || c == '\t',
-			c < 32 || c == 127, dig, graph, lo, graph || c == ' ',
-			graph && !up && !lo && !dig, space, up, hex,
+			up || lo || dig,
+			up || lo,
+			c == ' ' || c == '\t',
+			c < 32 || c == 127,
+			dig,
+			graph,
+			lo,
+			graph || c == ' ',
+			graph && !up && !lo && !dig,
+			space,
+			up,
+			hex,
 		};
 
 		if (in[k])
@@ -786,8 +795,8 @@ static bool contains(const char *s, size_t n, const char *w, size_t wn)
 	return false;
 }
 
-static bool pattern_match(const struct pattern *p, const char *rel,
-			  size_t rlen, const char *bn, size_t blen)
+static bool pattern_match(const struct pattern *p, const char *rel, size_t rlen,
+			  const char *bn, size_t blen)
 {
 	const struct tok *t;
 
@@ -961,8 +970,8 @@ void ignore_matcher_free(ignore_matcher *m)
 	decree_free(m);
 }
 
-int ignore_matcher_new(ignore_matcher **out, ignore_load_fn load,
-		       void *payload, const char *const *extra_patterns)
+int ignore_matcher_new(ignore_matcher **out, ignore_load_fn load, void *payload,
+		       const char *const *extra_patterns)
 {
 	ignore_matcher *m;
 	int r;
@@ -1161,8 +1170,8 @@ static int decide(ignore_result *res, ignore_matcher *m, const char *path,
 
 			if (!d->lists[k])
 				continue;
-			r = list_match_rel(d->lists[k], path + skip,
-					   len - skip, bn, blen, is_dir);
+			r = list_match_rel(d->lists[k], path + skip, len - skip,
+					   bn, blen, is_dir);
 		}
 		if (k == LIST_DECREE && r == IGNORE_NONE && m->extra)
 			r = list_match_rel(m->extra, path, len, bn, blen,

@@ -46,16 +46,16 @@ extern const char *const ignore_builtin_patterns[];
  * slash; name ".gitignore" or ".decreeignore") into `out` and set *found.
  * Return 0, or a negative decree error code to abort.
  */
-typedef int (*ignore_load_fn)(void *payload, const char *dir,
-			      const char *name, buf *out, bool *found);
+typedef int (*ignore_load_fn)(void *payload, const char *dir, const char *name,
+			      buf *out, bool *found);
 
 typedef struct ignore_matcher ignore_matcher;
 
 /* extra_patterns: optional NULL-terminated list of additional patterns
  * (from config), applied with .decreeignore precedence at the root but
  * below any .decreeignore file. */
-int ignore_matcher_new(ignore_matcher **out, ignore_load_fn load,
-		       void *payload, const char *const *extra_patterns);
+int ignore_matcher_new(ignore_matcher **out, ignore_load_fn load, void *payload,
+		       const char *const *extra_patterns);
 void ignore_matcher_free(ignore_matcher *m);
 
 /*

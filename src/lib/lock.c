@@ -53,7 +53,8 @@ static void describe_owner(int fd, char *out, size_t len)
 
 	if (n > 0) {
 		data[n] = '\0';
-		sscanf(data, "pid %ld\nstart %llu\nhost %255s", &pid, &start, host);
+		sscanf(data, "pid %ld\nstart %llu\nhost %255s", &pid, &start,
+		       host);
 	}
 	if (pid > 0)
 		snprintf(out, len, "pid %ld on host %s", pid, host);
@@ -74,11 +75,13 @@ static int wait_flock(int fd, int timeout_ms, const char *what)
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return decree_error_os("cannot lock '%s'", what);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		waited = (now.tv_sec - start.tv_sec) * 1000 +
+			 (now.tv_nsec - start.tv_nsec) / 1000000;
 		if (waited >= timeout_ms)
 			return 1;
 		{
-			struct timespec ts = { 0, (spin < 20 ? 2 : 20) * 1000000L };
+			struct timespec ts = { 0, (spin < 20 ? 2 : 20) *
+							  1000000L };
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -102,15 +105,18 @@ int lock_acquire(store_lock *l, const char *path, int timeout_ms)
 		if (r > 0) {
 			char owner[400];
 			describe_owner(fd, owner, sizeof(owner));
-			r = decree_error_set(DECREE_ELOCKED, "store is locked by %s (waited %d ms)",
-					     owner, timeout_ms);
+			r = decree_error_set(
+				DECREE_ELOCKED,
+				"store is locked by %s (waited %d ms)", owner,
+				timeout_ms);
 		}
 		close(fd);
 		return r;
 	}
 	gethostname(host, sizeof(host) - 1);
-	snprintf(ident, sizeof(ident), "pid %d\nstart %llu\nhost %s\n", (int)getpid(),
-		 proc_start_time(getpid()), host[0] ? host : "unknown");
+	snprintf(ident, sizeof(ident), "pid %d\nstart %llu\nhost %s\n",
+		 (int)getpid(), proc_start_time(getpid()),
+		 host[0] ? host : "unknown");
 	/* Identity is informational; failing to write it is not fatal. */
 	if (ftruncate(fd, 0) == 0 && pwrite(fd, ident, strlen(ident), 0) < 0)
 		(void)0;
@@ -131,10 +137,11 @@ int lock_tree(int *fd_out, int rootfd, const char *root, int timeout_ms)
 	if ((r = wait_flock(fd, timeout_ms, root)) != 0) {
 		close(fd);
 		if (r > 0)
-			r = decree_error_set(DECREE_ELOCKED,
-					     "project '%s' is in use by another decree process "
-					     "(another store; waited %d ms)",
-					     root, timeout_ms);
+			r = decree_error_set(
+				DECREE_ELOCKED,
+				"project '%s' is in use by another decree process "
+				"(another store; waited %d ms)",
+				root, timeout_ms);
 		return r;
 	}
 	*fd_out = fd;

@@ -15,7 +15,10 @@ typedef struct {
 	int depth;
 } store_lock;
 
-#define STORE_LOCK_INIT { -1, 0 }
+#define STORE_LOCK_INIT \
+	{               \
+		-1, 0   \
+	}
 
 /* Acquire (re-entrant within the process).  timeout_ms < 0: 30 s. */
 int lock_acquire(store_lock *l, const char *path, int timeout_ms);

@@ -58,8 +58,8 @@ struct tree_walk {
 	int r;
 };
 
-static int mark_entry(void *payload, const char *name, uint32_t mode, uint64_t size,
-		      const oid *id)
+static int mark_entry(void *payload, const char *name, uint32_t mode,
+		      uint64_t size, const oid *id)
 {
 	struct tree_walk *tw = payload;
 	(void)name;
@@ -95,8 +95,10 @@ static int mark_tree(marker *m, const oid *id)
 		oid_to_hex(hex, id);
 		buf_release(&obj);
 		if (!m->fsck) /* never sweep on a damaged store */
-			return decree_error_set(DECREE_ECORRUPT,
-						"tree %s is missing or damaged; run 'decree fsck'", hex);
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"tree %s is missing or damaged; run 'decree fsck'",
+				hex);
 		problem(m, hex, "missing or damaged tree");
 		decree_error_clear();
 		return 0;
@@ -128,7 +130,8 @@ static int mark_id(marker *m, const oid *id, const char *what)
 	return 0;
 }
 
-static int mark_changes(marker *m, const txn_change *c, size_t n, const char *what)
+static int mark_changes(marker *m, const txn_change *c, size_t n,
+			const char *what)
 {
 	int r;
 	for (size_t i = 0; i < n; i++) {
@@ -157,9 +160,11 @@ static int mark_root(marker *m, const char *rootdir)
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
-			if (strlen(de->d_name) != SHA256_HEXLEN || !is_hex_prefix(de->d_name, 64)) {
+			if (strlen(de->d_name) != SHA256_HEXLEN ||
+			    !is_hex_prefix(de->d_name, 64)) {
 				if (m->fsck)
-					problem(m, file, "unexpected file in checkpoints directory");
+					problem(m, file,
+						"unexpected file in checkpoints directory");
 				continue;
 			}
 			r = ckpt_load_file(&rec, file, de->d_name);
@@ -187,9 +192,11 @@ static int mark_root(marker *m, const char *rootdir)
 		r = 0;
 	}
 	for (size_t i = 0; r == 0 && i < l.nundo; i++)
-		r = mark_changes(m, l.undo[i].changes, l.undo[i].n, "the undo history");
+		r = mark_changes(m, l.undo[i].changes, l.undo[i].n,
+				 "the undo history");
 	for (size_t i = 0; r == 0 && i < l.nredo; i++)
-		r = mark_changes(m, l.redo[i].changes, l.redo[i].n, "the redo history");
+		r = mark_changes(m, l.redo[i].changes, l.redo[i].n,
+				 "the redo history");
 	oplog_release(&l);
 	if (r < 0)
 		return r;
@@ -201,24 +208,31 @@ static int mark_root(marker *m, const char *rootdir)
 		size_t n = 0, valid;
 		bool torn;
 		if (fs_read_path(path, &data) == 0) {
-			if (wal_parse(&recs, &n, &valid, &torn, data.ptr, data.len) == 0) {
+			if (wal_parse(&recs, &n, &valid, &torn, data.ptr,
+				      data.len) == 0) {
 				for (size_t i = 0; r == 0 && i < n; i++) {
 					const unsigned char *p = recs[i].data;
 					oid a, b;
-					if (recs[i].type != 2 || recs[i].len < 89)
+					if (recs[i].type != 2 ||
+					    recs[i].len < 89)
 						continue;
 					memcpy(a.b, p + 13, SHA256_LEN);
 					memcpy(b.b, p + 57, SHA256_LEN);
 					if (p[0] & 1)
-						r = mark_id(m, &a, "an unfinished transaction");
+						r = mark_id(
+							m, &a,
+							"an unfinished transaction");
 					if (r == 0 && (p[0] & 2))
-						r = mark_id(m, &b, "an unfinished transaction");
+						r = mark_id(
+							m, &b,
+							"an unfinished transaction");
 				}
 			} else if (m->fsck) {
 				problem(m, path, "%s", decree_error_last());
 			}
 			if (m->fsck)
-				problem(m, path, "unfinished transaction (run 'decree recover')");
+				problem(m, path,
+					"unfinished transaction (run 'decree recover')");
 		}
 		decree_error_clear();
 		decree_free(recs);
@@ -236,7 +250,9 @@ static int mark_all(marker *m)
 
 	snprintf(path, sizeof(path), "%s/roots", m->s->dir);
 	if (!(d = opendir(path)))
-		return errno == ENOENT ? 0 : decree_error_os("cannot open '%s'", path);
+		return errno == ENOENT
+			       ? 0
+			       : decree_error_os("cannot open '%s'", path);
 	while (r == 0 && (de = readdir(d)) != NULL) {
 		char rootdir[PATH_MAX + 80];
 		if (de->d_name[0] == '.')
@@ -261,9 +277,11 @@ static void drop_statcaches(decree_store *s)
 		char file[PATH_MAX + 300];
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(file, sizeof(file), "%s/%s/statcache", path, de->d_name);
+		snprintf(file, sizeof(file), "%s/%s/statcache", path,
+			 de->d_name);
 		unlink(file);
-		snprintf(file, sizeof(file), "%s/%s/statcache.delta", path, de->d_name);
+		snprintf(file, sizeof(file), "%s/%s/statcache.delta", path,
+			 de->d_name);
 		unlink(file);
 	}
 	closedir(d);
@@ -305,7 +323,8 @@ static void sweep_store_temps(decree_store *s)
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
 		sweep_temps(sub);
-		snprintf(sub, sizeof(sub), "%s/%s/checkpoints", path, de->d_name);
+		snprintf(sub, sizeof(sub), "%s/%s/checkpoints", path,
+			 de->d_name);
 		sweep_temps(sub);
 	}
 	closedir(d);
@@ -330,14 +349,16 @@ int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
 		goto done;
 	if ((r = mark_all(&m)) < 0)
 		goto done;
-	if ((r = odb_gc(m.db, &m.marks, true, &st->objects_freed, &st->bytes_freed)) < 0)
+	if ((r = odb_gc(m.db, &m.marks, true, &st->objects_freed,
+			&st->bytes_freed)) < 0)
 		goto done;
 	if (!dry_run) {
 		sweep_store_temps(s);
 		/* before the sweep: a cache must never name a freed object */
 		if (st->objects_freed)
 			drop_statcaches(s);
-		r = odb_gc(m.db, &m.marks, false, &st->objects_freed, &st->bytes_freed);
+		r = odb_gc(m.db, &m.marks, false, &st->objects_freed,
+			   &st->bytes_freed);
 	}
 	st->objects_kept = m.marks.count;
 done:
@@ -351,8 +372,8 @@ struct obj_check {
 	size_t bad;
 };
 
-static int check_object(void *payload, const oid *id, int type, uint64_t raw_len,
-			const char *pack)
+static int check_object(void *payload, const oid *id, int type,
+			uint64_t raw_len, const char *pack)
 {
 	struct obj_check *c = payload;
 	buf data = BUF_INIT;
@@ -408,6 +429,7 @@ done:
 	if (r < 0)
 		return r;
 	if (m.problems)
-		return decree_error_set(DECREE_ECORRUPT, "%zu problem(s) found", m.problems);
+		return decree_error_set(DECREE_ECORRUPT, "%zu problem(s) found",
+					m.problems);
 	return 0;
 }

@@ -28,22 +28,22 @@
 #include <sys/mman.h>
 #include <zstd.h>
 
-#define PACK_MAGIC "DECRPACK"
-#define IDX_MAGIC "DECRIDX\0"
+#define PACK_MAGIC     "DECRPACK"
+#define IDX_MAGIC      "DECRIDX\0"
 #define FORMAT_VERSION 1
-#define PACK_HDR 16
-#define ENTRY_HDR 56
-#define IDX_HDR 24
-#define IDX_FANOUT (256 * 4)
-#define IDX_ENTRY 64
+#define PACK_HDR       16
+#define ENTRY_HDR      56
+#define IDX_HDR	       24
+#define IDX_FANOUT     (256 * 4)
+#define IDX_ENTRY      64
 
 enum { COMP_NONE = 0, COMP_ZSTD = 1 };
 
 int odb_zstd_level = 1;
 
 typedef struct {
-	char *name; /* "pack-<hex>" */
-	int fd;     /* the .pack */
+	char *name;	    /* "pack-<hex>" */
+	int fd;		    /* the .pack */
 	unsigned char *map; /* the .idx */
 	size_t map_len;
 	uint64_t count;
@@ -101,8 +101,9 @@ static int pack_load(pack *out, const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? DECREE_ENOTFOUND
-				       : decree_error_os("cannot open '%s'", path);
+		return errno == ENOENT
+			       ? DECREE_ENOTFOUND
+			       : decree_error_os("cannot open '%s'", path);
 	if (fstat(fd, &st) < 0) {
 		r = decree_error_os("cannot stat '%s'", path);
 		close(fd);
@@ -111,7 +112,8 @@ static int pack_load(pack *out, const char *dir, const char *name)
 	p.map_len = (size_t)st.st_size;
 	if (p.map_len < IDX_HDR + IDX_FANOUT + SHA256_LEN) {
 		close(fd);
-		return decree_error_set(DECREE_ECORRUPT, "index '%s' is truncated", path);
+		return decree_error_set(DECREE_ECORRUPT,
+					"index '%s' is truncated", path);
 	}
 	p.map = mmap(NULL, p.map_len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -119,35 +121,43 @@ static int pack_load(pack *out, const char *dir, const char *name)
 		p.map = NULL;
 		return decree_error_os("cannot map '%s'", path);
 	}
-	if (memcmp(p.map, IDX_MAGIC, 8) || get_u32le(p.map + 8) != FORMAT_VERSION) {
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "'%s' is not a decree pack index (version %u)",
-				     path, get_u32le(p.map + 8));
+	if (memcmp(p.map, IDX_MAGIC, 8) ||
+	    get_u32le(p.map + 8) != FORMAT_VERSION) {
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"'%s' is not a decree pack index (version %u)", path,
+			get_u32le(p.map + 8));
 		goto fail;
 	}
 	p.count = get_u64le(p.map + 16);
-	if (p.count > (p.map_len - IDX_HDR - IDX_FANOUT - SHA256_LEN) / IDX_ENTRY ||
-	    IDX_HDR + IDX_FANOUT + p.count * IDX_ENTRY + SHA256_LEN != p.map_len) {
-		r = decree_error_set(DECREE_ECORRUPT, "index '%s' has a bad size", path);
+	if (p.count > (p.map_len - IDX_HDR - IDX_FANOUT - SHA256_LEN) /
+			      IDX_ENTRY ||
+	    IDX_HDR + IDX_FANOUT + p.count * IDX_ENTRY + SHA256_LEN !=
+		    p.map_len) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "index '%s' has a bad size", path);
 		goto fail;
 	}
 	for (int i = 0; i < 256; i++) {
 		uint32_t f = get_u32le(p.map + IDX_HDR + 4 * i);
 		if (f < prev || f > p.count) {
-			r = decree_error_set(DECREE_ECORRUPT,
-					     "index '%s' has a bad fanout table", path);
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"index '%s' has a bad fanout table", path);
 			goto fail;
 		}
 		prev = f;
 	}
 	if (prev != p.count) {
-		r = decree_error_set(DECREE_ECORRUPT, "index '%s' has a bad fanout table", path);
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "index '%s' has a bad fanout table", path);
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
 	if ((p.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		r = errno == ENOENT
-			    ? decree_error_set(DECREE_ECORRUPT, "pack '%s' is missing", path)
+			    ? decree_error_set(DECREE_ECORRUPT,
+					       "pack '%s' is missing", path)
 			    : decree_error_os("cannot open '%s'", path);
 		goto fail;
 	}
@@ -307,7 +317,8 @@ int odb_size(uint64_t *size_out, odb *db, const oid *id)
 
 	if (!e) {
 		oid_to_hex(hex, id);
-		return decree_error_set(DECREE_ENOTFOUND, "object %s not found", hex);
+		return decree_error_set(DECREE_ENOTFOUND, "object %s not found",
+					hex);
 	}
 	*size_out = get_u64le(e + 40);
 	return 0;
@@ -323,12 +334,14 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 	oid_to_hex(hex, &e->id);
 	n = pread(p->fd, hdr, ENTRY_HDR, (off_t)e->offset);
 	if (n != ENTRY_HDR || memcmp(hdr, e->id.b, SHA256_LEN) ||
-	    get_u64le(hdr + 40) != e->raw_len || get_u64le(hdr + 48) != e->stored_len)
+	    get_u64le(hdr + 40) != e->raw_len ||
+	    get_u64le(hdr + 48) != e->stored_len)
 		return decree_error_set(DECREE_ECORRUPT,
-					"object %s: bad entry header in '%s'", hex,
-					p->name);
+					"object %s: bad entry header in '%s'",
+					hex, p->name);
 	buf_clear(out);
-	if (e->stored_len > SIZE_MAX / 2 || buf_grow(out, (size_t)e->stored_len) < 0)
+	if (e->stored_len > SIZE_MAX / 2 ||
+	    buf_grow(out, (size_t)e->stored_len) < 0)
 		return -1;
 	n = pread(p->fd, out->ptr, (size_t)e->stored_len,
 		  (off_t)(e->offset + ENTRY_HDR));
@@ -336,8 +349,8 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 		return decree_error_os("cannot read '%s'", p->name);
 	if ((uint64_t)n != e->stored_len)
 		return decree_error_set(DECREE_ECORRUPT,
-					"object %s: pack '%s' is truncated", hex,
-					p->name);
+					"object %s: pack '%s' is truncated",
+					hex, p->name);
 	out->len = (size_t)n;
 	out->ptr[out->len] = '\0';
 	return 0;
@@ -354,7 +367,8 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 
 	oid_to_hex(hex, id);
 	if (!raw)
-		return decree_error_set(DECREE_ENOTFOUND, "object %s not found", hex);
+		return decree_error_set(DECREE_ENOTFOUND, "object %s not found",
+					hex);
 	entry_decode(&e, raw);
 	if (e.comp == COMP_NONE) {
 		if ((r = read_stored(out, p, &e)) < 0)
@@ -367,30 +381,36 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 			return r;
 		}
 		buf_clear(out);
-		if (e.raw_len > SIZE_MAX / 2 || buf_grow(out, (size_t)e.raw_len) < 0) {
+		if (e.raw_len > SIZE_MAX / 2 ||
+		    buf_grow(out, (size_t)e.raw_len) < 0) {
 			buf_release(&tmp);
 			return -1;
 		}
-		got = ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1, tmp.ptr, tmp.len);
+		got = ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1, tmp.ptr,
+				      tmp.len);
 		buf_release(&tmp);
 		if (ZSTD_isError(got) || got != e.raw_len)
-			return decree_error_set(DECREE_ECORRUPT,
-						"object %s: cannot decompress (%s)", hex,
-						ZSTD_isError(got) ? ZSTD_getErrorName(got)
-								  : "wrong size");
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s: cannot decompress (%s)", hex,
+				ZSTD_isError(got) ? ZSTD_getErrorName(got)
+						  : "wrong size");
 		out->len = got;
 		out->ptr[got] = '\0';
 	} else {
 		return decree_error_set(DECREE_ECORRUPT,
-					"object %s: unknown compression %u", hex, e.comp);
+					"object %s: unknown compression %u",
+					hex, e.comp);
 	}
 	if (out->len != e.raw_len)
-		return decree_error_set(DECREE_ECORRUPT, "object %s: wrong size", hex);
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: wrong size", hex);
 	sha256_buf(&check, out->ptr, out->len);
 	if (oid_cmp(&check, id))
-		return decree_error_set(DECREE_ECORRUPT,
-					"object %s is corrupt (hash mismatch in '%s')",
-					hex, p->name);
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s is corrupt (hash mismatch in '%s')", hex,
+			p->name);
 	if (type_out)
 		*type_out = e.type;
 	return 0;
@@ -404,7 +424,8 @@ int odb_foreach(odb *db, odb_foreach_fn fn, void *payload)
 			idx_entry e;
 			int r;
 			entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
-			if ((r = fn(payload, &e.id, e.type, e.raw_len, p->name)) != 0)
+			if ((r = fn(payload, &e.id, e.type, e.raw_len,
+				    p->name)) != 0)
 				return r;
 		}
 	}
@@ -420,7 +441,8 @@ int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload)
 		const unsigned char *prev = NULL;
 		oid sum;
 		sha256_buf(&sum, p->map, p->map_len - SHA256_LEN);
-		if (memcmp(sum.b, p->map + p->map_len - SHA256_LEN, SHA256_LEN)) {
+		if (memcmp(sum.b, p->map + p->map_len - SHA256_LEN,
+			   SHA256_LEN)) {
 			fn(payload, p->name, "index checksum mismatch");
 			damaged++;
 			continue;
@@ -428,7 +450,8 @@ int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload)
 		for (uint64_t k = 0; k < p->count; k++) {
 			const unsigned char *e = idx_entries(p) + k * IDX_ENTRY;
 			if (prev && memcmp(prev, e, SHA256_LEN) >= 0) {
-				fn(payload, p->name, "index entries out of order");
+				fn(payload, p->name,
+				   "index entries out of order");
 				damaged++;
 				break;
 			}
@@ -515,7 +538,8 @@ static int writer_open(odb_writer *w)
 		return -1;
 	snprintf(path, sizeof(path),
 		 "%s/tmp-%02x%02x%02x%02x%02x%02x%02x%02x.pack", w->db->dir,
-		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6],
+		 rnd[7]);
 	if (!(w->tmp_path = decree_strdup(path)))
 		return -1;
 	w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
@@ -541,7 +565,8 @@ static int writer_flush(odb_writer *w)
 
 /* Append one already-encoded entry; caller holds w->mu. */
 static int writer_append(odb_writer *w, const oid *id, int type, int comp,
-			 uint64_t raw_len, const void *stored, size_t stored_len)
+			 uint64_t raw_len, const void *stored,
+			 size_t stored_len)
 {
 	unsigned char hdr[ENTRY_HDR];
 	idx_entry *e;
@@ -563,7 +588,8 @@ static int writer_append(odb_writer *w, const oid *id, int type, int comp,
 		if ((r = writer_flush(w)) < 0)
 			return r;
 		if (fs_write_all(w->fd, stored, stored_len) < 0)
-			return decree_error_os("cannot write '%s'", w->tmp_path);
+			return decree_error_os("cannot write '%s'",
+					       w->tmp_path);
 	} else {
 		if (buf_put(&w->out, stored, stored_len) < 0)
 			return -1;
@@ -614,7 +640,8 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		zstate *z = thread_zstate(bound);
 		if (z) {
 			cbuf = z->out;
-			clen = ZSTD_compressCCtx(z->cctx, cbuf, bound, data, len, odb_zstd_level);
+			clen = ZSTD_compressCCtx(z->cctx, cbuf, bound, data,
+						 len, odb_zstd_level);
 			if (!ZSTD_isError(clen) && clen < len - len / 32)
 				comp = COMP_ZSTD;
 		}
@@ -626,7 +653,8 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		r = writer_append(w, &id, type, comp, len, data, len);
 	if (r < 0 && !w->failed) {
 		w->failed = true;
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s", decree_error_last());
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
+			 decree_error_last());
 	}
 	pthread_mutex_unlock(&w->mu);
 	return r;
@@ -634,7 +662,8 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 
 static int ent_cmp(const void *a, const void *b)
 {
-	return oid_cmp(&((const idx_entry *)a)->id, &((const idx_entry *)b)->id);
+	return oid_cmp(&((const idx_entry *)a)->id,
+		       &((const idx_entry *)b)->id);
 }
 
 static int build_index(buf *idx, idx_entry *ents, size_t n)
@@ -731,7 +760,8 @@ done:
 	buf_release(&idx);
 	if (r < 0 && !w->failed) {
 		w->failed = true;
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s", decree_error_last());
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
+			 decree_error_last());
 	}
 	return r;
 }
@@ -776,7 +806,8 @@ static void remove_orphans(odb *db, bool dry_run)
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		bool orphan = false;
-		if (!strncmp(de->d_name, "tmp-", 4) || !strncmp(de->d_name, ".pack-", 6)) {
+		if (!strncmp(de->d_name, "tmp-", 4) ||
+		    !strncmp(de->d_name, ".pack-", 6)) {
 			orphan = true;
 		} else if (len > 5 && !strcmp(de->d_name + len - 5, ".pack")) {
 			struct stat st;
@@ -785,7 +816,8 @@ static void remove_orphans(odb *db, bool dry_run)
 			orphan = stat(path, &st) < 0 && errno == ENOENT;
 		}
 		if (orphan && !dry_run) {
-			snprintf(path, sizeof(path), "%s/%s", db->dir, de->d_name);
+			snprintf(path, sizeof(path), "%s/%s", db->dir,
+				 de->d_name);
 			unlink(path);
 		}
 	}
@@ -822,13 +854,16 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 			if (!added)
 				continue;
 			for (size_t j = 0; j < nold && !elsewhere; j++)
-				elsewhere = !rewrite[j] && pack_find(&db->packs[j], &e.id);
+				elsewhere = !rewrite[j] &&
+					    pack_find(&db->packs[j], &e.id);
 			if (elsewhere)
 				continue;
-			/* stored bytes are copied as they are: no recompression */
+			/* stored bytes are copied as they are: no recompression
+			 */
 			if ((r = read_stored(&tmp, p, &e)) < 0 ||
-			    (r = writer_append(w, &e.id, e.type, e.comp, e.raw_len, tmp.ptr,
-					       tmp.len)) < 0)
+			    (r = writer_append(w, &e.id, e.type, e.comp,
+					       e.raw_len, tmp.ptr, tmp.len)) <
+				    0)
 				goto done;
 		}
 	}
@@ -848,8 +883,8 @@ done:
 	return r;
 }
 
-int odb_gc(odb *db, const oidset *keep, bool dry_run,
-	   uint64_t *objects_freed, uint64_t *bytes_freed)
+int odb_gc(odb *db, const oidset *keep, bool dry_run, uint64_t *objects_freed,
+	   uint64_t *bytes_freed)
 {
 	bool *rewrite = NULL, any = false;
 	size_t nold = db->npacks;
@@ -890,7 +925,8 @@ int odb_repack_small(odb *db, size_t max_packs, uint64_t small_bytes)
 		return -1;
 	for (size_t i = 0; i < db->npacks; i++) {
 		struct stat st;
-		if (fstat(db->packs[i].fd, &st) == 0 && (uint64_t)st.st_size < small_bytes) {
+		if (fstat(db->packs[i].fd, &st) == 0 &&
+		    (uint64_t)st.st_size < small_bytes) {
 			rewrite[i] = true;
 			nsmall++;
 		}

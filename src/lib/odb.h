@@ -71,8 +71,8 @@ int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload);
  * (.pack without .idx, temp files) are removed.  With dry_run nothing is
  * changed.  Reports dead objects and bytes (stored size) freed.
  */
-int odb_gc(odb *db, const oidset *keep, bool dry_run,
-	   uint64_t *objects_freed, uint64_t *bytes_freed);
+int odb_gc(odb *db, const oidset *keep, bool dry_run, uint64_t *objects_freed,
+	   uint64_t *bytes_freed);
 
 /*
  * Keep lookups cheap: when more than max_packs packs exist, merge every
@@ -84,7 +84,8 @@ int odb_repack_small(odb *db, size_t max_packs, uint64_t small_bytes);
 /* Number of packs currently visible (for tests and repack decisions). */
 size_t odb_pack_count(odb *db);
 
-/* Compression level used for new objects (default 1; DECREE_ZSTD_LEVEL overrides). */
+/* Compression level used for new objects (default 1; DECREE_ZSTD_LEVEL
+ * overrides). */
 extern int odb_zstd_level;
 
 #endif

@@ -17,7 +17,7 @@
 #include "error.h"
 #include "fs.h"
 
-#define OPL_MAGIC "DOPL"
+#define OPL_MAGIC   "DOPL"
 #define OPL_VERSION 1
 
 const char *oplog_kind_name(unsigned kind)
@@ -67,44 +67,53 @@ static int put_str16(buf *b, const char *s)
 int oplog_entry_encode(buf *b, const oplog_entry *e)
 {
 	if (buf_put_u8(b, e->kind) < 0 || buf_put(b, e->id, 16) < 0 ||
-	    buf_put_u64(b, (uint64_t)e->time_ns) < 0 || put_str16(b, e->session) < 0 ||
-	    put_str16(b, e->what) < 0 || buf_put_u32(b, (uint32_t)e->n) < 0)
+	    buf_put_u64(b, (uint64_t)e->time_ns) < 0 ||
+	    put_str16(b, e->session) < 0 || put_str16(b, e->what) < 0 ||
+	    buf_put_u32(b, (uint32_t)e->n) < 0)
 		return -1;
 	for (size_t i = 0; i < e->n; i++) {
 		const txn_change *c = &e->changes[i];
-		if (buf_put_u8(b, (c->has_old ? 1u : 0u) | (c->has_new ? 2u : 0u)) < 0 ||
-		    buf_put_u32(b, c->old_mode) < 0 || buf_put_u64(b, c->old_size) < 0 ||
-		    buf_put(b, c->old_id.b, SHA256_LEN) < 0 || buf_put_u32(b, c->new_mode) < 0 ||
-		    buf_put_u64(b, c->new_size) < 0 || buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
+		if (buf_put_u8(b, (c->has_old ? 1u : 0u) |
+					  (c->has_new ? 2u : 0u)) < 0 ||
+		    buf_put_u32(b, c->old_mode) < 0 ||
+		    buf_put_u64(b, c->old_size) < 0 ||
+		    buf_put(b, c->old_id.b, SHA256_LEN) < 0 ||
+		    buf_put_u32(b, c->new_mode) < 0 ||
+		    buf_put_u64(b, c->new_size) < 0 ||
+		    buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
 		    put_str16(b, c->path) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int get_str16(char **out, const unsigned char **p, const unsigned char *end,
-		     bool null_if_empty)
+static int get_str16(char **out, const unsigned char **p,
+		     const unsigned char *end, bool null_if_empty)
 {
 	size_t n;
 	if (end - *p < 2)
-		return decree_error_set(DECREE_ECORRUPT, "truncated history record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated history record");
 	n = get_u16le(*p);
 	*p += 2;
 	if ((size_t)(end - *p) < n)
-		return decree_error_set(DECREE_ECORRUPT, "truncated history record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated history record");
 	if (n == 0 && null_if_empty) {
 		*out = NULL;
 		return 0;
 	}
 	if (memchr(*p, '\0', n))
-		return decree_error_set(DECREE_ECORRUPT, "bad string in history record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"bad string in history record");
 	if (!(*out = decree_strndup((const char *)*p, n)))
 		return -1;
 	*p += n;
 	return 0;
 }
 
-int oplog_entry_decode(oplog_entry *e, const unsigned char **pp, const unsigned char *end)
+int oplog_entry_decode(oplog_entry *e, const unsigned char **pp,
+		       const unsigned char *end)
 {
 	const unsigned char *p = *pp;
 	uint32_t n;
@@ -112,7 +121,8 @@ int oplog_entry_decode(oplog_entry *e, const unsigned char **pp, const unsigned 
 
 	memset(e, 0, sizeof(*e));
 	if (end - p < 1 + 16 + 8)
-		return decree_error_set(DECREE_ECORRUPT, "truncated history record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated history record");
 	e->kind = p[0];
 	memcpy(e->id, p + 1, 16);
 	e->id[16] = '\0';
@@ -122,13 +132,15 @@ int oplog_entry_decode(oplog_entry *e, const unsigned char **pp, const unsigned 
 	    (r = get_str16(&e->what, &p, end, true)) < 0)
 		goto fail;
 	if (end - p < 4) {
-		r = decree_error_set(DECREE_ECORRUPT, "truncated history record");
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "truncated history record");
 		goto fail;
 	}
 	n = get_u32le(p);
 	p += 4;
 	if (n > (size_t)(end - p) / (1 + 2 * (4 + 8 + SHA256_LEN) + 2)) {
-		r = decree_error_set(DECREE_ECORRUPT, "bad history record size");
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "bad history record size");
 		goto fail;
 	}
 	if (n && !(e->changes = decree_calloc(n, sizeof(txn_change)))) {
@@ -138,7 +150,8 @@ int oplog_entry_decode(oplog_entry *e, const unsigned char **pp, const unsigned 
 	for (uint32_t i = 0; i < n; i++) {
 		txn_change *c = &e->changes[i];
 		if (end - p < 1 + 2 * (4 + 8 + SHA256_LEN)) {
-			r = decree_error_set(DECREE_ECORRUPT, "truncated history record");
+			r = decree_error_set(DECREE_ECORRUPT,
+					     "truncated history record");
 			goto fail;
 		}
 		c->has_old = p[0] & 1;
@@ -154,7 +167,8 @@ int oplog_entry_decode(oplog_entry *e, const unsigned char **pp, const unsigned 
 		if ((r = get_str16(&c->path, &p, end, false)) < 0)
 			goto fail;
 		if (!fs_path_is_safe(c->path, true)) {
-			r = decree_error_set(DECREE_ECORRUPT, "unsafe path in history record");
+			r = decree_error_set(DECREE_ECORRUPT,
+					     "unsafe path in history record");
 			goto fail;
 		}
 	}
@@ -200,12 +214,14 @@ int oplog_load(oplog *l, const char *path)
 	end = p + data.len;
 	if (data.len < 16 + SHA256_LEN || memcmp(p, OPL_MAGIC, 4) ||
 	    get_u32le(p + 4) != OPL_VERSION) {
-		r = decree_error_set(DECREE_ECORRUPT, "'%s' is not a decree history file", path);
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "'%s' is not a decree history file", path);
 		goto done;
 	}
 	sha256_buf(&sum, p, data.len - SHA256_LEN);
 	if (memcmp(sum.b, end - SHA256_LEN, SHA256_LEN)) {
-		r = decree_error_set(DECREE_ECORRUPT, "history file '%s' is damaged", path);
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "history file '%s' is damaged", path);
 		goto done;
 	}
 	end -= SHA256_LEN;
@@ -213,7 +229,8 @@ int oplog_load(oplog *l, const char *path)
 	nr = get_u32le(p + 12);
 	p += 16;
 	if (nu > 100000 || nr > 100000) {
-		r = decree_error_set(DECREE_ECORRUPT, "history file '%s' is damaged", path);
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "history file '%s' is damaged", path);
 		goto done;
 	}
 	if ((nu && !(l->undo = decree_calloc(nu, sizeof(oplog_entry)))) ||
@@ -228,7 +245,8 @@ int oplog_load(oplog *l, const char *path)
 		if ((r = oplog_entry_decode(&l->redo[i], &p, end)) < 0)
 			goto done;
 	if (p != end)
-		r = decree_error_set(DECREE_ECORRUPT, "history file '%s' is damaged", path);
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "history file '%s' is damaged", path);
 done:
 	buf_release(&data);
 	if (r < 0)
@@ -239,7 +257,8 @@ done:
 int oplog_save(const oplog *l, const char *path)
 {
 	buf b = BUF_INIT;
-	size_t first = l->nundo > OPLOG_MAX_UNDO ? l->nundo - OPLOG_MAX_UNDO : 0;
+	size_t first = l->nundo > OPLOG_MAX_UNDO ? l->nundo - OPLOG_MAX_UNDO
+						 : 0;
 	oid sum;
 	int r = -1;
 

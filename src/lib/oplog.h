@@ -34,10 +34,10 @@ typedef struct {
 
 typedef struct {
 	unsigned kind;
-	char id[17];      /* hex id of the transaction that made it */
+	char id[17]; /* hex id of the transaction that made it */
 	int64_t time_ns;
-	char *session;    /* session for safety captures; may be NULL */
-	char *what;       /* human description, e.g. the restored ref */
+	char *session; /* session for safety captures; may be NULL */
+	char *what;    /* human description, e.g. the restored ref */
 	txn_change *changes;
 	size_t n;
 } oplog_entry;
@@ -49,7 +49,10 @@ typedef struct {
 	size_t nredo;
 } oplog;
 
-#define OPLOG_INIT { NULL, 0, NULL, 0 }
+#define OPLOG_INIT               \
+	{                        \
+		NULL, 0, NULL, 0 \
+	}
 
 /* Missing file = empty history.  ECORRUPT on a damaged file. */
 int oplog_load(oplog *out, const char *path);
@@ -59,7 +62,8 @@ void oplog_entry_release(oplog_entry *e);
 
 /* One entry to/from bytes (also used inside the WAL). */
 int oplog_entry_encode(buf *out, const oplog_entry *e);
-int oplog_entry_decode(oplog_entry *e, const unsigned char **p, const unsigned char *end);
+int oplog_entry_decode(oplog_entry *e, const unsigned char **p,
+		       const unsigned char *end);
 
 /* Deep copy. */
 int oplog_entry_copy(oplog_entry *dst, const oplog_entry *src);

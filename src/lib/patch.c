@@ -61,7 +61,8 @@ static int perr_at(const char *name, size_t lineno, int code, const char *fmt,
 	return decree_error_set(code, "%s:%zu: %s", name, lineno, msg);
 }
 
-#define perr(p, ...) perr_at((p)->name, (p)->lineno, DECREE_EINVALID, __VA_ARGS__)
+#define perr(p, ...) \
+	perr_at((p)->name, (p)->lineno, DECREE_EINVALID, __VA_ARGS__)
 
 /* ---- lines ---------------------------------------------------------- */
 
@@ -196,14 +197,30 @@ static int unquote(parser *p, buf *out, const char *s, size_t n, size_t *used)
 				break;
 			c = s[i++];
 			switch (c) {
-			case 'a': c = '\a'; break;
-			case 'b': c = '\b'; break;
-			case 't': c = '\t'; break;
-			case 'n': c = '\n'; break;
-			case 'v': c = '\v'; break;
-			case 'f': c = '\f'; break;
-			case 'r': c = '\r'; break;
-			case '"': case '\\': break;
+			case 'a':
+				c = '\a';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'v':
+				c = '\v';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case '"':
+			case '\\':
+				break;
 			default:
 				if (c >= '0' && c <= '3' && i + 1 < n &&
 				    s[i] >= '0' && s[i] <= '7' &&
@@ -444,15 +461,18 @@ static int parse_hunk(parser *p, patch_file *f, size_t *hcap, size_t *lcap)
 		char op;
 
 		if (at_end(p))
-			return perr(p, "hunk #%zu ends early: %zu old and %zu "
-				    "new lines missing", hunkno, orem, nrem);
+			return perr(p,
+				    "hunk #%zu ends early: %zu old and %zu "
+				    "new lines missing",
+				    hunkno, orem, nrem);
 		if (s[0] == '\\') {
-			patch_line *l = f->nlines > h.first ?
-						&f->lines[f->nlines - 1] : NULL;
+			patch_line *l = f->nlines > h.first
+						? &f->lines[f->nlines - 1]
+						: NULL;
 			if (!l || !l->len || l->ptr[l->len - 1] != '\n' ||
 			    l->len == 1)
 				return perr(p, "misplaced \"\\ No newline\" "
-					    "marker");
+					       "marker");
 			l->len--;
 			advance(p);
 			continue;
@@ -468,12 +488,15 @@ static int parse_hunk(parser *p, patch_file *f, size_t *hcap, size_t *lcap)
 			n--;
 		}
 		if (op != ' ' && op != '-' && op != '+')
-			return perr(p, "unexpected line in hunk #%zu (%zu old "
+			return perr(p,
+				    "unexpected line in hunk #%zu (%zu old "
 				    "and %zu new lines still expected)",
 				    hunkno, orem, nrem);
 		if ((op != '+' && !orem) || (op != '-' && !nrem))
-			return perr(p, "hunk #%zu has more lines than its "
-				    "header says", hunkno);
+			return perr(p,
+				    "hunk #%zu has more lines than its "
+				    "header says",
+				    hunkno);
 		if (op != '+')
 			orem--;
 		if (op != '-')
@@ -483,8 +506,8 @@ static int parse_hunk(parser *p, patch_file *f, size_t *hcap, size_t *lcap)
 		advance(p);
 	}
 	if (!at_end(p) && cur(p)[0] == '\\') {
-		patch_line *l = f->nlines > h.first ? &f->lines[f->nlines - 1] :
-						     NULL;
+		patch_line *l = f->nlines > h.first ? &f->lines[f->nlines - 1]
+						    : NULL;
 		if (!l || l->len <= 1 || l->ptr[l->len - 1] != '\n')
 			return perr(p, "misplaced \"\\ No newline\" marker");
 		l->len--;
@@ -508,7 +531,8 @@ static int parse_hunk(parser *p, patch_file *f, size_t *hcap, size_t *lcap)
 		    (l->op != '-' && i != last_new))
 			return perr_at(p->name, h.lineno, DECREE_EINVALID,
 				       "hunk #%zu has a line without newline "
-				       "before its end", hunkno);
+				       "before its end",
+				       hunkno);
 	}
 	if (GROW(f->hunks, *hcap, f->nhunks + 1) < 0)
 		return DECREE_ERROR;
@@ -539,8 +563,8 @@ static int parse_hunks(parser *p, patch_file *f)
 		if ((ptrdiff_t)npos != (ptrdiff_t)opos + delta)
 			return perr_at(p->name, h->lineno, DECREE_EINVALID,
 				       "hunk #%zu: new line %zu contradicts "
-				       "the hunks before it", i + 1,
-				       h->new_start);
+				       "the hunks before it",
+				       i + 1, h->new_start);
 		delta += (ptrdiff_t)h->new_count - (ptrdiff_t)h->old_count;
 		prev_end = opos + h->old_count;
 	}
@@ -607,8 +631,10 @@ static int parse_b64_section(parser *p, char **data, size_t *len)
 		if (n && q[n - 1] == '=')
 			ended = true;
 		if (out.len > want) {
-			perr(p, "binary content longer than the %zu bytes "
-			     "announced", want);
+			perr(p,
+			     "binary content longer than the %zu bytes "
+			     "announced",
+			     want);
 			goto fail;
 		}
 		advance(p);
@@ -637,7 +663,7 @@ static int parse_binary(parser *p, patch_file *f)
 	advance(p); /* "GIT binary patch" */
 	if (cur_is(p, "literal ") || cur_is(p, "delta "))
 		return perr(p, "git binary patches (literal/delta) are not "
-			    "supported; write the diff with decree");
+			       "supported; write the diff with decree");
 	while (!at_end(p)) {
 		if (cur_is(p, "decree-base64 old ") && !have_old && !have_new) {
 			if ((r = parse_b64_section(p, &f->bin_old,
@@ -701,7 +727,8 @@ static int parse_git_names(parser *p, const char *s, size_t n, buf *a, buf *b,
 		if (s[i] == ' ' && s[i + 1] == '"') {
 			if (buf_put(a, s, i) < 0)
 				return DECREE_ERROR;
-			if ((r = unquote(p, b, s + i + 1, e - i - 1, &used)) < 0)
+			if ((r = unquote(p, b, s + i + 1, e - i - 1, &used)) <
+			    0)
 				return r;
 			*known = true;
 			return 0;
@@ -759,15 +786,17 @@ static int parse_git_names(parser *p, const char *s, size_t n, buf *a, buf *b,
 }
 
 typedef struct {
-	buf ga, gb;          /* names on the diff --git line */
-	label lo, ln;        /* ---/+++ */
-	buf from, to;        /* rename/copy from/to */
+	buf ga, gb;   /* names on the diff --git line */
+	label lo, ln; /* ---/+++ */
+	buf from, to; /* rename/copy from/to */
 } git_names;
 
 static int parse_git(parser *p)
 {
-	git_names nm = { BUF_INIT, BUF_INIT, { BUF_INIT, false },
-			 { BUF_INIT, false }, BUF_INIT, BUF_INIT };
+	git_names nm = {
+		BUF_INIT, BUF_INIT, { BUF_INIT, false }, { BUF_INIT, false },
+		BUF_INIT, BUF_INIT
+	};
 	patch_file *f;
 	bool gknown, have_labels = false, has_from = false, has_to = false;
 	bool have_old_mode = false, have_new_mode = false;
@@ -802,9 +831,9 @@ static int parse_git(parser *p)
 		} else if (has_prefix(s, n, "rename from ") ||
 			   has_prefix(s, n, "copy from ") ||
 			   has_prefix(s, n, "rename old ")) {
-			size_t k = has_prefix(s, n, "rename from ") ? 12 :
-				   has_prefix(s, n, "copy from ")   ? 10 :
-								      11;
+			size_t k = has_prefix(s, n, "rename from ") ? 12
+				   : has_prefix(s, n, "copy from ") ? 10
+								    : 11;
 			size_t used;
 
 			if (s[0] == 'c')
@@ -821,9 +850,9 @@ static int parse_git(parser *p)
 		} else if (has_prefix(s, n, "rename to ") ||
 			   has_prefix(s, n, "copy to ") ||
 			   has_prefix(s, n, "rename new ")) {
-			size_t k = has_prefix(s, n, "rename to ") ? 10 :
-				   has_prefix(s, n, "copy to ")   ? 8 :
-								    11;
+			size_t k = has_prefix(s, n, "rename to ") ? 10
+				   : has_prefix(s, n, "copy to ") ? 8
+								  : 11;
 			size_t used;
 
 			buf_clear(&nm.to);
@@ -849,7 +878,8 @@ static int parse_git(parser *p)
 				goto done;
 			advance(p);
 			if (at_end(p) || !cur_is(p, "+++ ")) {
-				r = perr(p, "\"---\" line without \"+++\" line");
+				r = perr(p,
+					 "\"---\" line without \"+++\" line");
 				goto done;
 			}
 			if ((r = parse_label(p, &nm.ln, cur(p) + 4,
@@ -864,7 +894,7 @@ static int parse_git(parser *p)
 			break;
 		} else if (has_prefix(s, n, "Binary files ")) {
 			r = perr(p, "binary change without content (\"Binary "
-				 "files ... differ\") cannot be applied");
+				    "files ... differ\") cannot be applied");
 			goto done;
 		} else {
 			break;
@@ -956,8 +986,8 @@ static int parse_git(parser *p)
 		if (strcmp(f->old_path, f->new_path)) {
 			r = perr_at(p->name, start, DECREE_EINVALID,
 				    "file names '%s' and '%s' differ without "
-				    "a rename header", f->old_path,
-				    f->new_path);
+				    "a rename header",
+				    f->old_path, f->new_path);
 			goto done;
 		}
 	}
@@ -1064,8 +1094,8 @@ void patch_set_free(patch_set *ps)
 	decree_free(ps);
 }
 
-int patch_parse(patch_set **out, const char *name, const char *text,
-		size_t len, const patch_parse_options *opts)
+int patch_parse(patch_set **out, const char *name, const char *text, size_t len,
+		const patch_parse_options *opts)
 {
 	parser p;
 	patch_set *ps;
@@ -1111,7 +1141,7 @@ int patch_parse(patch_set **out, const char *name, const char *text,
 			    body_len(s, n) > 7 &&
 			    !memcmp(s + body_len(s, n) - 7, " differ", 7))) {
 			r = perr(&p, "binary change without content cannot be "
-				 "applied");
+				     "applied");
 		} else {
 			advance(&p); /* text between records */
 			continue;
@@ -1206,8 +1236,8 @@ static int conflict(patch_result *out, const patch_file *fp,
 	if (bad == SIZE_MAX)
 		return perr_at(fp->patch_name, h->lineno, DECREE_ECONFLICT,
 			       "hunk #%zu does not apply to '%s': it starts "
-			       "at line %zu, the file has %zu lines", hunkno,
-			       path, pos + 1, ol->nlines);
+			       "at line %zu, the file has %zu lines",
+			       hunkno, path, pos + 1, ol->nlines);
 	l = &fp->lines[bad];
 	for (i = h->first; i < bad; i++)
 		if (fp->lines[i].op == ' ' || fp->lines[i].op == del)
@@ -1222,18 +1252,17 @@ static int conflict(patch_result *out, const patch_file *fp,
 	gn = ol->start[k + 1] - ol->start[k];
 	show_line(got, sizeof(got), g, gn);
 	if (!strcmp(want, got))
-		note = (l->ptr[l->len - 1] == '\n') != (g[gn - 1] == '\n') ?
-			       " (they differ in the final newline)" :
-			       " (they differ after the first 40 bytes)";
+		note = (l->ptr[l->len - 1] == '\n') != (g[gn - 1] == '\n')
+			       ? " (they differ in the final newline)"
+			       : " (they differ after the first 40 bytes)";
 	return perr_at(fp->patch_name, h->lineno, DECREE_ECONFLICT,
 		       "hunk #%zu does not apply to '%s' at line %zu: expected "
-		       "\"%s\", found \"%s\"%s", hunkno, path, k + 1, want,
-		       got, note);
+		       "\"%s\", found \"%s\"%s",
+		       hunkno, path, k + 1, want, got, note);
 }
 
-static int apply_text(patch_result *out, const patch_file *fp,
-		      const char *old, size_t old_len, bool rev, bool offset,
-		      const char *path)
+static int apply_text(patch_result *out, const patch_file *fp, const char *old,
+		      size_t old_len, bool rev, bool offset, const char *path)
 {
 	xdiff_lines ol = XDIFF_LINES_INIT;
 	char del = rev ? '+' : '-';
@@ -1280,7 +1309,8 @@ static int apply_text(patch_result *out, const patch_file *fp,
 			out->conflict_hunk = i + 1;
 			r = perr_at(fp->patch_name, h->lineno, DECREE_ECONFLICT,
 				    "hunk #%zu of '%s' matches before the "
-				    "hunk ahead of it", i + 1, path);
+				    "hunk ahead of it",
+				    i + 1, path);
 			goto done;
 		}
 		if ((r = put_checked(&out->data, old + ol.start[cursor],
@@ -1302,7 +1332,8 @@ static int apply_text(patch_result *out, const patch_file *fp,
 	if (r == 0 && joined)
 		r = perr_at(fp->patch_name, fp->lineno, DECREE_EAPPLY,
 			    "patch for '%s' leaves a line without newline "
-			    "before the end of the file", path);
+			    "before the end of the file",
+			    path);
 done:
 	xdiff_lines_release(&ol);
 	return r;
@@ -1322,7 +1353,8 @@ int patch_apply(patch_result *out, const patch_file *fp, const char *old,
 	buf_clear(&out->data);
 	out->exists = false;
 	out->conflict_hunk = 0;
-	out->expect_mode = from_exists ? (rev ? fp->new_mode : fp->old_mode) : 0;
+	out->expect_mode = from_exists ? (rev ? fp->new_mode : fp->old_mode)
+				       : 0;
 	out->mode = to_exists ? (rev ? fp->old_mode : fp->new_mode) : 0;
 	if (rev && fp->is_copy)
 		to_exists = false; /* undoing a copy removes the copy */
@@ -1350,15 +1382,16 @@ int patch_apply(patch_result *out, const patch_file *fp, const char *old,
 			return perr_at(fp->patch_name, fp->lineno,
 				       DECREE_ECONFLICT,
 				       "binary file '%s' is not the one the "
-				       "patch expects", path);
+				       "patch expects",
+				       path);
 		}
 		if (to_exists && !(rev && fp->is_copy) && give_len &&
 		    buf_put(&out->data, give, give_len) < 0)
 			return DECREE_ERROR;
 	} else if (fp->nhunks) {
 		if ((r = apply_text(out, fp, old, old_len, rev,
-				    (flags & PATCH_ALLOW_OFFSET) != 0,
-				    path)) < 0) {
+				    (flags & PATCH_ALLOW_OFFSET) != 0, path)) <
+		    0) {
 			buf_clear(&out->data);
 			return r;
 		}
@@ -1372,7 +1405,8 @@ int patch_apply(patch_result *out, const patch_file *fp, const char *old,
 		buf_clear(&out->data);
 		return perr_at(fp->patch_name, fp->lineno, DECREE_ECONFLICT,
 			       "cannot delete '%s': its content differs "
-			       "from the patch", path);
+			       "from the patch",
+			       path);
 	}
 	out->exists = to_exists;
 	return 0;

@@ -83,22 +83,22 @@ typedef struct {
 	bool old_exists; /* false: the patch creates the file */
 	bool new_exists; /* false: the patch deletes the file */
 	bool is_rename, is_copy;
-	bool is_git;     /* came with a "diff --git" header */
+	bool is_git;		     /* came with a "diff --git" header */
 	uint32_t old_mode, new_mode; /* 0100644/0100755/0120000, 0 unknown */
-	bool is_binary;              /* content in bin_old/bin_new */
+	bool is_binary;		     /* content in bin_old/bin_new */
 	char *bin_old, *bin_new;
 	size_t bin_old_len, bin_new_len;
 	patch_hunk *hunks;
 	size_t nhunks;
 	patch_line *lines;
 	size_t nlines;
-	size_t lineno;     /* first line of the record */
+	size_t lineno;		/* first line of the record */
 	const char *patch_name; /* for messages, owned by the set */
 } patch_file;
 
 typedef struct {
-	char *name;  /* the name given to patch_parse() */
-	char *text;  /* private copy of the input */
+	char *name; /* the name given to patch_parse() */
+	char *text; /* private copy of the input */
 	size_t len;
 	patch_file *files;
 	size_t nfiles;
@@ -113,7 +113,10 @@ typedef struct {
 } patch_parse_options;
 
 #define PATCH_PARSE_OPTIONS_VERSION 1
-#define PATCH_PARSE_OPTIONS_INIT { PATCH_PARSE_OPTIONS_VERSION, -1 }
+#define PATCH_PARSE_OPTIONS_INIT                \
+	{                                       \
+		PATCH_PARSE_OPTIONS_VERSION, -1 \
+	}
 
 /**
  * Parse a unified diff.
@@ -124,8 +127,8 @@ typedef struct {
  * @return 0, DECREE_EINVALID (malformed, unsafe path, no diff at all) or
  *         DECREE_ERROR
  */
-int patch_parse(patch_set **out, const char *name, const char *text,
-		size_t len, const patch_parse_options *opts);
+int patch_parse(patch_set **out, const char *name, const char *text, size_t len,
+		const patch_parse_options *opts);
 
 /* Free a patch set and everything in it; NULL is fine. */
 void patch_set_free(patch_set *ps);
@@ -138,14 +141,17 @@ enum patch_apply_flags {
 };
 
 typedef struct {
-	bool exists;          /* false: the file is to be deleted */
-	uint32_t mode;        /* mode to set; 0: keep current (new: 0644) */
+	bool exists;	      /* false: the file is to be deleted */
+	uint32_t mode;	      /* mode to set; 0: keep current (new: 0644) */
 	uint32_t expect_mode; /* mode the patch says the file has now, or 0 */
-	buf data;             /* new content (a symlink's target) */
+	buf data;	      /* new content (a symlink's target) */
 	size_t conflict_hunk; /* on ECONFLICT: 1-based hunk, 0 = header */
 } patch_result;
 
-#define PATCH_RESULT_INIT { false, 0, 0, BUF_INIT, 0 }
+#define PATCH_RESULT_INIT                \
+	{                                \
+		false, 0, 0, BUF_INIT, 0 \
+	}
 
 /**
  * Check one file patch against the current bytes and compute the result.

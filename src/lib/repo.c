@@ -14,7 +14,7 @@
 #include "txn.h"
 
 #define STORE_MARKER "DECREE-STORE"
-#define STORE_MAGIC "decree-store 1\n"
+#define STORE_MAGIC  "decree-store 1\n"
 
 static char *absolute(const char *p)
 {
@@ -62,15 +62,18 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 
 	*out = NULL;
 	if (!o || o->version != DECREE_STORE_OPTIONS_VERSION || !o->root)
-		return decree_error_set(DECREE_EINVALID, "invalid store options");
+		return decree_error_set(DECREE_EINVALID,
+					"invalid store options");
 	if (!realpath(o->root, real)) {
 		if (errno == ENOENT)
-			return decree_error_set(DECREE_EINVALID,
-						"project root '%s' does not exist", o->root);
+			return decree_error_set(
+				DECREE_EINVALID,
+				"project root '%s' does not exist", o->root);
 		return decree_error_os("cannot resolve '%s'", o->root);
 	}
 	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
-		return decree_error_set(DECREE_EINVALID, "'%s' is not a directory", o->root);
+		return decree_error_set(DECREE_EINVALID,
+					"'%s' is not a directory", o->root);
 	if (!(s = decree_calloc(1, sizeof(*s))))
 		return -1;
 	s->rootfd = -1;
@@ -121,9 +124,10 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 		int rr = fs_read_path(path, &m);
 		if (rr == 0 && strcmp(m.ptr, STORE_MAGIC)) {
 			buf_release(&m);
-			r = decree_error_set(DECREE_ECORRUPT,
-					     "'%s' is not a decree store of a known version",
-					     s->dir);
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"'%s' is not a decree store of a known version",
+				s->dir);
 			goto fail;
 		}
 		buf_release(&m);
@@ -189,7 +193,8 @@ int repo_ensure(decree_store *s)
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(s->dir, 0755)) < 0)
 			return r;
-		if ((r = fs_write_atomic(path, STORE_MAGIC, strlen(STORE_MAGIC), 0644)) < 0)
+		if ((r = fs_write_atomic(path, STORE_MAGIC, strlen(STORE_MAGIC),
+					 0644)) < 0)
 			return r;
 	}
 	if ((r = store_locate(s)) < 0)
@@ -199,7 +204,8 @@ int repo_ensure(decree_store *s)
 		if ((r = fs_mkdirs(path, 0755)) < 0)
 			return r;
 		snprintf(path, sizeof(path), "%s/ROOT", s->rootdir);
-		if ((r = fs_write_atomic(path, s->root, strlen(s->root), 0644)) < 0)
+		if ((r = fs_write_atomic(path, s->root, strlen(s->root),
+					 0644)) < 0)
 			return r;
 		if ((r = fs_fsync_dir_path(s->dir)) < 0)
 			return r;
@@ -229,15 +235,17 @@ int repo_lock(decree_store *s)
 	int r;
 
 	if (s->broken)
-		return decree_error_set(DECREE_ERROR,
-					"store handle is unusable after a failed recovery; reopen it");
+		return decree_error_set(
+			DECREE_ERROR,
+			"store handle is unusable after a failed recovery; reopen it");
 	if ((r = repo_ensure(s)) < 0)
 		return r;
 	snprintf(path, sizeof(path), "%s/lock", s->dir);
 	if ((r = lock_acquire(&s->lock, path, s->lock_timeout_ms)) < 0)
 		return r;
 	if (s->lock.depth == 1 &&
-	    (r = lock_tree(&s->tree_lock_fd, s->rootfd, s->root, s->lock_timeout_ms)) < 0) {
+	    (r = lock_tree(&s->tree_lock_fd, s->rootfd, s->root,
+			   s->lock_timeout_ms)) < 0) {
 		lock_release(&s->lock);
 		return r;
 	}
@@ -245,7 +253,8 @@ int repo_lock(decree_store *s)
 		odb *db;
 		s->recover_foreign = 0;
 		/* Another process may have added packs since we looked. */
-		if ((r = repo_odb(&db, s, true)) < 0 || (r = txn_recover(s, &s->recovered)) < 0) {
+		if ((r = repo_odb(&db, s, true)) < 0 ||
+		    (r = txn_recover(s, &s->recovered)) < 0) {
 			if (r != DECREE_ELOCKED)
 				s->broken = r == DECREE_ECORRUPT || s->broken;
 			repo_unlock(s);

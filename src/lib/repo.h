@@ -21,21 +21,23 @@
 #include "odb.h"
 
 struct decree_store {
-	char *root;    /* absolute, symlinks resolved */
+	char *root; /* absolute, symlinks resolved */
 	int rootfd;
-	char *dir;     /* absolute store directory */
-	char *rootdir; /* <dir>/roots/<key> */
-	char *store_rel; /* the store's path below the root if inside it, else NULL */
-	odb *db;       /* opened on first use */
+	char *dir;	 /* absolute store directory */
+	char *rootdir;	 /* <dir>/roots/<key> */
+	char *store_rel; /* the store's path below the root if inside it, else
+			    NULL */
+	odb *db;	 /* opened on first use */
 	store_lock lock;
 	int tree_lock_fd; /* flock on the root directory while locked, or -1 */
 	uint64_t max_file_size;
 	char **excludes;
 	int lock_timeout_ms;
 	unsigned threads;
-	bool broken;   /* sticky: recovery failed; refuse work */
+	bool broken;	/* sticky: recovery failed; refuse work */
 	bool recovered; /* the last repo_lock() finished a transaction */
-	size_t recover_foreign; /* ... leaving this many paths as someone changed them */
+	size_t recover_foreign; /* ... leaving this many paths as someone
+				   changed them */
 };
 
 /* Create the store directories and marker if missing. */

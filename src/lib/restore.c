@@ -68,7 +68,8 @@ static void set_new(txn_change *t, const snap_entry *e)
 }
 
 /* Capture whatever stands at `path` on disk now (not in the scan). */
-static int capture_disk(txn_change *t, decree_store *s, odb_writer *w, bool *present)
+static int capture_disk(txn_change *t, decree_store *s, odb_writer *w,
+			bool *present)
 {
 	snap_entry e;
 	struct stat st;
@@ -86,24 +87,29 @@ static int capture_disk(txn_change *t, decree_store *s, odb_writer *w, bool *pre
 		return r;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		close(dfd);
-		return errno == ENOENT ? 0 : decree_error_os("cannot stat '%s'", t->path);
+		return errno == ENOENT
+			       ? 0
+			       : decree_error_os("cannot stat '%s'", t->path);
 	}
 	if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX + 1];
 		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
 		close(dfd);
 		if (n < 0)
-			return decree_error_os("cannot read link '%s'", t->path);
+			return decree_error_os("cannot read link '%s'",
+					       t->path);
 		e.mode = MODE_LINK;
 		e.size = (uint64_t)n;
-		if (w && (r = odb_writer_add(w, ODB_BLOB, target, (size_t)n, NULL, &e.id)) < 0)
+		if (w && (r = odb_writer_add(w, ODB_BLOB, target, (size_t)n,
+					     NULL, &e.id)) < 0)
 			return r;
 		if (!w)
 			sha256_buf(&e.id, target, (size_t)n);
 	} else if (S_ISREG(st.st_mode)) {
 		close(dfd);
 		if (w) {
-			if ((r = scan_capture_path(&e, s->rootfd, t->path, w)) < 0)
+			if ((r = scan_capture_path(&e, s->rootfd, t->path, w)) <
+			    0)
 				return r;
 		} else {
 			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
@@ -125,8 +131,8 @@ struct snap_loader {
 	odb *db;
 };
 
-static int load_from_snap(void *payload, const char *dir, const char *name, buf *out,
-			  bool *found)
+static int load_from_snap(void *payload, const char *dir, const char *name,
+			  buf *out, bool *found)
 {
 	struct snap_loader *l = payload;
 	char path[PATH_MAX];
@@ -144,7 +150,8 @@ static int load_from_snap(void *payload, const char *dir, const char *name, buf 
 	return 0;
 }
 
-/* --- path filter ----------------------------------------------------------- */
+/* --- path filter -----------------------------------------------------------
+ */
 
 static bool path_selected(const char *const *paths, const char *p)
 {
@@ -172,9 +179,10 @@ static int check_paths(const char *const *paths, const snap *a, const snap *b)
 		for (size_t k = 0; k < b->n && !hit; k++)
 			hit = path_selected(one, b->v[k].path);
 		if (!hit)
-			return decree_error_set(DECREE_ENOTFOUND,
-						"path '%s' is neither in the checkpoint nor in the working tree",
-						paths[i]);
+			return decree_error_set(
+				DECREE_ENOTFOUND,
+				"path '%s' is neither in the checkpoint nor in the working tree",
+				paths[i]);
 	}
 	return 0;
 }
@@ -182,7 +190,7 @@ static int check_paths(const char *const *paths, const snap *a, const snap *b)
 static void report(const decree_restore_options *o, decree_restore_result *res,
 		   const txn_change *t)
 {
-	decree_action a = !t->has_new ? DECREE_ACTION_DELETE
+	decree_action a = !t->has_new  ? DECREE_ACTION_DELETE
 			  : t->has_old ? DECREE_ACTION_RESTORE
 				       : DECREE_ACTION_CREATE;
 	if (a == DECREE_ACTION_DELETE)
@@ -195,17 +203,21 @@ static void report(const decree_restore_options *o, decree_restore_result *res,
 		o->plan(o->payload, t->path, a);
 }
 
-/* --- restore ----------------------------------------------------------------- */
+/* --- restore -----------------------------------------------------------------
+ */
 
-static int plan_restore(change_list *out, decree_store *s, odb_writer *w, const snap *cur,
-			const snap *target, ignore_matcher *rules, const char *const *paths)
+static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
+			const snap *cur, const snap *target,
+			ignore_matcher *rules, const char *const *paths)
 {
 	size_t i = 0, j = 0;
 	int r;
 
 	while (i < cur->n || j < target->n) {
-		int c = i >= cur->n ? 1 : j >= target->n ? -1
-							  : path_cmp(cur->v[i].path, target->v[j].path);
+		int c = i >= cur->n ? 1
+			: j >= target->n
+				? -1
+				: path_cmp(cur->v[i].path, target->v[j].path);
 		const snap_entry *a = c <= 0 ? &cur->v[i] : NULL;
 		const snap_entry *b = c >= 0 ? &target->v[j] : NULL;
 		const char *path = a ? a->path : b->path;
@@ -221,15 +233,18 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w, const 
 		if (a && b && snap_entry_same(a, b))
 			continue;
 		if (b && b->mode == MODE_SKIP)
-			continue; /* never stored: cannot be restored, never deleted */
+			continue; /* never stored: cannot be restored, never
+				     deleted */
 		if (!b) {
 			if (a->mode == MODE_SKIP)
 				continue;
-			if ((r = ignore_matcher_excluded(rules, path, strlen(path), false,
+			if ((r = ignore_matcher_excluded(rules, path,
+							 strlen(path), false,
 							 &excluded)) < 0)
 				return r;
 			if (excluded)
-				continue; /* ignored back then: not ours to delete */
+				continue; /* ignored back then: not ours to
+					     delete */
 			if (!(t = change_add(out, path)))
 				return -1;
 			set_old(t, a);
@@ -241,9 +256,11 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w, const 
 		if (a && a->mode != MODE_SKIP) {
 			set_old(t, a);
 		} else if ((r = capture_disk(t, s, w, &present)) < 0) {
-			return r; /* absent, ignored now, or too large: read it */
+			return r; /* absent, ignored now, or too large: read it
+				   */
 		}
-		if (t->has_old && t->old_mode == t->new_mode && !oid_cmp(&t->old_id, &t->new_id)) {
+		if (t->has_old && t->old_mode == t->new_mode &&
+		    !oid_cmp(&t->old_id, &t->new_id)) {
 			decree_free(t->path);
 			out->n--;
 		}
@@ -251,8 +268,8 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w, const 
 	return 0;
 }
 
-int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const char *ref,
-			      const decree_restore_options *o)
+int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
+			      const char *ref, const decree_restore_options *o)
 {
 	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result dummy;
@@ -272,14 +289,16 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 	memset(res, 0, sizeof(*res));
 	memset(&rec, 0, sizeof(rec));
 	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
-		return decree_error_set(DECREE_EINVALID, "invalid restore options");
+		return decree_error_set(DECREE_EINVALID,
+					"invalid restore options");
 	if ((r = ckpt_resolve(&rec, s, ref)) < 0)
 		return r;
 	if (!o->dry_run && (r = repo_lock(s)) < 0) {
 		ckpt_rec_release(&rec);
 		return r;
 	}
-	if ((r = repo_odb(&db, s, false)) < 0 || (r = tree_read(&target, db, &rec.tree)) < 0)
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = tree_read(&target, db, &rec.tree)) < 0)
 		goto done;
 	{
 		struct snap_loader *ld = decree_malloc(sizeof(*ld));
@@ -289,7 +308,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 		}
 		ld->s = &target;
 		ld->db = db;
-		r = ignore_matcher_new(&rules, load_from_snap, ld, (const char *const *)s->excludes);
+		r = ignore_matcher_new(&rules, load_from_snap, ld,
+				       (const char *const *)s->excludes);
 		if (r < 0) {
 			decree_free(ld);
 			goto done;
@@ -303,7 +323,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0)
-			r = plan_restore(&ch, s, w, &cur, &target, rules, o->paths);
+			r = plan_restore(&ch, s, w, &cur, &target, rules,
+					 o->paths);
 		ignore_matcher_free(rules);
 		rules = NULL;
 		decree_free(ld);
@@ -315,7 +336,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 	if (o->dry_run || ch.n == 0)
 		goto done;
 	/* Capture the present (every byte we will touch is in w). */
-	if ((r = ckpt_write(res->pre_checkpoint, s, w, &cur, rec.session, NULL, "pre-restore")) < 0)
+	if ((r = ckpt_write(res->pre_checkpoint, s, w, &cur, rec.session, NULL,
+			    "pre-restore")) < 0)
 		goto done;
 	{
 		oplog_entry e;
@@ -343,7 +365,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s, const
 			 * store is broken and recovery may still need it. */
 			if (!committed && !s->broken) {
 				char msg[1024];
-				snprintf(msg, sizeof(msg), "%s", decree_error_last());
+				snprintf(msg, sizeof(msg), "%s",
+					 decree_error_last());
 				ckpt_remove(s, res->pre_checkpoint);
 				res->pre_checkpoint[0] = '\0';
 				decree_error_set(r, "%s", msg);
@@ -367,10 +390,11 @@ done:
 	return r;
 }
 
-/* --- undo / redo ------------------------------------------------------------ */
+/* --- undo / redo ------------------------------------------------------------
+ */
 
-static int replay(decree_restore_result *res, decree_store *s, const decree_restore_options *o,
-		  bool undo)
+static int replay(decree_restore_result *res, decree_store *s,
+		  const decree_restore_options *o, bool undo)
 {
 	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result dummy;
@@ -389,18 +413,21 @@ static int replay(decree_restore_result *res, decree_store *s, const decree_rest
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
 	if (!repo_exists(s))
-		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s", undo ? "undo" : "redo");
+		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
+					undo ? "undo" : "redo");
 	if ((r = repo_lock(s)) < 0)
 		return r;
 	repo_file(path, s, "oplog");
 	if ((r = oplog_load(&l, path)) < 0)
 		goto done;
 	if (undo ? !l.nundo : !l.nredo) {
-		r = decree_error_set(DECREE_ENOTFOUND, "nothing to %s", undo ? "undo" : "redo");
+		r = decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
+				     undo ? "undo" : "redo");
 		goto done;
 	}
 	e = undo ? &l.undo[l.nundo - 1] : &l.redo[l.nredo - 1];
-	if ((r = repo_odb(&db, s, false)) < 0 || (r = odb_writer_new(&w, db)) < 0)
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
 	for (size_t i = 0; i < e->n; i++) {
 		const txn_change *src = &e->changes[i];
@@ -424,13 +451,15 @@ static int replay(decree_restore_result *res, decree_store *s, const decree_rest
 		/* did anything change since the operation? */
 		expected = undo ? src->has_new : src->has_old;
 		if (present != expected ||
-		    (present && (t->old_mode != (undo ? src->new_mode : src->old_mode) ||
-				 oid_cmp(&t->old_id, undo ? &src->new_id : &src->old_id))))
+		    (present &&
+		     (t->old_mode != (undo ? src->new_mode : src->old_mode) ||
+		      oid_cmp(&t->old_id, undo ? &src->new_id : &src->old_id))))
 			drifted = true;
 		if (want)
 			set_new(t, &goal);
 		if (t->has_old == t->has_new &&
-		    (!t->has_old || (t->old_mode == t->new_mode && !oid_cmp(&t->old_id, &t->new_id)))) {
+		    (!t->has_old || (t->old_mode == t->new_mode &&
+				     !oid_cmp(&t->old_id, &t->new_id)))) {
 			decree_free(t->path);
 			ch.n--;
 		}
@@ -444,7 +473,8 @@ static int replay(decree_restore_result *res, decree_store *s, const decree_rest
 		snap cur = SNAP_INIT;
 		r = ckpt_scan(&cur, s, w, NULL);
 		if (r == 0)
-			r = ckpt_write(res->pre_checkpoint, s, w, &cur, e->session, NULL,
+			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
+				       e->session, NULL,
 				       undo ? "pre-undo" : "pre-redo");
 		snap_release(&cur);
 		if (r < 0)
@@ -471,12 +501,14 @@ done:
 	return r;
 }
 
-int decree_undo(decree_restore_result *res, decree_store *s, const decree_restore_options *o)
+int decree_undo(decree_restore_result *res, decree_store *s,
+		const decree_restore_options *o)
 {
 	return replay(res, s, o, true);
 }
 
-int decree_redo(decree_restore_result *res, decree_store *s, const decree_restore_options *o)
+int decree_redo(decree_restore_result *res, decree_store *s,
+		const decree_restore_options *o)
 {
 	return replay(res, s, o, false);
 }

@@ -37,9 +37,9 @@ typedef struct dirres dirres;
 
 /* One entry of a directory's result. */
 typedef struct {
-	snap_entry e;     /* e.path is the full path (owned) */
-	dirres *sub;      /* subdirectory result, or NULL */
-	bool dropped;     /* ignored, vanished or not a project file */
+	snap_entry e; /* e.path is the full path (owned) */
+	dirres *sub;  /* subdirectory result, or NULL */
+	bool dropped; /* ignored, vanished or not a project file */
 } rentry;
 
 struct dirres {
@@ -52,10 +52,10 @@ enum { JOB_DIR = 1, JOB_HASH = 2 };
 typedef struct job {
 	struct job *next;
 	int kind;
-	char *path;      /* DIR: the directory ("" = root) */
-	dirres *dir;     /* DIR: where results go */
+	char *path;  /* DIR: the directory ("" = root) */
+	dirres *dir; /* DIR: where results go */
 	int depth;
-	rentry *ent;     /* HASH: the entry to fill */
+	rentry *ent; /* HASH: the entry to fill */
 } job;
 
 typedef struct walker walker;
@@ -68,11 +68,12 @@ typedef struct {
 typedef struct {
 	walker *w;
 	ignore_matcher *ign;
-	const char *cur_dir; /* directory whose fd is cur_fd (loader shortcut) */
+	const char *cur_dir; /* directory whose fd is cur_fd (loader shortcut)
+			      */
 	int cur_fd;
 	const dent *cur_ents; /* its sorted listing */
 	size_t cur_n;
-	buf data;        /* reused read buffer */
+	buf data; /* reused read buffer */
 } worker;
 
 struct walker {
@@ -82,9 +83,9 @@ struct walker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	job *head;
-	size_t queued;   /* jobs in the queue */
-	size_t active;   /* jobs queued or running */
-	worker *wks;     /* one per thread; wks[0] is the calling thread */
+	size_t queued; /* jobs in the queue */
+	size_t active; /* jobs queued or running */
+	worker *wks;   /* one per thread; wks[0] is the calling thread */
 	pthread_t *tids;
 	unsigned nthreads, started; /* started: extra threads running */
 	bool failed;
@@ -100,7 +101,8 @@ static void fail_walk(walker *w, int r)
 	if (!w->failed) {
 		__atomic_store_n(&w->failed, true, __ATOMIC_RELAXED);
 		w->err = r;
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s", decree_error_last());
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
+			 decree_error_last());
 	}
 	pthread_mutex_unlock(&w->mu);
 }
@@ -118,7 +120,8 @@ static int push(walker *w, job *j)
 	 * is scanned without creating any. */
 	if (w->queued > 1 && w->started + 1 < w->nthreads) {
 		unsigned k = w->started + 1;
-		if (pthread_create(&w->tids[k], NULL, worker_main, &w->wks[k]) == 0)
+		if (pthread_create(&w->tids[k], NULL, worker_main,
+				   &w->wks[k]) == 0)
 			w->started = k;
 	}
 	pthread_cond_signal(&w->cv);
@@ -126,7 +129,8 @@ static int push(walker *w, job *j)
 	return 0;
 }
 
-static int push_new(walker *w, int kind, char *path, dirres *dir, int depth, rentry *ent)
+static int push_new(walker *w, int kind, char *path, dirres *dir, int depth,
+		    rentry *ent)
 {
 	job *j = decree_calloc(1, sizeof(*j));
 	if (!j)
@@ -188,8 +192,8 @@ static int run_hash(worker *wk, rentry *re)
 	e->size = wk->data.len;
 	sha256_buf(&e->id, wk->data.ptr, wk->data.len);
 	if (w->o->store)
-		return odb_writer_add(w->o->store, ODB_BLOB, wk->data.ptr, wk->data.len, &e->id,
-				      NULL);
+		return odb_writer_add(w->o->store, ODB_BLOB, wk->data.ptr,
+				      wk->data.len, &e->id, NULL);
 	return 0;
 too_big:
 	e->mode = MODE_SKIP;
@@ -198,15 +202,16 @@ too_big:
 	return 0;
 }
 
-/* --- ignore loader ---------------------------------------------------------- */
-
+/* --- ignore loader ----------------------------------------------------------
+ */
 
 static int dent_cmp(const void *a, const void *b)
 {
 	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
-static int load_ignore(void *payload, const char *dir, const char *name, buf *out, bool *found)
+static int load_ignore(void *payload, const char *dir, const char *name,
+		       buf *out, bool *found)
 {
 	worker *wk = payload;
 	int dfd = -1, fd, r;
@@ -217,7 +222,8 @@ static int load_ignore(void *payload, const char *dir, const char *name, buf *ou
 		/* The listing tells whether the file exists: no failed open
 		 * per directory (two per directory add up on large trees). */
 		dent key = { (char *)name, 0 };
-		if (!bsearch(&key, wk->cur_ents, wk->cur_n, sizeof(dent), dent_cmp))
+		if (!bsearch(&key, wk->cur_ents, wk->cur_n, sizeof(dent),
+			     dent_cmp))
 			return 0;
 		dfd = wk->cur_fd;
 	} else {
@@ -233,7 +239,8 @@ static int load_ignore(void *payload, const char *dir, const char *name, buf *ou
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
 			return 0;
-		return decree_error_os("cannot open '%s%s%s'", dir, *dir ? "/" : "", name);
+		return decree_error_os("cannot open '%s%s%s'", dir,
+				       *dir ? "/" : "", name);
 	}
 	r = fs_read_fd(fd, out, name);
 	close(fd);
@@ -242,8 +249,8 @@ static int load_ignore(void *payload, const char *dir, const char *name, buf *ou
 	return r;
 }
 
-/* --- one directory ----------------------------------------------------------- */
-
+/* --- one directory -----------------------------------------------------------
+ */
 
 /* The sorted listing of a directory (without "." and ".."). */
 static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
@@ -257,14 +264,16 @@ static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
 		const char *nm = de->d_name;
 		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
 			continue;
-		if (GROW(v, cap, n + 1) < 0 || !(v[n].name = decree_strdup(nm))) {
+		if (GROW(v, cap, n + 1) < 0 ||
+		    !(v[n].name = decree_strdup(nm))) {
 			r = -1;
 			break;
 		}
 		v[n++].type = de->d_type;
 	}
 	if (r == 0 && errno)
-		r = decree_error_os("cannot read directory '%s'", *rel ? rel : ".");
+		r = decree_error_os("cannot read directory '%s'",
+				    *rel ? rel : ".");
 	if (r < 0) {
 		for (size_t i = 0; i < n; i++)
 			decree_free(v[i].name);
@@ -290,19 +299,25 @@ static int run_dir(worker *wk, job *j)
 	int fd, dfd, r = 0;
 
 	if (j->depth > 4096)
-		return decree_error_set(DECREE_EINVALID, "directory tree too deep at '%s'", j->path);
+		return decree_error_set(DECREE_EINVALID,
+					"directory tree too deep at '%s'",
+					j->path);
 	if (plen)
-		fd = fs_open_beneath(w->rootfd, j->path, O_RDONLY | O_DIRECTORY);
+		fd = fs_open_beneath(w->rootfd, j->path,
+				     O_RDONLY | O_DIRECTORY);
 	else
 		fd = fcntl(w->rootfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0) {
-		if (plen && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
+		if (plen &&
+		    (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
 			return 0; /* vanished or replaced: nothing below it */
-		return decree_error_os("cannot open directory '%s'", plen ? j->path : ".");
+		return decree_error_os("cannot open directory '%s'",
+				       plen ? j->path : ".");
 	}
 	if (!(d = fdopendir(fd))) {
 		close(fd);
-		return decree_error_os("cannot read directory '%s'", plen ? j->path : ".");
+		return decree_error_os("cannot read directory '%s'",
+				       plen ? j->path : ".");
 	}
 	rewinddir(d); /* the root fd is a dup sharing the caller's offset */
 	dfd = dirfd(d);
@@ -317,7 +332,8 @@ static int run_dir(worker *wk, job *j)
 	wk->cur_fd = dfd;
 	wk->cur_ents = ents;
 	wk->cur_n = n;
-	for (size_t i = 0; i < n && !__atomic_load_n(&w->failed, __ATOMIC_RELAXED); i++) {
+	for (size_t i = 0;
+	     i < n && !__atomic_load_n(&w->failed, __ATOMIC_RELAXED); i++) {
 		rentry *re = &res->v[i];
 		snap_entry *e = &re->e;
 		const char *name = ents[i].name;
@@ -325,12 +341,14 @@ static int run_dir(worker *wk, job *j)
 		bool ignored = false, is_dir;
 
 		re->dropped = true;
-		if (!strcmp(name, ".git") || (j->depth == 0 && !strcmp(name, ".decree")) ||
+		if (!strcmp(name, ".git") ||
+		    (j->depth == 0 && !strcmp(name, ".decree")) ||
 		    !strncmp(name, ".decree-tmp-", 12))
 			continue; /* the last: temps of a transaction (txn.c) */
 		buf_clear(&path);
 		if ((r = buf_put(&path, j->path, plen)) < 0 ||
-		    (plen && (r = buf_putc(&path, '/')) < 0) || (r = buf_puts(&path, name)) < 0)
+		    (plen && (r = buf_putc(&path, '/')) < 0) ||
+		    (r = buf_puts(&path, name)) < 0)
 			goto done;
 		if (o->skip_dir && !strcmp(path.ptr, o->skip_dir))
 			continue;
@@ -340,14 +358,18 @@ static int run_dir(worker *wk, job *j)
 			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				if (errno == ENOENT)
 					continue;
-				r = decree_error_os("cannot stat '%s'", path.ptr);
+				r = decree_error_os("cannot stat '%s'",
+						    path.ptr);
 				goto done;
 			}
 			is_dir = S_ISDIR(st.st_mode);
-			if (!is_dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-				continue; /* fifos, sockets, devices are not project files */
+			if (!is_dir && !S_ISREG(st.st_mode) &&
+			    !S_ISLNK(st.st_mode))
+				continue; /* fifos, sockets, devices are not
+					     project files */
 		}
-		if ((r = ignore_matcher_check(wk->ign, path.ptr, path.len, is_dir, &ignored)) < 0)
+		if ((r = ignore_matcher_check(wk->ign, path.ptr, path.len,
+					      is_dir, &ignored)) < 0)
 			goto done;
 		if (ignored)
 			continue;
@@ -358,12 +380,14 @@ static int run_dir(worker *wk, job *j)
 		re->dropped = false;
 		if (is_dir) {
 			char *sub = decree_strdup(e->path);
-			if (!sub || !(re->sub = decree_calloc(1, sizeof(dirres)))) {
+			if (!sub ||
+			    !(re->sub = decree_calloc(1, sizeof(dirres)))) {
 				decree_free(sub);
 				r = -1;
 				goto done;
 			}
-			if ((r = push_new(w, JOB_DIR, sub, re->sub, j->depth + 1, NULL)) < 0) {
+			if ((r = push_new(w, JOB_DIR, sub, re->sub,
+					  j->depth + 1, NULL)) < 0) {
 				decree_free(sub);
 				goto done;
 			}
@@ -373,27 +397,31 @@ static int run_dir(worker *wk, job *j)
 		e->ctime_ns = st_ctime_ns(&st);
 		e->ino = st.st_ino;
 		e->dev = st.st_dev;
-		e->size = (uint64_t)st.st_size; /* a symlink's: its target's length */
+		e->size = (uint64_t)st.st_size; /* a symlink's: its target's
+						   length */
 		if (S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX + 1];
 			ssize_t tn;
 			e->mode = MODE_LINK;
-			if (o->cache &&
-			    (e->cached = (uint8_t)statcache_lookup(o->cache, e->path, e, &e->id)))
+			if (o->cache && (e->cached = (uint8_t)statcache_lookup(
+						 o->cache, e->path, e, &e->id)))
 				continue;
 			tn = readlinkat(dfd, name, target, sizeof(target) - 1);
 			if (tn < 0) {
 				if (errno == ENOENT || errno == EINVAL) {
-					re->dropped = true; /* vanished or replaced */
+					re->dropped = true; /* vanished or
+							       replaced */
 					continue;
 				}
-				r = decree_error_os("cannot read link '%s'", e->path);
+				r = decree_error_os("cannot read link '%s'",
+						    e->path);
 				goto done;
 			}
 			e->size = (uint64_t)tn;
 			sha256_buf(&e->id, target, (size_t)tn);
-			if (o->store && (r = odb_writer_add(o->store, ODB_BLOB, target, (size_t)tn,
-							    &e->id, NULL)) < 0)
+			if (o->store &&
+			    (r = odb_writer_add(o->store, ODB_BLOB, target,
+						(size_t)tn, &e->id, NULL)) < 0)
 				goto done;
 			continue;
 		}
@@ -403,8 +431,8 @@ static int run_dir(worker *wk, job *j)
 			e->mtime_ns = 0; /* never cached */
 			continue;
 		}
-		if (o->cache &&
-		    (e->cached = (uint8_t)statcache_lookup(o->cache, e->path, e, &e->id)))
+		if (o->cache && (e->cached = (uint8_t)statcache_lookup(
+					 o->cache, e->path, e, &e->id)))
 			continue;
 		if ((r = push_new(w, JOB_HASH, NULL, NULL, 0, re)) < 0)
 			goto done;
@@ -422,7 +450,8 @@ done:
 	return r;
 }
 
-/* --- threads ------------------------------------------------------------------ */
+/* --- threads
+ * ------------------------------------------------------------------ */
 
 static void *worker_main(void *arg)
 {
@@ -445,14 +474,16 @@ static void *worker_main(void *arg)
 			return NULL; /* nothing queued, nothing running: done */
 		r = 0;
 		if (!__atomic_load_n(&w->failed, __ATOMIC_RELAXED))
-			r = j->kind == JOB_DIR ? run_dir(wk, j) : run_hash(wk, j->ent);
+			r = j->kind == JOB_DIR ? run_dir(wk, j)
+					       : run_hash(wk, j->ent);
 		if (r < 0)
 			fail_walk(w, r);
 		decree_free(j->path);
 		decree_free(j);
 		pthread_mutex_lock(&w->mu);
 		if (--w->active == 0)
-			pthread_cond_broadcast(&w->cv); /* wake the idle to exit */
+			pthread_cond_broadcast(&w->cv); /* wake the idle to exit
+							 */
 		pthread_mutex_unlock(&w->mu);
 	}
 }
@@ -497,7 +528,8 @@ static void dirres_free(dirres *d)
 int scan_tree(snap *out, int rootfd, const scan_opts *o)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned nthreads = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+	unsigned nthreads = o->threads ? o->threads
+				       : (unsigned)(ncpu > 0 ? ncpu : 1);
 	walker w;
 	worker *wks = NULL;
 	pthread_t *tids = NULL;
@@ -508,7 +540,8 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	memset(&w, 0, sizeof(w));
 	w.o = o;
 	w.rootfd = rootfd;
-	w.max_size = o->max_file_size ? o->max_file_size : SCAN_DEFAULT_MAX_SIZE;
+	w.max_size = o->max_file_size ? o->max_file_size
+				      : SCAN_DEFAULT_MAX_SIZE;
 	pthread_mutex_init(&w.mu, NULL);
 	pthread_cond_init(&w.cv, NULL);
 	if (!(wks = decree_calloc(nthreads, sizeof(worker))) ||
@@ -519,7 +552,8 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	for (unsigned i = 0; i < nthreads; i++) {
 		wks[i].w = &w;
 		buf_init(&wks[i].data);
-		if ((r = ignore_matcher_new(&wks[i].ign, load_ignore, &wks[i], o->excludes)) < 0)
+		if ((r = ignore_matcher_new(&wks[i].ign, load_ignore, &wks[i],
+					    o->excludes)) < 0)
 			goto done;
 	}
 	w.wks = wks;
@@ -527,7 +561,8 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	w.nthreads = nthreads;
 	{
 		char *rootpath = decree_strdup("");
-		if (!rootpath || (r = push_new(&w, JOB_DIR, rootpath, &root, 0, NULL)) < 0) {
+		if (!rootpath ||
+		    (r = push_new(&w, JOB_DIR, rootpath, &root, 0, NULL)) < 0) {
 			decree_free(rootpath);
 			r = -1;
 			goto done;
@@ -565,7 +600,8 @@ done:
 	return r;
 }
 
-int scan_capture_path(snap_entry *e, int rootfd, const char *path, odb_writer *store)
+int scan_capture_path(snap_entry *e, int rootfd, const char *path,
+		      odb_writer *store)
 {
 	int fd = fs_open_beneath(rootfd, path, O_RDONLY);
 	struct stat st;
@@ -573,18 +609,21 @@ int scan_capture_path(snap_entry *e, int rootfd, const char *path, odb_writer *s
 	int r;
 
 	if (fd < 0)
-		return errno == ENOENT ? DECREE_ENOTFOUND
-				       : decree_error_os("cannot open '%s'", path);
+		return errno == ENOENT
+			       ? DECREE_ENOTFOUND
+			       : decree_error_os("cannot open '%s'", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return decree_error_set(DECREE_EINVALID, "'%s' is not a regular file", path);
+		return decree_error_set(DECREE_EINVALID,
+					"'%s' is not a regular file", path);
 	}
 	r = fs_read_fd(fd, &data, path);
 	close(fd);
 	if (r == 0) {
 		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
 		e->size = data.len;
-		r = odb_writer_add(store, ODB_BLOB, data.ptr, data.len, NULL, &e->id);
+		r = odb_writer_add(store, ODB_BLOB, data.ptr, data.len, NULL,
+				   &e->id);
 	}
 	buf_release(&data);
 	return r;

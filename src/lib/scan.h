@@ -20,13 +20,13 @@
 #define SCAN_DEFAULT_MAX_SIZE (50ull * 1024 * 1024)
 
 typedef struct {
-	uint64_t max_file_size;         /* 0: SCAN_DEFAULT_MAX_SIZE */
-	const char *const *excludes;    /* extra patterns (config), or NULL */
-	unsigned threads;               /* 0: number of online CPUs */
-	odb_writer *store;              /* store contents of hashed files */
-	statcache *cache;               /* may be NULL; counts hits */
-	const char *skip_dir;           /* a directory never scanned (the store
-					   when it lives inside the root), or NULL */
+	uint64_t max_file_size;	     /* 0: SCAN_DEFAULT_MAX_SIZE */
+	const char *const *excludes; /* extra patterns (config), or NULL */
+	unsigned threads;	     /* 0: number of online CPUs */
+	odb_writer *store;	     /* store contents of hashed files */
+	statcache *cache;	     /* may be NULL; counts hits */
+	const char *skip_dir;	     /* a directory never scanned (the store
+					when it lives inside the root), or NULL */
 } scan_opts;
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */

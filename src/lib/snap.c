@@ -67,7 +67,8 @@ int path_cmp(const char *a, const char *b)
 
 static int entry_cmp(const void *a, const void *b)
 {
-	return path_cmp(((const snap_entry *)a)->path, ((const snap_entry *)b)->path);
+	return path_cmp(((const snap_entry *)a)->path,
+			((const snap_entry *)b)->path);
 }
 
 void snap_sort(snap *s)
@@ -121,7 +122,9 @@ int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload)
 	int r;
 
 	while (i < a->n || j < b->n) {
-		int c = i >= a->n ? 1 : j >= b->n ? -1 : path_cmp(a->v[i].path, b->v[j].path);
+		int c = i >= a->n   ? 1
+			: j >= b->n ? -1
+				    : path_cmp(a->v[i].path, b->v[j].path);
 		if (c < 0) {
 			r = fn(payload, a->v[i].path, &a->v[i], NULL);
 			i++;
@@ -131,7 +134,8 @@ int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload)
 		} else {
 			r = snap_entry_same(&a->v[i], &b->v[j])
 				    ? 0
-				    : fn(payload, a->v[i].path, &a->v[i], &b->v[j]);
+				    : fn(payload, a->v[i].path, &a->v[i],
+					 &b->v[j]);
 			i++;
 			j++;
 		}

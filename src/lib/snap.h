@@ -18,7 +18,7 @@
 #define MODE_FILE 0100644u
 #define MODE_EXEC 0100755u
 #define MODE_LINK 0120000u
-#define MODE_DIR 0040000u
+#define MODE_DIR  0040000u
 #define MODE_SKIP 0u /* recorded but not stored: above the size limit */
 
 typedef struct {
@@ -29,7 +29,8 @@ typedef struct {
 	/* stat data, only filled by a scan (stat cache) */
 	int64_t mtime_ns, ctime_ns;
 	uint64_t ino, dev;
-	uint8_t cached; /* scan: where the stat cache vouched for id (statcache.h) */
+	uint8_t cached; /* scan: where the stat cache vouched for id
+			   (statcache.h) */
 } snap_entry;
 
 typedef struct snap_chunk snap_chunk;
@@ -40,7 +41,10 @@ typedef struct {
 	snap_chunk *arena;
 } snap;
 
-#define SNAP_INIT { NULL, 0, 0, NULL }
+#define SNAP_INIT                \
+	{                        \
+		NULL, 0, 0, NULL \
+	}
 
 /* Append an entry; the path is copied.  Returns the new entry or NULL. */
 snap_entry *snap_add(snap *s, const char *path, size_t len);

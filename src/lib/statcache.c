@@ -15,9 +15,9 @@
 #include "error.h"
 #include "fs.h"
 
-#define SC_MAGIC "DSTC"
-#define SC_VERSION 1
-#define SC_HDR 24
+#define SC_MAGIC     "DSTC"
+#define SC_VERSION   1
+#define SC_HDR	     24
 #define SC_REC_FIXED (4 + 8 + 8 + 8 + 8 + 8 + SHA256_LEN)
 
 /* One cache file, parsed: the whole file and a hash table of its records. */
@@ -39,14 +39,14 @@ typedef struct {
  */
 struct statcache {
 	sc_table base, delta;
-	uint64_t hits;   /* lookups that returned a clean entry */
+	uint64_t hits;	 /* lookups that returned a clean entry */
 	uint64_t misses; /* lookups that did not */
 };
 
 /* The upper 32 bits of the path hash are kept in the slot so that a probe
  * touches the record (a cache miss in a large buffer) only when the tags
  * agree. */
-#define SLOT_TAG(h) ((h) >> 32)
+#define SLOT_TAG(h)  ((h) >> 32)
 #define DELTA_SUFFIX ".delta"
 
 static uint64_t hash_path(const char *p, size_t n)
@@ -133,7 +133,8 @@ int statcache_load(statcache **out, const char *path)
 	if (!c)
 		return -1;
 	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
-	if (table_load(&c->base, path) < 0 || table_load(&c->delta, dpath) < 0) {
+	if (table_load(&c->base, path) < 0 ||
+	    table_load(&c->delta, dpath) < 0) {
 		statcache_free(c);
 		return -1;
 	}
@@ -150,7 +151,8 @@ void statcache_free(statcache *c)
 	decree_free(c);
 }
 
-static const unsigned char *find(const sc_table *c, const char *path, size_t plen)
+static const unsigned char *find(const sc_table *c, const char *path,
+				 size_t plen)
 {
 	const unsigned char *p = (const unsigned char *)c->data.ptr;
 	uint64_t h;
@@ -162,8 +164,10 @@ static const unsigned char *find(const sc_table *c, const char *path, size_t ple
 	i = (size_t)h & (c->nslots - 1);
 	while (c->slots[i]) {
 		if (c->slots[i] >> 32 == SLOT_TAG(h)) {
-			const unsigned char *rec = p + (uint32_t)c->slots[i] - 1;
-			if (get_u16le(rec) == plen && !memcmp(rec + 2, path, plen))
+			const unsigned char *rec =
+				p + (uint32_t)c->slots[i] - 1;
+			if (get_u16le(rec) == plen &&
+			    !memcmp(rec + 2, path, plen))
 				return rec + 2 + plen;
 		}
 		i = (i + 1) & (c->nslots - 1);
@@ -172,19 +176,21 @@ static const unsigned char *find(const sc_table *c, const char *path, size_t ple
 }
 
 /* Does record f (stat data + id) vouch for e?  Racy records do not. */
-static bool record_matches(const sc_table *t, const unsigned char *f, const snap_entry *e)
+static bool record_matches(const sc_table *t, const unsigned char *f,
+			   const snap_entry *e)
 {
 	int64_t mtime = (int64_t)get_u64le(f + 12);
 
-	if (get_u32le(f) != e->mode || get_u64le(f + 4) != e->size || mtime != e->mtime_ns ||
-	    (int64_t)get_u64le(f + 20) != e->ctime_ns || get_u64le(f + 28) != e->ino ||
-	    get_u64le(f + 36) != e->dev)
+	if (get_u32le(f) != e->mode || get_u64le(f + 4) != e->size ||
+	    mtime != e->mtime_ns || (int64_t)get_u64le(f + 20) != e->ctime_ns ||
+	    get_u64le(f + 28) != e->ino || get_u64le(f + 36) != e->dev)
 		return false;
 	/* racy: modified in the second the cache was written, or later */
 	return mtime / 1000000000 < t->written_ns / 1000000000;
 }
 
-int statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *id)
+int statcache_lookup(statcache *c, const char *path, const snap_entry *e,
+		     oid *id)
 {
 	size_t plen = strlen(path);
 	const unsigned char *f;
@@ -199,7 +205,10 @@ int statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *i
 			src = STATCACHE_BASE;
 	}
 	if (!src) {
-		__atomic_fetch_add(&c->misses, 1, __ATOMIC_RELAXED); /* scans are parallel */
+		__atomic_fetch_add(&c->misses, 1, __ATOMIC_RELAXED); /* scans
+									are
+									parallel
+								      */
 		return 0;
 	}
 	memcpy(id->b, f + 44, SHA256_LEN);
@@ -210,7 +219,8 @@ int statcache_lookup(statcache *c, const char *path, const snap_entry *e, oid *i
 static bool cacheable(const snap_entry *e)
 {
 	/* the record stores the path length in 16 bits */
-	return e->mode != MODE_SKIP && e->mtime_ns != 0 && strlen(e->path) <= 0xffff;
+	return e->mode != MODE_SKIP && e->mtime_ns != 0 &&
+	       strlen(e->path) <= 0xffff;
 }
 
 bool statcache_unchanged(const statcache *c, const snap *s)
@@ -235,21 +245,27 @@ static int write_table(const char *path, const snap *s, int skip_src)
 	int r = -1;
 
 	for (size_t k = 0; k < s->n; k++)
-		if (cacheable(&s->v[k]) && (!skip_src || s->v[k].cached != skip_src))
+		if (cacheable(&s->v[k]) &&
+		    (!skip_src || s->v[k].cached != skip_src))
 			count++;
-	if (buf_put(&out, SC_MAGIC, 4) < 0 || buf_put_u32(&out, SC_VERSION) < 0 ||
-	    buf_put_u64(&out, (uint64_t)fs_now_ns()) < 0 || buf_put_u64(&out, count) < 0)
+	if (buf_put(&out, SC_MAGIC, 4) < 0 ||
+	    buf_put_u32(&out, SC_VERSION) < 0 ||
+	    buf_put_u64(&out, (uint64_t)fs_now_ns()) < 0 ||
+	    buf_put_u64(&out, count) < 0)
 		goto done;
 	for (size_t k = 0; k < s->n; k++) {
 		const snap_entry *e = &s->v[k];
 		size_t plen = strlen(e->path);
 		if (!cacheable(e) || (skip_src && e->cached == skip_src))
 			continue;
-		if (buf_put_u16(&out, (unsigned)plen) < 0 || buf_put(&out, e->path, plen) < 0 ||
-		    buf_put_u32(&out, e->mode) < 0 || buf_put_u64(&out, e->size) < 0 ||
+		if (buf_put_u16(&out, (unsigned)plen) < 0 ||
+		    buf_put(&out, e->path, plen) < 0 ||
+		    buf_put_u32(&out, e->mode) < 0 ||
+		    buf_put_u64(&out, e->size) < 0 ||
 		    buf_put_u64(&out, (uint64_t)e->mtime_ns) < 0 ||
 		    buf_put_u64(&out, (uint64_t)e->ctime_ns) < 0 ||
-		    buf_put_u64(&out, e->ino) < 0 || buf_put_u64(&out, e->dev) < 0 ||
+		    buf_put_u64(&out, e->ino) < 0 ||
+		    buf_put_u64(&out, e->dev) < 0 ||
 		    buf_put(&out, e->id.b, SHA256_LEN) < 0)
 			goto done;
 	}

@@ -27,7 +27,8 @@ enum { STATCACHE_BASE = 1, STATCACHE_DELTA = 2 };
  * `path`, copy its id into *id and return where it was found
  * (STATCACHE_BASE or STATCACHE_DELTA); 0 on a miss.  Counts hits and
  * misses; safe to call from several threads at once. */
-int statcache_lookup(statcache *c, const char *path, const snap_entry *probe, oid *id);
+int statcache_lookup(statcache *c, const char *path, const snap_entry *probe,
+		     oid *id);
 
 /* True when `s` was scanned with this cache and every entry hit, so that
  * saving would write the same facts again (the save can be skipped). */

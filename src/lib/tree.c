@@ -5,17 +5,18 @@
  *   "DTRE" u32 version(1) u32 count
  *   count x { u32 mode, u64 size, oid[32], u16 name_len, name bytes }
  * For directories `size` is the total byte count below it.  Names are
- * validated on read (at most NAME_MAX bytes, no "/", NUL, "." or "..", strictly increasing), so a
- * damaged or hostile store cannot make a restore write outside the root.
+ * validated on read (at most NAME_MAX bytes, no "/", NUL, "." or "..", strictly
+ * increasing), so a damaged or hostile store cannot make a restore write
+ * outside the root.
  */
 #include "common.h"
 #include "tree.h"
 #include "alloc.h"
 #include "error.h"
 
-#define TREE_MAGIC "DTRE"
+#define TREE_MAGIC   "DTRE"
 #define TREE_VERSION 1
-#define MAX_DEPTH 512
+#define MAX_DEPTH    512
 
 static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 		 size_t *i, const char *prefix, size_t plen, int depth)
@@ -26,7 +27,8 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
-		return decree_error_set(DECREE_EINVALID, "directory tree too deep");
+		return decree_error_set(DECREE_EINVALID,
+					"directory tree too deep");
 	while (*i < s->n && !strncmp(s->v[*i].path, prefix, plen)) {
 		const snap_entry *e = &s->v[*i];
 		const char *name = e->path + plen;
@@ -37,13 +39,15 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 		oid id;
 
 		if (nlen == 0 || nlen > NAME_MAX) {
-			r = decree_error_set(DECREE_EINVALID, "bad path '%s'", e->path);
+			r = decree_error_set(DECREE_EINVALID, "bad path '%s'",
+					     e->path);
 			goto done;
 		}
 		if (slash) {
 			/* prefix + name + "/" of the subdirectory */
 			size_t sublen = plen + nlen + 1;
-			if ((r = build(&id, &size, w, s, i, e->path, sublen, depth + 1)) < 0)
+			if ((r = build(&id, &size, w, s, i, e->path, sublen,
+				       depth + 1)) < 0)
 				goto done;
 			mode = MODE_DIR;
 		} else {
@@ -52,7 +56,8 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 			id = e->id;
 			(*i)++;
 		}
-		if ((r = buf_put_u32(&body, mode)) < 0 || (r = buf_put_u64(&body, size)) < 0 ||
+		if ((r = buf_put_u32(&body, mode)) < 0 ||
+		    (r = buf_put_u64(&body, size)) < 0 ||
 		    (r = buf_put(&body, id.b, SHA256_LEN)) < 0 ||
 		    (r = buf_put_u16(&body, (unsigned)nlen)) < 0 ||
 		    (r = buf_put(&body, name, nlen)) < 0)
@@ -61,8 +66,10 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 			total += size;
 		count++;
 	}
-	if ((r = buf_put(&obj, TREE_MAGIC, 4)) < 0 || (r = buf_put_u32(&obj, TREE_VERSION)) < 0 ||
-	    (r = buf_put_u32(&obj, count)) < 0 || (r = buf_put(&obj, body.ptr, body.len)) < 0)
+	if ((r = buf_put(&obj, TREE_MAGIC, 4)) < 0 ||
+	    (r = buf_put_u32(&obj, TREE_VERSION)) < 0 ||
+	    (r = buf_put_u32(&obj, count)) < 0 ||
+	    (r = buf_put(&obj, body.ptr, body.len)) < 0)
 		goto done;
 	if (w)
 		r = odb_writer_add(w, ODB_TREE, obj.ptr, obj.len, NULL, out);
@@ -93,7 +100,8 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 	if (len < 12 || memcmp(p, TREE_MAGIC, 4))
 		return decree_error_set(DECREE_ECORRUPT, "not a tree object");
 	if (get_u32le(p + 4) != TREE_VERSION)
-		return decree_error_set(DECREE_ECORRUPT, "unknown tree version %u",
+		return decree_error_set(DECREE_ECORRUPT,
+					"unknown tree version %u",
 					get_u32le(p + 4));
 	count = get_u32le(p + 8);
 	p += 12;
@@ -104,24 +112,29 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 		size_t nlen;
 
 		if ((size_t)(end - p) < 4 + 8 + SHA256_LEN + 2)
-			return decree_error_set(DECREE_ECORRUPT, "truncated tree object");
+			return decree_error_set(DECREE_ECORRUPT,
+						"truncated tree object");
 		mode = get_u32le(p);
 		size = get_u64le(p + 4);
 		memcpy(id.b, p + 12, SHA256_LEN);
 		nlen = get_u16le(p + 12 + SHA256_LEN);
 		p += 4 + 8 + SHA256_LEN + 2;
 		if ((size_t)(end - p) < nlen || nlen > NAME_MAX)
-			return decree_error_set(DECREE_ECORRUPT, "truncated tree object");
+			return decree_error_set(DECREE_ECORRUPT,
+						"truncated tree object");
 		memcpy(name, p, nlen);
 		name[nlen] = '\0';
 		p += nlen;
-		if (nlen == 0 || memchr(name, '/', nlen) || memchr(name, '\0', nlen) ||
-		    !strcmp(name, ".") || !strcmp(name, ".."))
-			return decree_error_set(DECREE_ECORRUPT, "bad name in tree object");
-		if (mode != MODE_FILE && mode != MODE_EXEC && mode != MODE_LINK &&
-		    mode != MODE_DIR && mode != MODE_SKIP)
+		if (nlen == 0 || memchr(name, '/', nlen) ||
+		    memchr(name, '\0', nlen) || !strcmp(name, ".") ||
+		    !strcmp(name, ".."))
 			return decree_error_set(DECREE_ECORRUPT,
-						"bad mode %o in tree object", mode);
+						"bad name in tree object");
+		if (mode != MODE_FILE && mode != MODE_EXEC &&
+		    mode != MODE_LINK && mode != MODE_DIR && mode != MODE_SKIP)
+			return decree_error_set(DECREE_ECORRUPT,
+						"bad mode %o in tree object",
+						mode);
 		if (k > 0 && strcmp(prev, name) >= 0)
 			return decree_error_set(DECREE_ECORRUPT,
 						"tree entries out of order");
@@ -132,7 +145,8 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 	}
 	(void)prevlen;
 	if (p != end)
-		return decree_error_set(DECREE_ECORRUPT, "trailing bytes in tree object");
+		return decree_error_set(DECREE_ECORRUPT,
+					"trailing bytes in tree object");
 	return 0;
 }
 
@@ -159,7 +173,8 @@ static int read_entry(void *payload, const char *name, uint32_t mode,
 			return r;
 		r = read_rec(c, id);
 	} else {
-		snap_entry *e = snap_add(c->out, c->prefix->ptr, c->prefix->len);
+		snap_entry *e =
+			snap_add(c->out, c->prefix->ptr, c->prefix->len);
 		r = e ? 0 : -1;
 		if (e) {
 			e->mode = mode;

@@ -46,7 +46,13 @@
 
 #include <dirent.h>
 
-enum { REC_BEGIN = 1, REC_FILE = 2, REC_MKDIR = 3, REC_RMDIR = 4, REC_COMMIT = 5 };
+enum {
+	REC_BEGIN = 1,
+	REC_FILE = 2,
+	REC_MKDIR = 3,
+	REC_RMDIR = 4,
+	REC_COMMIT = 5
+};
 
 typedef struct {
 	txn_change c; /* path owned when decoded from a log */
@@ -86,7 +92,8 @@ static void plan_release(plan *p, bool own_paths)
 	memset(p, 0, sizeof(*p));
 }
 
-static void progress(const txn_spec *sp, decree_phase ph, const char *path, const char *act)
+static void progress(const txn_spec *sp, decree_phase ph, const char *path,
+		     const char *act)
 {
 	if (sp && sp->progress)
 		sp->progress(sp->payload, ph, path, act);
@@ -99,7 +106,8 @@ static const char *change_action(const txn_change *c)
 
 /* --- path state ----------------------------------------------------------- */
 
-static int lstat_beneath(bool *exists, struct stat *st, int rootfd, const char *path)
+static int lstat_beneath(bool *exists, struct stat *st, int rootfd,
+			 const char *path)
 {
 	const char *base;
 	int dfd, r;
@@ -146,7 +154,8 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 		ssize_t n;
 		if (!S_ISLNK(st.st_mode))
 			return 0;
-		if ((r = fs_open_parent(&dfd, &base, s->rootfd, path, false)) < 0)
+		if ((r = fs_open_parent(&dfd, &base, s->rootfd, path, false)) <
+		    0)
 			return r;
 		n = readlinkat(dfd, base, target, sizeof(target) - 1);
 		close(dfd);
@@ -170,26 +179,32 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 }
 
 /* Write object `id` as `name` in dirfd (must not exist), with `mode`. */
-static int write_object_at(decree_store *s, int dirfd, const char *name, uint32_t mode,
-			   const oid *id, const char *path_for_errors)
+static int write_object_at(decree_store *s, int dirfd, const char *name,
+			   uint32_t mode, const oid *id,
+			   const char *path_for_errors)
 {
 	buf data = BUF_INIT;
 	odb *db;
 	int fd = -1, r;
 
-	if ((r = repo_odb(&db, s, false)) < 0 || (r = odb_read(&data, NULL, db, id)) < 0)
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = odb_read(&data, NULL, db, id)) < 0)
 		goto done;
 	if (mode == MODE_LINK) {
 		if (fs_fault_hook && fs_fault_hook("write")) {
-			r = decree_error_set(DECREE_ERROR, "cannot create link '%s': injected fault",
-					     path_for_errors);
+			r = decree_error_set(
+				DECREE_ERROR,
+				"cannot create link '%s': injected fault",
+				path_for_errors);
 			goto done;
 		}
 		if (symlinkat(data.ptr, dirfd, name) < 0)
-			r = decree_error_os("cannot create link '%s'", path_for_errors);
+			r = decree_error_os("cannot create link '%s'",
+					    path_for_errors);
 		goto done;
 	}
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(dirfd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		r = decree_error_os("cannot create '%s'", path_for_errors);
 		goto done;
@@ -224,7 +239,8 @@ static int sync_tree(decree_store *s)
 	return 0;
 }
 
-/* --- log records ----------------------------------------------------------- */
+/* --- log records -----------------------------------------------------------
+ */
 
 static int put_path(buf *b, const char *p)
 {
@@ -236,11 +252,13 @@ static int put_path(buf *b, const char *p)
 	return buf_put(b, p, n);
 }
 
-static int get_path(char **out, const unsigned char **p, const unsigned char *end)
+static int get_path(char **out, const unsigned char **p,
+		    const unsigned char *end)
 {
 	size_t n;
 	if (end - *p < 2)
-		return decree_error_set(DECREE_ECORRUPT, "truncated log record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
 	n = get_u16le(*p);
 	*p += 2;
 	if ((size_t)(end - *p) < n || memchr(*p, '\0', n))
@@ -254,10 +272,14 @@ static int get_path(char **out, const unsigned char **p, const unsigned char *en
 static int encode_file(buf *b, const fileop *f)
 {
 	const txn_change *c = &f->c;
-	return (buf_put_u8(b, (c->has_old ? 1u : 0u) | (c->has_new ? 2u : 0u)) < 0 ||
-		buf_put_u32(b, c->old_mode) < 0 || buf_put_u64(b, c->old_size) < 0 ||
-		buf_put(b, c->old_id.b, SHA256_LEN) < 0 || buf_put_u32(b, c->new_mode) < 0 ||
-		buf_put_u64(b, c->new_size) < 0 || buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
+	return (buf_put_u8(b, (c->has_old ? 1u : 0u) | (c->has_new ? 2u : 0u)) <
+			0 ||
+		buf_put_u32(b, c->old_mode) < 0 ||
+		buf_put_u64(b, c->old_size) < 0 ||
+		buf_put(b, c->old_id.b, SHA256_LEN) < 0 ||
+		buf_put_u32(b, c->new_mode) < 0 ||
+		buf_put_u64(b, c->new_size) < 0 ||
+		buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
 		put_path(b, c->path) < 0 || put_path(b, f->tmp) < 0)
 		       ? -1
 		       : 0;
@@ -272,7 +294,8 @@ static int decode_file(fileop *f, const wal_record *rec)
 
 	memset(f, 0, sizeof(*f));
 	if (rec->len < 89)
-		return decree_error_set(DECREE_ECORRUPT, "truncated log record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
 	c->has_old = p[0] & 1;
 	c->has_new = (p[0] & 2) != 0;
 	c->old_mode = get_u32le(p + 1);
@@ -287,9 +310,11 @@ static int decode_file(fileop *f, const wal_record *rec)
 	if ((r = get_path(&tmp, &p, end)) < 0)
 		return r;
 	if (strlen(tmp) >= sizeof(f->tmp) || strchr(tmp, '/') ||
-	    strncmp(tmp, ".decree-tmp-", 12) || !fs_path_is_safe(c->path, true)) {
+	    strncmp(tmp, ".decree-tmp-", 12) ||
+	    !fs_path_is_safe(c->path, true)) {
 		decree_free(tmp);
-		return decree_error_set(DECREE_ECORRUPT, "bad path in log record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"bad path in log record");
 	}
 	snprintf(f->tmp, sizeof(f->tmp), "%s", tmp);
 	decree_free(tmp);
@@ -310,7 +335,8 @@ static int decode_begin(plan *p, const wal_record *rec)
 	int r;
 
 	if (rec->len < 34)
-		return decree_error_set(DECREE_ECORRUPT, "truncated log record");
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
 	memcpy(p->txid, d, 16);
 	p->history = d[16];
 	memcpy(p->moved_id, d + 17, 16);
@@ -352,7 +378,9 @@ static int decode_log(plan *p, const wal_record *recs, size_t n)
 				return r;
 			if (!fs_path_is_safe(path, true)) {
 				decree_free(path);
-				return decree_error_set(DECREE_ECORRUPT, "bad path in log record");
+				return decree_error_set(
+					DECREE_ECORRUPT,
+					"bad path in log record");
 			}
 			if (rec->type == REC_MKDIR) {
 				if ((r = GROW(p->mkdirs, cm, p->nmk + 1)) < 0) {
@@ -372,14 +400,16 @@ static int decode_log(plan *p, const wal_record *recs, size_t n)
 			p->committed = true;
 			break;
 		default:
-			return decree_error_set(DECREE_ECORRUPT, "unknown log record type %u",
+			return decree_error_set(DECREE_ECORRUPT,
+						"unknown log record type %u",
 						rec->type);
 		}
 	}
 	return 0;
 }
 
-/* --- planning -------------------------------------------------------------- */
+/* --- planning --------------------------------------------------------------
+ */
 
 static size_t depth_of(const char *p)
 {
@@ -410,7 +440,8 @@ static int push_str(char ***v, size_t *n, size_t *cap, const char *s)
 }
 
 /* Ancestors of `path`, shallow first, into a reusable buffer list. */
-static int each_ancestor(const char *path, int (*fn)(void *, const char *), void *payload)
+static int each_ancestor(const char *path, int (*fn)(void *, const char *),
+			 void *payload)
 {
 	char tmp[PATH_MAX];
 	size_t n = strlen(path);
@@ -434,10 +465,10 @@ static int each_ancestor(const char *path, int (*fn)(void *, const char *), void
 typedef struct {
 	decree_store *s;
 	plan *p;
-	strset dirs;    /* 1 exists, 2 planned mkdir */
-	strset dels;    /* paths deleted */
+	strset dirs;	/* 1 exists, 2 planned mkdir */
+	strset dels;	/* paths deleted */
 	strset newdirs; /* ancestors of new paths */
-	strset rmset;   /* planned rmdirs */
+	strset rmset;	/* planned rmdirs */
 	size_t mkcap, rmcap;
 	const char *cur;
 } planner;
@@ -456,11 +487,14 @@ static int plan_mkdir_one(void *payload, const char *dir)
 		const char *slash = strrchr(dir, '/');
 		if (slash) {
 			char parent[PATH_MAX];
-			snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
-			if (strset_get(&pl->dirs, parent, &state) && state == 2) {
+			snprintf(parent, sizeof(parent), "%.*s",
+				 (int)(slash - dir), dir);
+			if (strset_get(&pl->dirs, parent, &state) &&
+			    state == 2) {
 				if (strset_put(&pl->dirs, dir, 2) < 0)
 					return -1;
-				return push_str(&pl->p->mkdirs, &pl->p->nmk, &pl->mkcap, dir);
+				return push_str(&pl->p->mkdirs, &pl->p->nmk,
+						&pl->mkcap, dir);
 			}
 		}
 	}
@@ -469,15 +503,17 @@ static int plan_mkdir_one(void *payload, const char *dir)
 		close(fd);
 		return strset_put(&pl->dirs, dir, 1);
 	}
-	if (r == DECREE_ENOTFOUND || (r == DECREE_EINVALID && strset_has(&pl->dels, dir))) {
+	if (r == DECREE_ENOTFOUND ||
+	    (r == DECREE_EINVALID && strset_has(&pl->dels, dir))) {
 		decree_error_clear();
 		if (strset_put(&pl->dirs, dir, 2) < 0)
 			return -1;
 		return push_str(&pl->p->mkdirs, &pl->p->nmk, &pl->mkcap, dir);
 	}
 	if (r == DECREE_EINVALID)
-		return decree_error_set(DECREE_ECONFLICT, "cannot create '%s': '%s' is in the way",
-					pl->cur, dir);
+		return decree_error_set(
+			DECREE_ECONFLICT,
+			"cannot create '%s': '%s' is in the way", pl->cur, dir);
 	return r;
 }
 
@@ -517,7 +553,8 @@ static int dir_becomes_empty(bool *empty, planner *pl, const char *dir)
 			r = -1;
 			break;
 		}
-		if (!strset_has(&pl->dels, child.ptr) && !strset_has(&pl->rmset, child.ptr)) {
+		if (!strset_has(&pl->dels, child.ptr) &&
+		    !strset_has(&pl->rmset, child.ptr)) {
 			*empty = false;
 			break;
 		}
@@ -548,9 +585,10 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 			goto done;
 		}
 		p->files[i].c = *c;
-		snprintf(p->files[i].tmp, sizeof(p->files[i].tmp), ".decree-tmp-%s-%zu",
-			 p->txid, i);
-		if (c->has_old && !c->has_new && (r = strset_put(&pl.dels, c->path, 1)) < 0)
+		snprintf(p->files[i].tmp, sizeof(p->files[i].tmp),
+			 ".decree-tmp-%s-%zu", p->txid, i);
+		if (c->has_old && !c->has_new &&
+		    (r = strset_put(&pl.dels, c->path, 1)) < 0)
 			goto done;
 	}
 	/* Directories to create, shallow first (ancestors come in order). */
@@ -567,11 +605,13 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 		struct stat st;
 		bool exists;
 		if (c->has_old && !c->has_new) {
-			if ((r = each_ancestor(c->path, add_candidate, &cands)) < 0)
+			if ((r = each_ancestor(c->path, add_candidate,
+					       &cands)) < 0)
 				goto done;
 		} else if (c->has_new) {
 			/* a new file where a directory stands now */
-			if ((r = lstat_beneath(&exists, &st, s->rootfd, c->path)) < 0)
+			if ((r = lstat_beneath(&exists, &st, s->rootfd,
+					       c->path)) < 0)
 				goto done;
 			if (exists && S_ISDIR(st.st_mode) &&
 			    (r = strset_put(&cands, c->path, 0)) < 0)
@@ -579,7 +619,8 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 		}
 	}
 	for (size_t i = 0; i < cands.cap; i++)
-		if (cands.keys && cands.keys[i] && (r = push_str(&cv, &ncv, &cvcap, cands.keys[i])) < 0)
+		if (cands.keys && cands.keys[i] &&
+		    (r = push_str(&cv, &ncv, &cvcap, cands.keys[i])) < 0)
 			goto done;
 	if (ncv > 1)
 		qsort(cv, ncv, sizeof(*cv), cmp_deep_first);
@@ -602,9 +643,10 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 		if ((r = lstat_beneath(&exists, &st, s->rootfd, c->path)) < 0)
 			goto done;
 		if (exists && S_ISDIR(st.st_mode)) {
-			r = decree_error_set(DECREE_ECONFLICT,
-					     "cannot write '%s': a non-empty directory is in the way",
-					     c->path);
+			r = decree_error_set(
+				DECREE_ECONFLICT,
+				"cannot write '%s': a non-empty directory is in the way",
+				c->path);
 			goto done;
 		}
 	}
@@ -646,14 +688,16 @@ static int stage_one(decree_store *s, fileop *f)
 
 	if ((r = fs_open_parent(&dfd, &base, s->rootfd, f->c.path, false)) < 0)
 		return r;
-	r = write_object_at(s, dfd, f->tmp, f->c.new_mode, &f->c.new_id, f->c.path);
+	r = write_object_at(s, dfd, f->tmp, f->c.new_mode, &f->c.new_id,
+			    f->c.path);
 	close(dfd);
 	if (r == 0)
 		f->staged = true;
 	return r;
 }
 
-static int unlink_beneath(decree_store *s, const char *path, const char *name, int flags)
+static int unlink_beneath(decree_store *s, const char *path, const char *name,
+			  int flags)
 {
 	const char *base;
 	int dfd, r;
@@ -713,13 +757,15 @@ static int classify(int *where, decree_store *s, const txn_change *c)
 	bool same;
 	int r;
 
-	if ((r = txn_path_matches(&same, s, c->path, c->has_old, c->old_mode, &c->old_id)) < 0)
+	if ((r = txn_path_matches(&same, s, c->path, c->has_old, c->old_mode,
+				  &c->old_id)) < 0)
 		return r;
 	if (same) {
 		*where = AT_OLD;
 		return 0;
 	}
-	if ((r = txn_path_matches(&same, s, c->path, c->has_new, c->new_mode, &c->new_id)) < 0)
+	if ((r = txn_path_matches(&same, s, c->path, c->has_new, c->new_mode,
+				  &c->new_id)) < 0)
 		return r;
 	*where = same ? AT_NEW : FOREIGN;
 	return 0;
@@ -784,7 +830,8 @@ static int tolerate(int r, const strset *paths, const char *path)
  * *foreign), because overwriting it would destroy bytes decree never
  * captured.
  */
-static int rollback(decree_store *s, plan *p, const txn_spec *sp, size_t *foreign)
+static int rollback(decree_store *s, plan *p, const txn_spec *sp,
+		    size_t *foreign)
 {
 	unsigned char *todo = NULL;
 	strset paths = STRSET_INIT;
@@ -813,30 +860,37 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp, size_t *foreig
 		}
 		if (where == FOREIGN) {
 			(*foreign)++;
-			progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "skip");
+			progress(sp, DECREE_PHASE_ROLLING_BACK, c->path,
+				 "skip");
 			continue;
 		}
 		if (where == AT_OLD)
 			continue;
 		if (c->has_old) {
-			todo[i] = 1; /* written back below, after the directories */
+			todo[i] = 1; /* written back below, after the
+					directories */
 			continue;
 		}
 		progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "remove");
-		note_error(&fe, tolerate(unlink_beneath(s, c->path, NULL, 0), &paths, c->path));
+		note_error(&fe, tolerate(unlink_beneath(s, c->path, NULL, 0),
+					 &paths, c->path));
 	}
-	for (size_t i = p->nmk; i-- > 0;) { /* created directories, deep first */
+	for (size_t i = p->nmk; i-- > 0;) { /* created directories, deep first
+					     */
 		const char *base;
 		int dfd;
-		if (fs_open_parent(&dfd, &base, s->rootfd, p->mkdirs[i], false) < 0) {
+		if (fs_open_parent(&dfd, &base, s->rootfd, p->mkdirs[i],
+				   false) < 0) {
 			decree_error_clear();
 			continue;
 		}
 		unlinkat(dfd, base, AT_REMOVEDIR); /* only if empty */
 		close(dfd);
 	}
-	for (size_t i = p->nrm; i-- > 0;) /* removed directories, shallow first */
-		note_error(&fe, tolerate(mkdir_beneath(s, p->rmdirs[i]), &paths, p->rmdirs[i]));
+	for (size_t i = p->nrm; i-- > 0;) /* removed directories, shallow first
+					   */
+		note_error(&fe, tolerate(mkdir_beneath(s, p->rmdirs[i]), &paths,
+					 p->rmdirs[i]));
 	for (size_t i = 0; i < p->nfiles; i++) { /* old contents */
 		fileop *f = &p->files[i];
 		const txn_change *c = &f->c;
@@ -846,24 +900,30 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp, size_t *foreig
 		if (!todo[i])
 			continue;
 		progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "restore");
-		if ((r = fs_open_parent(&dfd, &base, s->rootfd, c->path, true)) < 0) {
+		if ((r = fs_open_parent(&dfd, &base, s->rootfd, c->path,
+					true)) < 0) {
 			if (tolerate(r, &paths, c->path) == 0)
-				(*foreign)++; /* below a path someone else changed */
+				(*foreign)++; /* below a path someone else
+						 changed */
 			else
 				note_error(&fe, r);
 			continue;
 		}
 		snprintf(rtmp, sizeof(rtmp), "%s-r", f->tmp);
 		unlinkat(dfd, rtmp, 0);
-		r = write_object_at(s, dfd, rtmp, c->old_mode, &c->old_id, c->path);
+		r = write_object_at(s, dfd, rtmp, c->old_mode, &c->old_id,
+				    c->path);
 		if (r == 0) {
 			struct stat st;
-			/* a directory created for the new state may stand here */
-			if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+			/* a directory created for the new state may stand here
+			 */
+			if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
 				unlinkat(dfd, base, AT_REMOVEDIR);
 			if ((fs_fault_hook && fs_fault_hook("rename")) ||
 			    renameat(dfd, rtmp, dfd, base) < 0) {
-				r = decree_error_os("cannot restore '%s'", c->path);
+				r = decree_error_os("cannot restore '%s'",
+						    c->path);
 				unlinkat(dfd, rtmp, 0);
 			}
 		}
@@ -887,16 +947,20 @@ static int verify_new(decree_store *s, plan *p)
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const txn_change *c = &p->files[i].c;
 		bool same;
-		if ((r = txn_path_matches(&same, s, c->path, c->has_new, c->new_mode, &c->new_id)) < 0)
+		if ((r = txn_path_matches(&same, s, c->path, c->has_new,
+					  c->new_mode, &c->new_id)) < 0)
 			goto done;
 		if (!same) {
 			if (nbad++ < 20)
-				buf_printf(&bad, "%s'%s'", nbad > 1 ? ", " : "", c->path);
+				buf_printf(&bad, "%s'%s'", nbad > 1 ? ", " : "",
+					   c->path);
 		}
 	}
 	if (nbad)
-		r = decree_error_set(DECREE_EVERIFY, "verification failed for %zu path(s): %s%s",
-				     nbad, bad.ptr, nbad > 20 ? ", ..." : "");
+		r = decree_error_set(
+			DECREE_EVERIFY,
+			"verification failed for %zu path(s): %s%s", nbad,
+			bad.ptr, nbad > 20 ? ", ..." : "");
 done:
 	buf_release(&bad);
 	return r;
@@ -927,10 +991,14 @@ static int apply_history(decree_store *s, const plan *p)
 			goto done;
 		l.nundo++;
 	} else {
-		oplog_entry **from = p->history == TXN_HISTORY_UNDO ? &l.undo : &l.redo;
-		size_t *nfrom = p->history == TXN_HISTORY_UNDO ? &l.nundo : &l.nredo;
-		oplog_entry **to = p->history == TXN_HISTORY_UNDO ? &l.redo : &l.undo;
-		size_t *nto = p->history == TXN_HISTORY_UNDO ? &l.nredo : &l.nundo;
+		oplog_entry **from = p->history == TXN_HISTORY_UNDO ? &l.undo
+								    : &l.redo;
+		size_t *nfrom = p->history == TXN_HISTORY_UNDO ? &l.nundo
+							       : &l.nredo;
+		oplog_entry **to = p->history == TXN_HISTORY_UNDO ? &l.redo
+								  : &l.undo;
+		size_t *nto = p->history == TXN_HISTORY_UNDO ? &l.nredo
+							     : &l.nundo;
 		size_t cap = *nto;
 		if (!*nfrom || strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
 			goto done; /* already moved */
@@ -994,11 +1062,15 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	for (size_t i = 0; i < sp->n; i++) {
 		const txn_change *c = &sp->changes[i];
 		char hex[SHA256_HEXLEN + 1];
-		if ((c->has_new && !odb_has(db, &c->new_id)) || (c->has_old && !odb_has(db, &c->old_id))) {
-			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id) ? &c->new_id : &c->old_id);
-			r = decree_error_set(DECREE_ERROR,
-					     "internal error: object %s for '%s' is not in the store",
-					     hex, c->path);
+		if ((c->has_new && !odb_has(db, &c->new_id)) ||
+		    (c->has_old && !odb_has(db, &c->old_id))) {
+			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id)
+						? &c->new_id
+						: &c->old_id);
+			r = decree_error_set(
+				DECREE_ERROR,
+				"internal error: object %s for '%s' is not in the store",
+				hex, c->path);
 			goto done;
 		}
 		if (c->has_old) {
@@ -1007,10 +1079,13 @@ int txn_run(decree_store *s, const txn_spec *sp)
 			buf_release(&tmp);
 			if (r < 0) {
 				char msg[900];
-				snprintf(msg, sizeof(msg), "%s", decree_error_last());
-				r = decree_error_set(r, "cannot keep a copy of '%s': %s; nothing was "
-							"written (run 'decree fsck')",
-						     c->path, msg);
+				snprintf(msg, sizeof(msg), "%s",
+					 decree_error_last());
+				r = decree_error_set(
+					r,
+					"cannot keep a copy of '%s': %s; nothing was "
+					"written (run 'decree fsck')",
+					c->path, msg);
 				goto done;
 			}
 		}
@@ -1021,12 +1096,14 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	for (size_t i = 0; i < p.nfiles; i++) {
 		const txn_change *c = &p.files[i].c;
 		bool same;
-		if ((r = txn_path_matches(&same, s, c->path, c->has_old, c->old_mode, &c->old_id)) < 0)
+		if ((r = txn_path_matches(&same, s, c->path, c->has_old,
+					  c->old_mode, &c->old_id)) < 0)
 			goto done;
 		if (!same) {
-			r = decree_error_set(DECREE_ECONFLICT,
-					     "'%s' changed while decree was running; nothing was written",
-					     c->path);
+			r = decree_error_set(
+				DECREE_ECONFLICT,
+				"'%s' changed while decree was running; nothing was written",
+				c->path);
 			goto done;
 		}
 	}
@@ -1034,7 +1111,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
 	logged = true;
-	if ((r = encode_begin(&rec, &p)) < 0 || (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
+	if ((r = encode_begin(&rec, &p)) < 0 ||
+	    (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
 		goto fail;
 	for (size_t i = 0; i < p.nfiles; i++) {
 		buf_clear(&rec);
@@ -1061,7 +1139,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		fileop *f = &p.files[i];
 		if (!f->c.has_new || !parent_ready(&p, f->c.path))
 			continue;
-		progress(sp, DECREE_PHASE_STAGING, f->c.path, change_action(&f->c));
+		progress(sp, DECREE_PHASE_STAGING, f->c.path,
+			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
 			goto fail;
 	}
@@ -1077,7 +1156,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 			goto fail;
 	}
 	for (size_t i = 0; i < p.nrm; i++)
-		if ((r = unlink_beneath(s, p.rmdirs[i], NULL, AT_REMOVEDIR)) < 0)
+		if ((r = unlink_beneath(s, p.rmdirs[i], NULL, AT_REMOVEDIR)) <
+		    0)
 			goto fail;
 	for (size_t i = 0; i < p.nmk; i++)
 		if ((r = mkdir_beneath(s, p.mkdirs[i])) < 0)
@@ -1086,7 +1166,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		fileop *f = &p.files[i];
 		if (!f->c.has_new || f->staged)
 			continue;
-		progress(sp, DECREE_PHASE_STAGING, f->c.path, change_action(&f->c));
+		progress(sp, DECREE_PHASE_STAGING, f->c.path,
+			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
 			goto fail;
 	}
@@ -1094,7 +1175,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		fileop *f = &p.files[i];
 		if (!f->c.has_new)
 			continue;
-		progress(sp, DECREE_PHASE_APPLYING, f->c.path, change_action(&f->c));
+		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
+			 change_action(&f->c));
 		if ((r = rename_one(s, f)) < 0)
 			goto fail;
 	}
@@ -1115,13 +1197,16 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		/* The change is durable; recovery finishes the bookkeeping. */
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", decree_error_last());
-		decree_error_set(r, "the change was applied, but recording it failed (%s); "
-				    "run 'decree recover'", msg);
+		decree_error_set(
+			r,
+			"the change was applied, but recording it failed (%s); "
+			"run 'decree recover'",
+			msg);
 		goto done;
 	}
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
 	goto done;
-fail: {
+fail : {
 	char msg[1024], why[1024];
 	size_t foreign;
 	int rr;
@@ -1134,12 +1219,16 @@ fail: {
 	if (rr < 0) {
 		snprintf(why, sizeof(why), "%s", decree_error_last());
 		s->broken = true;
-		decree_error_set(r, "%s; rolling back failed too (%s): run 'decree recover'", msg,
-				 why);
+		decree_error_set(
+			r,
+			"%s; rolling back failed too (%s): run 'decree recover'",
+			msg, why);
 	} else if (foreign) {
-		decree_error_set(r, "%s; rolled back, except %zu path(s) changed meanwhile by "
-				    "someone else, left as they are",
-				 msg, foreign);
+		decree_error_set(
+			r,
+			"%s; rolled back, except %zu path(s) changed meanwhile by "
+			"someone else, left as they are",
+			msg, foreign);
 	} else {
 		decree_error_set(r, "%s; nothing was changed", msg);
 	}

@@ -25,13 +25,14 @@ enum txn_history {
 typedef struct {
 	const txn_change *changes; /* each path at most once */
 	size_t n;
-	unsigned history;          /* enum txn_history */
-	const oplog_entry *entry;  /* PUSH: the entry (its id is set by txn_run) */
-	const char *moved_id;      /* UNDO/REDO: id of the entry moved */
+	unsigned history;	  /* enum txn_history */
+	const oplog_entry *entry; /* PUSH: the entry (its id is set by txn_run)
+				   */
+	const char *moved_id;	  /* UNDO/REDO: id of the entry moved */
 	decree_progress_cb progress;
 	void *payload;
-	bool *committed;           /* out (may be NULL): true once COMMIT is durable,
-				      even if txn_run then fails on bookkeeping */
+	bool *committed; /* out (may be NULL): true once COMMIT is durable,
+			    even if txn_run then fails on bookkeeping */
 } txn_spec;
 
 /* Run a transaction; the caller holds the store lock. */
@@ -42,7 +43,7 @@ int txn_run(struct decree_store *s, const txn_spec *spec);
 int txn_recover(struct decree_store *s, bool *recovered);
 
 /* Does the on-disk state of `path` equal (mode, id)?  has=false: absent. */
-int txn_path_matches(bool *same, struct decree_store *s, const char *path, bool has,
-		     uint32_t mode, const oid *id);
+int txn_path_matches(bool *same, struct decree_store *s, const char *path,
+		     bool has, uint32_t mode, const oid *id);
 
 #endif

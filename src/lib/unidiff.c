@@ -79,9 +79,9 @@ static int quote_path(buf *out, const char *prefix, const char *path,
 		if (needs_quote(*p) || (quote_space && *p == ' '))
 			quote = true;
 	if (!quote)
-		return buf_puts(out, prefix) < 0 || buf_puts(out, path) < 0 ?
-			       DECREE_ERROR :
-			       0;
+		return buf_puts(out, prefix) < 0 || buf_puts(out, path) < 0
+			       ? DECREE_ERROR
+			       : 0;
 	if (buf_putc(out, '"') < 0 || put_escaped(out, prefix) < 0 ||
 	    put_escaped(out, path) < 0 || buf_putc(out, '"') < 0)
 		return DECREE_ERROR;
@@ -148,7 +148,8 @@ static int put_base64(buf *out, const char *data, size_t len)
 	/* RFC 4648 lines of 76 characters (57 bytes), each ending in "\n" */
 	for (size_t i = 0; i < len; i += B64_LINE_BYTES) {
 		size_t n = len - i < B64_LINE_BYTES ? len - i : B64_LINE_BYTES;
-		if (base64_encode(out, data + i, n) < 0 || buf_putc(out, '\n') < 0)
+		if (base64_encode(out, data + i, n) < 0 ||
+		    buf_putc(out, '\n') < 0)
 			return DECREE_ERROR;
 	}
 	return 0;
@@ -210,7 +211,8 @@ typedef struct {
 static size_t walk_to(line_walker *w, size_t n)
 {
 	while (w->line < n && w->off < w->len) {
-		const char *nl = memchr(w->data + w->off, '\n', w->len - w->off);
+		const char *nl =
+			memchr(w->data + w->off, '\n', w->len - w->off);
 
 		w->off = nl ? (size_t)(nl - w->data) + 1 : w->len;
 		w->line++;
@@ -236,7 +238,8 @@ static int put_lines(buf *out, char sign, line_walker *w, size_t from,
 
 	for (i = from; i < to; i++, s = e) {
 		e = walk_to(w, i + 1);
-		if (buf_putc(out, sign) < 0 || buf_put(out, w->data + s, e - s) < 0)
+		if (buf_putc(out, sign) < 0 ||
+		    buf_put(out, w->data + s, e - s) < 0)
 			return DECREE_ERROR;
 		if ((e == s || w->data[e - 1] != '\n') &&
 		    buf_puts(out, "\n\\ No newline at end of file\n") < 0)
@@ -263,7 +266,8 @@ static int put_hunks(buf *out, const unidiff_file *f, const unidiff_options *o)
 		size_t old_lo, old_hi, new_lo, new_hi, lead, end;
 
 		while (last + 1 < el.v + el.n &&
-		       last[1].old_start - (last->old_start + last->old_count) <=
+		       last[1].old_start -
+				       (last->old_start + last->old_count) <=
 			       2 * ctx)
 			last++;
 		lead = first->old_start < ctx ? first->old_start : ctx;
@@ -281,8 +285,9 @@ static int put_hunks(buf *out, const unidiff_file *f, const unidiff_options *o)
 		    buf_puts(out, " @@\n") < 0)
 			goto done;
 		for (e = first; e <= last; e++) {
-			size_t prev = e == first ? old_lo :
-						   e[-1].old_start + e[-1].old_count;
+			size_t prev =
+				e == first ? old_lo
+					   : e[-1].old_start + e[-1].old_count;
 
 			if (put_lines(out, ' ', &wo, prev, e->old_start) < 0 ||
 			    put_lines(out, '-', &wo, e->old_start,
@@ -312,11 +317,12 @@ static bool valid_mode(uint32_t m)
 static int put_record(buf *out, const unidiff_file *f, const unidiff_options *o)
 {
 	const char *op = f->old_path, *np = f->new_path;
-	bool same = f->old_exists && f->new_exists &&
-		    f->old_len == f->new_len &&
-		    (!f->old_len || !memcmp(f->old_data, f->new_data, f->old_len));
-	bool binary = (f->old_exists && unidiff_is_binary(f->old_data, f->old_len)) ||
-		      (f->new_exists && unidiff_is_binary(f->new_data, f->new_len));
+	bool same =
+		f->old_exists && f->new_exists && f->old_len == f->new_len &&
+		(!f->old_len || !memcmp(f->old_data, f->new_data, f->old_len));
+	bool binary =
+		(f->old_exists && unidiff_is_binary(f->old_data, f->old_len)) ||
+		(f->new_exists && unidiff_is_binary(f->new_data, f->new_len));
 
 	/* Unlike git, quote names with spaces here: GNU patch cannot split
 	 * "diff --git a/x y b/x y" and needs it for header-only records. */
@@ -328,19 +334,19 @@ static int put_record(buf *out, const unidiff_file *f, const unidiff_options *o)
 		if (buf_printf(out, "new file mode %06o\n", f->new_mode) < 0)
 			return DECREE_ERROR;
 	} else if (!f->new_exists) {
-		if (buf_printf(out, "deleted file mode %06o\n", f->old_mode) < 0)
+		if (buf_printf(out, "deleted file mode %06o\n", f->old_mode) <
+		    0)
 			return DECREE_ERROR;
 	} else {
 		if (f->old_mode != f->new_mode &&
 		    buf_printf(out, "old mode %06o\nnew mode %06o\n",
 			       f->old_mode, f->new_mode) < 0)
 			return DECREE_ERROR;
-		if (strcmp(op, np) &&
-		    (buf_puts(out, "rename from ") < 0 ||
-		     unidiff_quote_path(out, "", op) < 0 ||
-		     buf_puts(out, "\nrename to ") < 0 ||
-		     unidiff_quote_path(out, "", np) < 0 ||
-		     buf_putc(out, '\n') < 0))
+		if (strcmp(op, np) && (buf_puts(out, "rename from ") < 0 ||
+				       unidiff_quote_path(out, "", op) < 0 ||
+				       buf_puts(out, "\nrename to ") < 0 ||
+				       unidiff_quote_path(out, "", np) < 0 ||
+				       buf_putc(out, '\n') < 0))
 			return DECREE_ERROR;
 	}
 	if (same)

@@ -47,14 +47,16 @@ typedef struct {
 	const char *old_path, *new_path;
 	bool old_exists, new_exists;
 	uint32_t old_mode, new_mode; /* UNIDIFF_MODE_*; ignored if absent */
-	const char *old_data;        /* content; a symlink's target */
+	const char *old_data;	     /* content; a symlink's target */
 	size_t old_len;
 	const char *new_data;
 	size_t new_len;
 } unidiff_file;
 
-#define UNIDIFF_FILE_INIT                                                      \
-	{ NULL, NULL, false, false, 0, 0, NULL, 0, NULL, 0 }
+#define UNIDIFF_FILE_INIT                                        \
+	{                                                        \
+		NULL, NULL, false, false, 0, 0, NULL, 0, NULL, 0 \
+	}
 
 enum unidiff_flags {
 	/* Leave out the `index <old>..<new>` lines (git blob names).
@@ -64,14 +66,16 @@ enum unidiff_flags {
 
 typedef struct {
 	unsigned version; /* UNIDIFF_OPTIONS_VERSION */
-	unsigned flags;   /* enum unidiff_flags */
+	unsigned flags;	  /* enum unidiff_flags */
 	unsigned context; /* lines of context around changes (3) */
 	xdiff_params xdiff;
 } unidiff_options;
 
 #define UNIDIFF_OPTIONS_VERSION 1
-#define UNIDIFF_OPTIONS_INIT                                                   \
-	{ UNIDIFF_OPTIONS_VERSION, 0, 3, XDIFF_PARAMS_INIT }
+#define UNIDIFF_OPTIONS_INIT                                     \
+	{                                                        \
+		UNIDIFF_OPTIONS_VERSION, 0, 3, XDIFF_PARAMS_INIT \
+	}
 
 /**
  * Append the record(s) for one file pair to `out`: nothing if the pair is

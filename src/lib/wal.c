@@ -13,9 +13,9 @@
 #include "fs.h"
 #include "sha256.h"
 
-#define WAL_MAGIC "DECRWAL\0"
-#define WAL_VERSION 1
-#define WAL_HDR 32
+#define WAL_MAGIC      "DECRWAL\0"
+#define WAL_VERSION    1
+#define WAL_HDR	       32
 #define WAL_MAX_RECORD (64u << 20)
 
 struct wal {
@@ -41,7 +41,8 @@ static uint64_t chain_sum(uint64_t prev, uint64_t salt, unsigned type,
 	if (!c) { /* fall back to the one-shot interface */
 		buf tmp = BUF_INIT;
 		uint64_t v = 0;
-		if (buf_put(&tmp, hdr, sizeof(hdr)) == 0 && buf_put(&tmp, data, len) == 0) {
+		if (buf_put(&tmp, hdr, sizeof(hdr)) == 0 &&
+		    buf_put(&tmp, data, len) == 0) {
 			sha256_buf(&out, tmp.ptr, tmp.len);
 			v = get_u64le(out.b);
 		}
@@ -75,11 +76,15 @@ int wal_create(wal **out, const char *path)
 	if ((r = fs_random(&w->salt, sizeof(w->salt))) < 0)
 		goto fail;
 	w->prev = w->salt;
-	w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		     0644);
 	if (w->fd < 0) {
-		r = errno == EEXIST ? decree_error_set(DECREE_EEXISTS,
-						       "a transaction log already exists at '%s'", path)
-				    : decree_error_os("cannot create '%s'", path);
+		r = errno == EEXIST
+			    ? decree_error_set(
+				      DECREE_EEXISTS,
+				      "a transaction log already exists at '%s'",
+				      path)
+			    : decree_error_os("cannot create '%s'", path);
 		goto fail;
 	}
 	memcpy(hdr, WAL_MAGIC, 8);
@@ -117,10 +122,12 @@ int wal_append(wal *w, unsigned type, const void *data, size_t len)
 	uint64_t sum;
 
 	if (len > WAL_MAX_RECORD)
-		return decree_error_set(DECREE_EINVALID, "log record too large");
+		return decree_error_set(DECREE_EINVALID,
+					"log record too large");
 	sum = chain_sum(w->prev, w->salt, type, data, len);
 	if (buf_put_u32(&w->pending, (uint32_t)len) < 0 ||
-	    buf_put_u32(&w->pending, type) < 0 || buf_put(&w->pending, data, len) < 0 ||
+	    buf_put_u32(&w->pending, type) < 0 ||
+	    buf_put(&w->pending, data, len) < 0 ||
 	    buf_put_u64(&w->pending, sum) < 0)
 		return -1;
 	w->prev = sum;
@@ -148,8 +155,8 @@ void wal_close(wal *w)
 	decree_free(w);
 }
 
-int wal_parse(wal_record **recs_out, size_t *nrecs, size_t *valid_len, bool *torn,
-	      const void *data, size_t len)
+int wal_parse(wal_record **recs_out, size_t *nrecs, size_t *valid_len,
+	      bool *torn, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	wal_record *recs = NULL;
@@ -161,11 +168,13 @@ int wal_parse(wal_record **recs_out, size_t *nrecs, size_t *valid_len, bool *tor
 	*valid_len = 0;
 	*torn = false;
 	if (len < WAL_HDR || memcmp(p, WAL_MAGIC, 8))
-		return decree_error_set(DECREE_ECORRUPT, "not a decree transaction log");
-	if (get_u32le(p + 8) != WAL_VERSION)
 		return decree_error_set(DECREE_ECORRUPT,
-					"transaction log version %u is not supported",
-					get_u32le(p + 8));
+					"not a decree transaction log");
+	if (get_u32le(p + 8) != WAL_VERSION)
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"transaction log version %u is not supported",
+			get_u32le(p + 8));
 	salt = prev = get_u64le(p + 16);
 	while (len - off >= 16) {
 		uint32_t rlen = get_u32le(p + off);
@@ -202,14 +211,16 @@ int wal_load(buf *data, wal_record **recs, size_t *nrecs, const char *path)
 
 	if ((r = fs_read_path(path, data)) < 0)
 		return r;
-	if ((r = wal_parse(recs, nrecs, &valid, &torn, data->ptr, data->len)) < 0)
+	if ((r = wal_parse(recs, nrecs, &valid, &torn, data->ptr, data->len)) <
+	    0)
 		return r;
 	if (torn) {
 		int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			return decree_error_os("cannot open '%s'", path);
 		if (ftruncate(fd, (off_t)valid) < 0) {
-			r = decree_error_os("cannot cut torn tail of '%s'", path);
+			r = decree_error_os("cannot cut torn tail of '%s'",
+					    path);
 			close(fd);
 			return r;
 		}

@@ -32,7 +32,7 @@
 #include "alloc.h"
 #include "error.h"
 
-#define XD_MIN_COST 256
+#define XD_MIN_COST  256
 #define XD_MAX_LINES ((size_t)INT32_MAX - 8)
 
 typedef struct {
@@ -44,12 +44,12 @@ typedef struct {
 
 typedef struct {
 	const char *ptr; /* start of the middle (untrimmed) part */
-	size_t n;        /* lines in the middle part */
-	size_t *off;     /* n + 1 line offsets relative to ptr */
-	uint32_t *cls;   /* class of each line */
-	char *chg;       /* 1 when the line is deleted (old) / added (new) */
-	uint32_t *rcls;  /* classes of the lines the core sees */
-	size_t *ridx;    /* their line numbers */
+	size_t n;	 /* lines in the middle part */
+	size_t *off;	 /* n + 1 line offsets relative to ptr */
+	uint32_t *cls;	 /* class of each line */
+	char *chg;	 /* 1 when the line is deleted (old) / added (new) */
+	uint32_t *rcls;	 /* classes of the lines the core sees */
+	size_t *ridx;	 /* their line numbers */
 	size_t rn;
 } xd_file;
 
@@ -63,7 +63,7 @@ typedef struct {
 	size_t nclasses, cap;
 	uint64_t *table; /* (hash >> 32) << 32 | (class + 1), 0 = empty */
 	size_t mask;
-	ptrdiff_t *kvd;  /* storage for both V vectors */
+	ptrdiff_t *kvd; /* storage for both V vectors */
 	ptrdiff_t *kf, *kb;
 	xd_range *stack;
 	size_t nstack, stack_cap;
@@ -230,7 +230,8 @@ static int xd_classify(xd_env *e)
 
 			if (i + XD_PREFETCH < f->n)
 				__builtin_prefetch(
-					&e->table[hs[i + XD_PREFETCH] & e->mask]);
+					&e->table[hs[i + XD_PREFETCH] &
+						  e->mask]);
 
 			for (;;) {
 				uint64_t v = e->table[slot];
@@ -248,7 +249,8 @@ static int xd_classify(xd_env *e)
 					k->ptr = p;
 					k->len = len;
 					k->count[0] = k->count[1] = 0;
-					e->table[slot] = tag | (uint64_t)(c + 1);
+					e->table[slot] = tag |
+							 (uint64_t)(c + 1);
 					break;
 				}
 				if ((v >> 32 << 32) == tag) {
@@ -554,7 +556,8 @@ static int xd_emit(xd_env *e, size_t pre, xdiff_edit_cb cb, void *payload)
 		if (i == ed.old_start && j == ed.new_start)
 			return decree_error_set(DECREE_ERROR,
 						"internal diff error: unpaired "
-						"lines at %zu/%zu", i, j);
+						"lines at %zu/%zu",
+						i, j);
 		ed.old_count = i - ed.old_start;
 		ed.new_count = j - ed.new_start;
 		ed.old_start += pre;
@@ -612,9 +615,8 @@ static size_t common_suffix(const char *a, size_t alen, const char *b,
 	return (size_t)(a + alen - (nl + 1));
 }
 
-int xdiff_diff(const char *old, size_t old_len, const char *new,
-	       size_t new_len, const xdiff_params *params, xdiff_edit_cb cb,
-	       void *payload)
+int xdiff_diff(const char *old, size_t old_len, const char *new, size_t new_len,
+	       const xdiff_params *params, xdiff_edit_cb cb, void *payload)
 {
 	static const xdiff_params defaults = XDIFF_PARAMS_INIT;
 	xd_env e;

@@ -43,14 +43,17 @@ enum xdiff_flags {
 
 typedef struct {
 	unsigned version; /* XDIFF_PARAMS_VERSION */
-	unsigned flags;   /* enum xdiff_flags */
+	unsigned flags;	  /* enum xdiff_flags */
 	/* Rounds of the middle-snake search before the cost limit picks a
 	 * split point; 0 picks max(256, sqrt(lines)). */
 	size_t max_cost;
 } xdiff_params;
 
 #define XDIFF_PARAMS_VERSION 1
-#define XDIFF_PARAMS_INIT { XDIFF_PARAMS_VERSION, 0, 0 }
+#define XDIFF_PARAMS_INIT                  \
+	{                                  \
+		XDIFF_PARAMS_VERSION, 0, 0 \
+	}
 
 /* One change group: old lines [old_start, old_start + old_count) are
  * replaced by new lines [new_start, new_start + new_count).  0-based.
@@ -70,9 +73,8 @@ typedef int (*xdiff_edit_cb)(const xdiff_edit *edit, void *payload);
  * @param params  may be NULL for the defaults
  * @return 0, DECREE_ERROR, or the callback's negative return value
  */
-int xdiff_diff(const char *old, size_t old_len, const char *new,
-	       size_t new_len, const xdiff_params *params, xdiff_edit_cb cb,
-	       void *payload);
+int xdiff_diff(const char *old, size_t old_len, const char *new, size_t new_len,
+	       const xdiff_params *params, xdiff_edit_cb cb, void *payload);
 
 /* Line table of a buffer: line i is bytes [start[i], start[i + 1]).
  * start has nlines + 1 entries (start[nlines] is the buffer length). */
@@ -81,7 +83,10 @@ typedef struct {
 	size_t *start;
 } xdiff_lines;
 
-#define XDIFF_LINES_INIT { 0, NULL }
+#define XDIFF_LINES_INIT \
+	{                \
+		0, NULL  \
+	}
 
 /**
  * Split a buffer into lines.  An empty buffer has no lines.

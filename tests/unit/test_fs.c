@@ -33,7 +33,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -42,8 +43,8 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 }
 
 typedef struct {
-	char base[PATH_MAX];       /* scratch */
-	char root[PATH_MAX + 16];  /* <base>/root: the tree */
+	char base[PATH_MAX];	     /* scratch */
+	char root[PATH_MAX + 16];    /* <base>/root: the tree */
 	char outside[PATH_MAX + 16]; /* <base>/outside */
 	int rootfd;
 } fixture;
@@ -100,7 +101,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->base, sizeof(f->base), "%s/decree-fs-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->base, sizeof(f->base), "%s/decree-fs-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->base)) {
 		free(f);
 		return -1;
@@ -135,13 +137,14 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* --- fs_path_is_safe ------------------------------------------------------------- */
+/* --- fs_path_is_safe
+ * ------------------------------------------------------------- */
 
 static void test_path_is_safe(void **state)
 {
 	static const struct {
 		const char *path;
-		bool safe;      /* refuse_meta = false */
+		bool safe;	/* refuse_meta = false */
 		bool safe_meta; /* refuse_meta = true */
 		int line;
 	} cases[] = {
@@ -184,7 +187,8 @@ static void test_path_is_safe(void **state)
 		C("a/.git/b", true, false),
 		C(".decree", true, false),
 		C(".decree/store", true, false),
-		C("x/.decree/y", true, true), /* only the root .decree is meta */
+		C("x/.decree/y", true, true), /* only the root .decree is meta
+					       */
 #undef C
 	};
 
@@ -197,14 +201,18 @@ static void test_path_is_safe(void **state)
 			assert_true(decree_error_last()[0] != '\0');
 		b = fs_path_is_safe(cases[i].path, true);
 		if (a != cases[i].safe || b != cases[i].safe_meta)
-			fail_msg("line %d: '%s': safe=%d safe_meta=%d, want %d %d", cases[i].line,
-				 cases[i].path, a, b, cases[i].safe, cases[i].safe_meta);
+			fail_msg(
+				"line %d: '%s': safe=%d safe_meta=%d, want %d %d",
+				cases[i].line, cases[i].path, a, b,
+				cases[i].safe, cases[i].safe_meta);
 		if (!b)
-			assert_int_equal(decree_error_last_code(), DECREE_EINVALID);
+			assert_int_equal(decree_error_last_code(),
+					 DECREE_EINVALID);
 	}
 }
 
-/* --- rooted resolution ------------------------------------------------------------------ */
+/* --- rooted resolution
+ * ------------------------------------------------------------------ */
 
 static ino_t ino_of_fd(int fd)
 {
@@ -228,8 +236,8 @@ static void test_open_parent(void **state)
 	static const struct {
 		const char *rel;
 		bool create;
-		int want;         /* 0 or an error code */
-		const char *dir;  /* expected parent ("" root) */
+		int want;	 /* 0 or an error code */
+		const char *dir; /* expected parent ("" root) */
 		const char *base;
 	} cases[] = {
 		{ "x", false, 0, "", "x" },
@@ -255,10 +263,12 @@ static void test_open_parent(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		int dfd = 12345;
 		const char *base = NULL;
-		int r = fs_open_parent(&dfd, &base, f->rootfd, cases[i].rel, cases[i].create);
+		int r = fs_open_parent(&dfd, &base, f->rootfd, cases[i].rel,
+				       cases[i].create);
 		if (r != cases[i].want)
-			fail_msg("'%s' create=%d: got %d, want %d (%s)", cases[i].rel,
-				 cases[i].create, r, cases[i].want, decree_error_last());
+			fail_msg("'%s' create=%d: got %d, want %d (%s)",
+				 cases[i].rel, cases[i].create, r,
+				 cases[i].want, decree_error_last());
 		if (r < 0) {
 			assert_int_equal(dfd, -1);
 			continue;
@@ -266,9 +276,11 @@ static void test_open_parent(void **state)
 		assert_true(dfd >= 3);
 		assert_int_not_equal(dfd, f->rootfd);
 		assert_string_equal(base, cases[i].base);
-		assert_ptr_equal(base, cases[i].rel + strlen(cases[i].rel) - strlen(base));
+		assert_ptr_equal(base, cases[i].rel + strlen(cases[i].rel) -
+					       strlen(base));
 		if (*cases[i].dir)
-			assert_int_equal(ino_of_fd(dfd), ino_of(f->root, cases[i].dir));
+			assert_int_equal(ino_of_fd(dfd),
+					 ino_of(f->root, cases[i].dir));
 		else
 			assert_int_equal(ino_of_fd(dfd), ino_of_fd(f->rootfd));
 		close(dfd);
@@ -286,7 +298,9 @@ static void test_open_parent_create(void **state)
 	int dfd;
 	const char *base;
 
-	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "n1/n2/n3/leaf", true), 0);
+	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "n1/n2/n3/leaf",
+					true),
+			 0);
 	assert_string_equal(base, "leaf");
 	assert_true(exists(f->root, "n1/n2/n3"));
 	assert_false(exists(f->root, "n1/n2/n3/leaf"));
@@ -300,14 +314,18 @@ static void test_open_parent_create(void **state)
 		assert_true(S_ISDIR(st.st_mode));
 	}
 	/* existing dirs are fine, partially existing too */
-	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "n1/n2/other/leaf", true), 0);
+	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd,
+					"n1/n2/other/leaf", true),
+			 0);
 	close(dfd);
 	assert_true(exists(f->root, "n1/n2/other"));
 	/* a symlink half way: refused, nothing created below its target */
-	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "d/up/evil/x", true),
+	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "d/up/evil/x",
+					true),
 			 DECREE_EINVALID);
 	assert_false(exists(f->base, "evil"));
-	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "s/evil/x", true),
+	assert_int_equal(fs_open_parent(&dfd, &base, f->rootfd, "s/evil/x",
+					true),
 			 DECREE_EINVALID);
 	assert_false(exists(f->root, "d/evil"));
 }
@@ -337,17 +355,18 @@ static void test_open_parent_mkdir_fault(void **state)
 static const struct {
 	const char *rel;
 	int want_errno; /* 0: opens */
-	int alt_errno;  /* also acceptable */
+	int alt_errno;	/* also acceptable */
 } beneath_cases[] = {
 	{ "f", 0, 0 },
 	{ "d/file", 0, 0 },
-	{ "s", ELOOP, ELOOP },           /* the last component a symlink */
-	{ "s/file", ELOOP, ELOOP },      /* a symlink on the way */
+	{ "s", ELOOP, ELOOP },	    /* the last component a symlink */
+	{ "s/file", ELOOP, ELOOP }, /* a symlink on the way */
 	{ "out/secret", ELOOP, ELOOP },
 	{ "dangling", ELOOP, ELOOP },
 	{ "d/up/f", ELOOP, ELOOP },
 	{ "missing", ENOENT, ENOENT },
-	{ "missing/x", ENOENT, ENOENT }, /* a missing directory is not a symlink */
+	{ "missing/x", ENOENT, ENOENT }, /* a missing directory is not a symlink
+					  */
 	{ "d/missing/x", ENOENT, ENOENT },
 	{ "f/x", ENOTDIR, ELOOP },
 	{ "../outside/secret", EXDEV, ELOOP },
@@ -365,8 +384,8 @@ static int check_beneath(const fixture *f, const char *mode)
 		fd = fs_open_beneath(f->rootfd, beneath_cases[i].rel, O_RDONLY);
 		if (beneath_cases[i].want_errno == 0) {
 			if (fd < 0) {
-				fprintf(stderr, "%s: '%s': %s\n", mode, beneath_cases[i].rel,
-					strerror(errno));
+				fprintf(stderr, "%s: '%s': %s\n", mode,
+					beneath_cases[i].rel, strerror(errno));
 				bad++;
 			} else {
 				close(fd);
@@ -375,12 +394,14 @@ static int check_beneath(const fixture *f, const char *mode)
 		}
 		if (fd >= 0) {
 			close(fd);
-			fprintf(stderr, "%s: '%s' opened\n", mode, beneath_cases[i].rel);
+			fprintf(stderr, "%s: '%s' opened\n", mode,
+				beneath_cases[i].rel);
 			bad++;
 		} else if (errno != beneath_cases[i].want_errno &&
 			   errno != beneath_cases[i].alt_errno) {
-			fprintf(stderr, "%s: '%s': errno %d (%s), want %s\n", mode,
-				beneath_cases[i].rel, errno, strerror(errno),
+			fprintf(stderr, "%s: '%s': errno %d (%s), want %s\n",
+				mode, beneath_cases[i].rel, errno,
+				strerror(errno),
 				strerror(beneath_cases[i].want_errno));
 			bad++;
 		}
@@ -393,7 +414,8 @@ static int check_beneath(const fixture *f, const char *mode)
 		fd = fs_open_beneath(f->rootfd, abs, O_RDONLY);
 		if (fd >= 0) {
 			close(fd);
-			fprintf(stderr, "%s: absolute path '%s' opened\n", mode, abs);
+			fprintf(stderr, "%s: absolute path '%s' opened\n", mode,
+				abs);
 			bad++;
 		}
 	}
@@ -423,12 +445,16 @@ static void test_open_beneath_fallback(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct sock_filter filt[] = {
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				 offsetof(struct seccomp_data, nr)),
 			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+			BPF_STMT(BPF_RET | BPF_K,
+				 SECCOMP_RET_ERRNO |
+					 (ENOSYS & SECCOMP_RET_DATA)),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
-		struct sock_fprog prog = { (unsigned short)ARRAY_SIZE(filt), filt };
+		struct sock_fprog prog = { (unsigned short)ARRAY_SIZE(filt),
+					   filt };
 		long fd;
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
@@ -443,8 +469,9 @@ static void test_open_beneath_fallback(void **state)
 	if (WEXITSTATUS(status) >= 100)
 		skip(); /* no seccomp here */
 	if (WEXITSTATUS(status) != 0)
-		fail_msg("the component-walk fallback of fs_open_beneath disagrees with "
-			 "openat2 (see stderr)");
+		fail_msg(
+			"the component-walk fallback of fs_open_beneath disagrees with "
+			"openat2 (see stderr)");
 }
 
 static void test_open_dir(void **state)
@@ -459,7 +486,8 @@ static void test_open_dir(void **state)
 	assert_int_equal(fs_open_dir(&fd, f->rootfd, "d"), 0);
 	assert_int_equal(ino_of_fd(fd), ino_of(f->root, "d"));
 	close(fd);
-	assert_int_equal(fs_open_dir(&fd, f->rootfd, "missing"), DECREE_ENOTFOUND);
+	assert_int_equal(fs_open_dir(&fd, f->rootfd, "missing"),
+			 DECREE_ENOTFOUND);
 	assert_int_equal(fd, -1);
 	assert_true(fs_open_dir(&fd, f->rootfd, "s") < 0);
 	assert_true(fs_open_dir(&fd, f->rootfd, "s/x") < 0);
@@ -467,7 +495,8 @@ static void test_open_dir(void **state)
 	assert_int_equal(fd, -1);
 }
 
-/* --- atomic replace ------------------------------------------------------------------- */
+/* --- atomic replace
+ * ------------------------------------------------------------------- */
 
 static char fault_step[16];
 static int fault_n, fault_calls;
@@ -516,7 +545,7 @@ static void test_write_atomic_faults(void **state)
 		{ "write", 1, false },
 		{ "fsync", 1, false }, /* the file */
 		{ "rename", 1, false },
-		{ "fsync", 2, true },  /* the directory: already renamed */
+		{ "fsync", 2, true }, /* the directory: already renamed */
 	};
 	char dir[PATH_MAX * 2], target[PATH_MAX * 3];
 	buf text = BUF_INIT;
@@ -530,16 +559,19 @@ static void test_write_atomic_faults(void **state)
 			unlink(target);
 			if (existing)
 				put(dir, "target", "old bytes");
-			snprintf(fault_step, sizeof(fault_step), "%s", cases[i].step);
+			snprintf(fault_step, sizeof(fault_step), "%s",
+				 cases[i].step);
 			fault_n = cases[i].n;
 			fault_calls = 0;
 			fs_fault_hook = nth_fault;
 			r = fs_write_atomic(target, "new bytes", 9, 0644);
 			fs_fault_hook = NULL;
 			if (r >= 0)
-				fail_msg("%s #%d: no error", cases[i].step, cases[i].n);
+				fail_msg("%s #%d: no error", cases[i].step,
+					 cases[i].n);
 			assert_int_equal(fault_calls, cases[i].n);
-			assert_true(strstr(decree_error_last(), "target") != NULL);
+			assert_true(strstr(decree_error_last(), "target") !=
+				    NULL);
 			assert_int_equal(stray_files(dir, "target"), 0);
 			if (cases[i].target_new) {
 				read_text(&text, target);
@@ -567,7 +599,8 @@ static void test_write_atomic_faults(void **state)
 		char cwd[PATH_MAX];
 		assert_non_null(getcwd(cwd, sizeof(cwd)));
 		assert_int_equal(chdir(dir), 0);
-		assert_int_equal(fs_write_atomic("target", "relative", 8, 0644), 0);
+		assert_int_equal(fs_write_atomic("target", "relative", 8, 0644),
+				 0);
 		assert_int_equal(chdir(cwd), 0);
 		read_text(&text, target);
 		assert_string_equal(text.ptr, "relative");
@@ -604,7 +637,9 @@ static void test_io_helpers(void **state)
 	assert_int_equal(fs_read_at(f->rootfd, "f", &b), 0);
 	assert_string_equal(b.ptr, "a file");
 	buf_clear(&b);
-	assert_int_equal(fs_read_at(f->rootfd, "s", &b), DECREE_ERROR); /* O_NOFOLLOW */
+	assert_int_equal(fs_read_at(f->rootfd, "s", &b),
+			 DECREE_ERROR); /* O_NOFOLLOW
+					 */
 	assert_int_equal(fs_read_at(f->rootfd, "nope", &b), DECREE_ENOTFOUND);
 	snprintf(p, sizeof(p), "%s/nope", f->base);
 	assert_int_equal(fs_read_path(p, &b), DECREE_ENOTFOUND);
@@ -695,16 +730,24 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_is_safe),
-		cmocka_unit_test_setup_teardown(test_open_parent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_parent_create, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_parent_mkdir_fault, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_beneath, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_beneath_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_parent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_parent_create, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_parent_mkdir_fault,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_beneath, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_beneath_fallback,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_dir, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_atomic_faults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_io_helpers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_faults, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_io_helpers, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tempfiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tempfiles, setup,
+						teardown),
 	};
 
 	if (getenv("DECREE_TEST_FILTER")) /* e.g. "test_gc*" */

@@ -35,7 +35,7 @@
 struct tfile {
 	const char *path; /* "sub/.gitignore" */
 	const char *text;
-	size_t len;       /* 0: strlen(text) */
+	size_t len; /* 0: strlen(text) */
 };
 
 struct tcase {
@@ -46,15 +46,30 @@ struct tcase {
 	const char *paths[20];
 };
 
-#define CASE(nm) .name = nm, .line = __LINE__
+#define CASE(nm)   .name = nm, .line = __LINE__
 #define FILES(...) .files = { __VA_ARGS__ }
 #define EXTRA(...) .extra = { __VA_ARGS__ }
 #define PATHS(...) .paths = { __VA_ARGS__ }
-#define GI(text) { ".gitignore", text, 0 }
-#define GIAT(dir, text) { dir "/.gitignore", text, 0 }
-#define GIL(text) { ".gitignore", text, sizeof(text) - 1 }
-#define DI(text) { ".decreeignore", text, 0 }
-#define DIAT(dir, text) { dir "/.decreeignore", text, 0 }
+#define GI(text)                      \
+	{                             \
+		".gitignore", text, 0 \
+	}
+#define GIAT(dir, text)                    \
+	{                                  \
+		dir "/.gitignore", text, 0 \
+	}
+#define GIL(text)                                    \
+	{                                            \
+		".gitignore", text, sizeof(text) - 1 \
+	}
+#define DI(text)                         \
+	{                                \
+		".decreeignore", text, 0 \
+	}
+#define DIAT(dir, text)                       \
+	{                                     \
+		dir "/.decreeignore", text, 0 \
+	}
 
 static const struct tcase cases[] = {
 	/* literal names, suffixes, basic globs */
@@ -176,8 +191,7 @@ static const struct tcase cases[] = {
 	  PATHS("x build/", "x a/build/", ". b/build", ". buildx/") },
 	{ CASE("/**/ at end, dir-only"), FILES(GI("a/**/\n")),
 	  PATHS(". a/", ". a/f", "x a/d/", "x a/d/f") },
-	{ CASE("**/ under a subdirectory file"),
-	  FILES(GIAT("s", "**/tmp\n")),
+	{ CASE("**/ under a subdirectory file"), FILES(GIAT("s", "**/tmp\n")),
 	  PATHS("x s/tmp", "x s/a/b/tmp", ". tmp", ". a/tmp") },
 	{ CASE("**\\/ needs one dir"), FILES(GI("**\\/b\n")),
 	  PATHS(". b", "x a/b", "x a/c/b") },
@@ -230,8 +244,8 @@ static const struct tcase cases[] = {
 	  PATHS(". a\vb", ". a\fb", "x a\tb", "x a\rb", "x a b") },
 	{ CASE("posix classes are ASCII only"),
 	  FILES(GI("p[[:print:]]\nq[![:alpha:]]\nr[[:cntrl:]]\n")),
-	  PATHS(". p\x85", "x p~", "x q\x85", ". qa", "x r\x01",
-		"x r\x7f", ". r\x85") },
+	  PATHS(". p\x85", "x p~", "x q\x85", ". qa", "x r\x01", "x r\x7f",
+		". r\x85") },
 	{ CASE("high bytes in ranges"), FILES(GI("h[\x80-\xff]\n")),
 	  PATHS("x h\xc3", ". hz") },
 	{ CASE("posix alnum and negation"), FILES(GI("z[![:alnum:]]\n")),
@@ -299,7 +313,9 @@ static const struct tcase cases[] = {
 	{ CASE("NUL byte ends the line"), FILES(GIL("foo\0bar\nbaz\n")),
 	  PATHS("x foo", ". bar", ". foobar", "x baz") },
 	{ CASE("UTF-8 byte order mark skipped"),
-	  FILES(GI("\xef\xbb\xbf" "foo\n")), PATHS("x foo") },
+	  FILES(GI("\xef\xbb\xbf"
+		   "foo\n")),
+	  PATHS("x foo") },
 	{ CASE("space before negation is literal"), FILES(GI("*.a\n !x.a\n")),
 	  PATHS("x x.a", "x  !x.a") },
 
@@ -355,10 +371,10 @@ static const struct tcase hand_cases[] = {
 	  PATHS("x a.tmp", ". sub/a.tmp", "x other/a.tmp") },
 	{ CASE("builtins"),
 	  PATHS("x node_modules/", "x a/node_modules/", "x __pycache__/",
-		"x .venv/", "x venv/", "x a/b/venv/", "x .cache/",
-		"x a.pyc", "x d/b.pyc", "x .DS_Store", "x d/.DS_Store",
-		". node_modules", ". venv", ". cache/", ". x.pyo",
-		"x node_modules/x/y", ". venv2/") },
+		"x .venv/", "x venv/", "x a/b/venv/", "x .cache/", "x a.pyc",
+		"x d/b.pyc", "x .DS_Store", "x d/.DS_Store", ". node_modules",
+		". venv", ". cache/", ". x.pyo", "x node_modules/x/y",
+		". venv2/") },
 	{ CASE("gitignore re-includes builtin"),
 	  FILES(GI("!node_modules/\n!*.pyc\n")),
 	  PATHS(". node_modules/", ". node_modules/x", ". a.pyc",
@@ -367,11 +383,10 @@ static const struct tcase hand_cases[] = {
 	  PATHS(". .venv/", ". .venv/bin", "x venv/") },
 	{ CASE("extra patterns"), EXTRA("*.bak", "!keep.bak"),
 	  PATHS("x a.bak", ". keep.bak", "x d/c.bak", ". bak") },
-	{ CASE("extra beats gitignore"), FILES(GI("!*.bak\n")),
-	  EXTRA("*.bak"), PATHS("x a.bak", "x d/a.bak") },
-	{ CASE("extra beats deep gitignore"),
-	  FILES(GIAT("d", "!*.bak\n")), EXTRA("*.bak"),
-	  PATHS("x d/a.bak") },
+	{ CASE("extra beats gitignore"), FILES(GI("!*.bak\n")), EXTRA("*.bak"),
+	  PATHS("x a.bak", "x d/a.bak") },
+	{ CASE("extra beats deep gitignore"), FILES(GIAT("d", "!*.bak\n")),
+	  EXTRA("*.bak"), PATHS("x d/a.bak") },
 	{ CASE("decreeignore beats extra"), FILES(DI("!a.bak\n")),
 	  EXTRA("*.bak"), PATHS(". a.bak", "x b.bak") },
 	{ CASE("nested decreeignore beats extra"),
@@ -381,12 +396,10 @@ static const struct tcase hand_cases[] = {
 	  PATHS("x top.txt", ". d/top.txt", "x a/b", ". d/a/b") },
 	{ CASE("extra comments and blanks"), EXTRA("#x", "", "y"),
 	  PATHS(". #x", "x y") },
-	{ CASE("rules files always tracked"),
-	  FILES(DI(".*\n"), GI("*\n!*/\n")),
+	{ CASE("rules files always tracked"), FILES(DI(".*\n"), GI("*\n!*/\n")),
 	  PATHS(". .gitignore", ". .decreeignore", ". sub/.gitignore",
 		"x .hidden", "x file", ". sub/", ". sub/.decreeignore") },
-	{ CASE("rules file in excluded dir is hidden"),
-	  FILES(DI("build/\n")),
+	{ CASE("rules file in excluded dir is hidden"), FILES(DI("build/\n")),
 	  PATHS("x build/.gitignore", "x build/.decreeignore", "x build/") },
 	{ CASE("directory named .gitignore is not exempt"),
 	  FILES(DI(".gitignore/\n")),
@@ -398,8 +411,7 @@ static const struct tcase hand_cases[] = {
 	  FILES(GI("out/\n"), DI("!out/keep\n")),
 	  PATHS("x out/", "x out/keep") },
 	{ CASE("decreeignore reopens gitignored dir"),
-	  FILES(GI("out/\n"), DI("!out/\n")),
-	  PATHS(". out/", ". out/x") },
+	  FILES(GI("out/\n"), DI("!out/\n")), PATHS(". out/", ". out/x") },
 	{ CASE("gitignore in decreeignored dir unused"),
 	  FILES(DI("vendor/\n"), GIAT("vendor", "!*\n")),
 	  PATHS("x vendor/", "x vendor/a") },
@@ -407,7 +419,7 @@ static const struct tcase hand_cases[] = {
 
 /* --- reporting ------------------------------------------------------------ */
 
-static int failures;       /* of the running test */
+static int failures;	   /* of the running test */
 static int total_failures; /* keeps the oracle trees for a look */
 
 static void put_escaped(FILE *f, const char *s, size_t n)
@@ -499,8 +511,8 @@ struct mem_files {
 	const char *fail_dir; /* return an error for this directory */
 };
 
-static int mem_load(void *payload, const char *dir, const char *name,
-		    buf *out, bool *found)
+static int mem_load(void *payload, const char *dir, const char *name, buf *out,
+		    bool *found)
 {
 	struct mem_files *mf = payload;
 	size_t i, dlen = strlen(dir), nlen = strlen(name);
@@ -514,8 +526,8 @@ static int mem_load(void *payload, const char *dir, const char *name,
 		size_t plen = strlen(p);
 
 		if (dlen ? plen == dlen + 1 + nlen && !memcmp(p, dir, dlen) &&
-				   p[dlen] == '/' &&
-				   !memcmp(p + dlen + 1, name, nlen)
+				    p[dlen] == '/' &&
+				    !memcmp(p + dlen + 1, name, nlen)
 			 : !strcmp(p, name)) {
 			*found = true;
 			return buf_put(out, mf->files[i].text,
@@ -722,8 +734,7 @@ static bool write_file(const char *root, const char *rel, const char *data,
 	if (slash && !mkdirs(root, rel, (size_t)(slash - rel)))
 		return false;
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	fd = open(p, O_WRONLY | O_CREAT | (keep_existing ? 0 : O_TRUNC),
-		  0644);
+	fd = open(p, O_WRONLY | O_CREAT | (keep_existing ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
 		return false;
 	ok = write(fd, data, len) == (ssize_t)len;
@@ -751,7 +762,8 @@ static bool oracle_tree(char *dir_out, size_t dsize, const struct tcase *c,
 	if (st != 0) {
 		REPORT(c, "", "git init failed (status %d)%s", st,
 		       st == 127 ? ": git is not installed, the oracle"
-				   " cases cannot run" : "");
+				   " cases cannot run"
+				 : "");
 		return false;
 	}
 	for (i = 0; i < nfiles && files[i].path; i++) {
@@ -762,10 +774,9 @@ static bool oracle_tree(char *dir_out, size_t dsize, const struct tcase *c,
 		}
 	}
 	for (i = 0; i < nq; i++) {
-		bool ok = qs[i].is_dir
-				  ? mkdirs(dir_out, qs[i].path, qs[i].len)
-				  : write_file(dir_out, qs[i].path, "", 0,
-					       true);
+		bool ok = qs[i].is_dir ? mkdirs(dir_out, qs[i].path, qs[i].len)
+				       : write_file(dir_out, qs[i].path, "", 0,
+						    true);
 		if (!ok) {
 			REPORT(c, qs[i].path,
 			       "cannot create (file/dir clash in the case?)");
@@ -776,12 +787,12 @@ static bool oracle_tree(char *dir_out, size_t dsize, const struct tcase *c,
 }
 
 /* Ask git about every query; fills q->git. */
-static bool oracle_ask(const char *dir, const struct tcase *c,
-		       struct query *qs, size_t nq)
+static bool oracle_ask(const char *dir, const struct tcase *c, struct query *qs,
+		       size_t nq)
 {
-	static const char *const argv[] = {
-		"git", "check-ignore", "--no-index", "--stdin", "-z", NULL
-	};
+	static const char *const argv[] = { "git",	  "check-ignore",
+					    "--no-index", "--stdin",
+					    "-z",	  NULL };
 	char in[PATH_MAX + 32];
 	buf input = BUF_INIT, out = BUF_INIT;
 	size_t i, at;
@@ -794,8 +805,8 @@ static bool oracle_ask(const char *dir, const struct tcase *c,
 			ok = false;
 	}
 	snprintf(in, sizeof(in), "%s/.git/decree-queries", dir);
-	if (!ok || !write_file(dir, ".git/decree-queries", input.ptr,
-			       input.len, false)) {
+	if (!ok || !write_file(dir, ".git/decree-queries", input.ptr, input.len,
+			       false)) {
 		REPORT(c, "", "cannot write the query file");
 		buf_release(&input);
 		return false;
@@ -805,7 +816,8 @@ static bool oracle_ask(const char *dir, const struct tcase *c,
 	if (st != 0 && st != 1) {
 		REPORT(c, "", "git check-ignore failed (status %d)%s", st,
 		       st == 127 ? ": git is not installed, the oracle"
-				   " cases cannot run" : "");
+				   " cases cannot run"
+				 : "");
 		buf_release(&out);
 		return false;
 	}
@@ -931,8 +943,9 @@ static void test_oracle_cases(void **state)
 	failures = 0;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		if (!is_oracle_case(&cases[i])) {
-			REPORT(&cases[i], "", "not an oracle case: move it "
-					      "to hand_cases");
+			REPORT(&cases[i], "",
+			       "not an oracle case: move it "
+			       "to hand_cases");
 			continue;
 		}
 		check_case(&cases[i], true, builtins);
@@ -971,10 +984,12 @@ static uint32_t rnd(uint32_t n)
 static void gen_pattern_file(buf *b)
 {
 	static const char *const pieces[] = {
-		"a", "b", "c", "ab", "*", "*", "**", "?", "/", "/", "/",
-		"[ab]", "[!a]", "[a-c]", "[^b]", "\\*", "\\", "!", " ", "[",
-		"]", "[[:alpha:]]", "[]a]", "x", "#", "**/", "/**", ".",
-		"\\/", "[/]", "***", "[[:", ":]", "-", "\\ ", "[a-",
+		"a",	"b",	 "c",	 "ab",		"*",	"*",
+		"**",	"?",	 "/",	 "/",		"/",	"[ab]",
+		"[!a]", "[a-c]", "[^b]", "\\*",		"\\",	"!",
+		" ",	"[",	 "]",	 "[[:alpha:]]", "[]a]", "x",
+		"#",	"**/",	 "/**",	 ".",		"\\/",	"[/]",
+		"***",	"[[:",	 ":]",	 "-",		"\\ ",	"[a-",
 	};
 	uint32_t lines = rnd(4) ? 1 + rnd(3) : 4 + rnd(12), l, k, np;
 
@@ -994,8 +1009,9 @@ struct rtree {
 static void gen_tree(struct rtree *t, const char *prefix, unsigned depth)
 {
 	static const char *const names[] = {
-		"a", "b", "c", "ab", "ba", "abc", "x", "a b", "a*", "[a]",
-		"!a", "#a", "a.c", "b ", "bx", "?", "a\\b", "-", "a-b",
+		"a",   "b",  "c",    "ab", "ba",  "abc", "x",
+		"a b", "a*", "[a]",  "!a", "#a",  "a.c", "b ",
+		"bx",  "?",  "a\\b", "-",  "a-b",
 	};
 	uint32_t kids = 1 + rnd(3), k;
 	bool used[ARRAY_SIZE(names)] = { false };
@@ -1033,7 +1049,7 @@ static void test_random_differential(void **state)
 	enum { ROOTS = 400 };
 	struct tcase rc = { .name = "random", .line = __LINE__ };
 	struct tfile *files = calloc(2 * ROOTS + 1, sizeof(*files));
-	char (*fpaths)[280] = calloc(2 * ROOTS, sizeof(*fpaths));
+	char(*fpaths)[280] = calloc(2 * ROOTS, sizeof(*fpaths));
 	buf *texts = calloc(2 * ROOTS, sizeof(*texts));
 	struct rtree t = { NULL, 0, 0 };
 	struct mem_files mf;
@@ -1090,11 +1106,10 @@ static void test_random_differential(void **state)
 			struct query *q = &t.qs[i];
 			size_t f;
 
-			assert_int_equal(ignore_matcher_excluded(m, q->path,
-								 q->len,
-								 q->is_dir,
-								 &q->ours),
-					 0);
+			assert_int_equal(
+				ignore_matcher_excluded(m, q->path, q->len,
+							q->is_dir, &q->ours),
+				0);
 			if (q->ours == q->git)
 				continue;
 			if (++bad > 15)
@@ -1123,7 +1138,8 @@ static void test_random_differential(void **state)
 		ignore_matcher_free(m);
 	}
 	printf("random differential: %zu paths, %zu ignore files, %zu "
-	       "mismatches\n", t.n, nf, bad);
+	       "mismatches\n",
+	       t.n, nf, bad);
 	for (i = 0; i < nf; i++)
 		buf_release(&texts[i]);
 	free(texts);
@@ -1141,8 +1157,8 @@ static void test_list_api(void **state)
 	ignore_list *l = NULL;
 
 	UNUSED(state);
-	assert_int_equal(ignore_list_parse(&l, "sub/dir", text,
-					   sizeof(text) - 1), 0);
+	assert_int_equal(
+		ignore_list_parse(&l, "sub/dir", text, sizeof(text) - 1), 0);
 	assert_int_equal(ignore_list_match(l, "sub/dir/a.o", 11, false),
 			 IGNORE_IGNORE);
 	assert_int_equal(ignore_list_match(l, "sub/dir/x/keep.o", 16, false),
@@ -1154,8 +1170,7 @@ static void test_list_api(void **state)
 			 IGNORE_NONE);
 	assert_int_equal(ignore_list_match(l, "sub/dirx/a.o", 12, false),
 			 IGNORE_NONE);
-	assert_int_equal(ignore_list_match(l, "sub/dir", 7, true),
-			 IGNORE_NONE);
+	assert_int_equal(ignore_list_match(l, "sub/dir", 7, true), IGNORE_NONE);
 	assert_int_equal(ignore_list_match(l, "sub/dir/top", 11, false),
 			 IGNORE_IGNORE);
 	assert_int_equal(ignore_list_match(l, "sub/dir/x/top", 13, false),
@@ -1175,8 +1190,8 @@ static void test_list_api(void **state)
 static void test_builtin_list(void **state)
 {
 	static const char *const want[] = {
-		"node_modules/", "__pycache__/", ".venv/", "venv/",
-		".cache/", "*.pyc", ".DS_Store",
+		"node_modules/", "__pycache__/", ".venv/",    "venv/",
+		".cache/",	 "*.pyc",	 ".DS_Store",
 	};
 	size_t i;
 
@@ -1218,7 +1233,9 @@ static void test_bad_paths(void **state)
 static void test_lazy_loading(void **state)
 {
 	static const struct tfile files[] = {
-		GI("skip/\n"), GIAT("a", "*.o\n"), { NULL, NULL, 0 },
+		GI("skip/\n"),
+		GIAT("a", "*.o\n"),
+		{ NULL, NULL, 0 },
 	};
 	struct mem_files mf = { files, ARRAY_SIZE(files), 0, NULL };
 	ignore_matcher *m = NULL;
@@ -1229,16 +1246,16 @@ static void test_lazy_loading(void **state)
 	assert_int_equal(ignore_matcher_new(&m, mem_load, &mf, NULL), 0);
 	assert_int_equal(mf.calls, 0);
 	for (i = 0; i < 50; i++) {
-		assert_int_equal(ignore_matcher_check(m, "a/b/x.o", 7, false,
-						      &ign), 0);
+		assert_int_equal(
+			ignore_matcher_check(m, "a/b/x.o", 7, false, &ign), 0);
 		assert_true(ign);
-		assert_int_equal(ignore_matcher_check(m, "c/y.c", 5, false,
-						      &ign), 0);
+		assert_int_equal(
+			ignore_matcher_check(m, "c/y.c", 5, false, &ign), 0);
 		assert_false(ign);
 	}
 	assert_int_equal(mf.calls, 2 * 4); /* "", a, a/b, c */
-	assert_int_equal(ignore_matcher_excluded(m, "skip/x/y/z", 10, false,
-						 &ign), 0);
+	assert_int_equal(
+		ignore_matcher_excluded(m, "skip/x/y/z", 10, false, &ign), 0);
 	assert_true(ign);
 	assert_int_equal(mf.calls, 2 * 4);
 	ignore_matcher_free(m);
@@ -1260,8 +1277,7 @@ static void test_loader_error(void **state)
 	assert_int_equal(ignore_matcher_check(m, "bad/x.c", 7, false, &ign),
 			 DECREE_ERROR);
 	mf.fail_dir = NULL;
-	assert_int_equal(ignore_matcher_check(m, "bad/x.o", 7, false, &ign),
-			 0);
+	assert_int_equal(ignore_matcher_check(m, "bad/x.o", 7, false, &ign), 0);
 	assert_true(ign);
 	ignore_matcher_free(m);
 }
@@ -1272,13 +1288,15 @@ static int alloc_scenario(void)
 {
 	static const struct tfile files[] = {
 		GI("*.o\n!k.o\n[a-c]x/\na/**/b\nx/y**/z\n"),
-		GIAT("d", "e\n"), DI("!q.o\n"), { NULL, NULL, 0 },
+		GIAT("d", "e\n"),
+		DI("!q.o\n"),
+		{ NULL, NULL, 0 },
 	};
 	static const char *const extra[] = { "*.bak", NULL };
 	struct mem_files mf = { files, ARRAY_SIZE(files), 0, NULL };
 	static const char *const paths[] = {
-		"a.o", "d/e", "d/f/g/h", "bx/c", "a/q/b", "q.o", "x/yy/z",
-		"z.bak",
+		"a.o",	 "d/e", "d/f/g/h", "bx/c",
+		"a/q/b", "q.o", "x/yy/z",  "z.bak",
 	};
 	ignore_matcher *m = NULL;
 	ignore_list *l = NULL;

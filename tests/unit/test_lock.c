@@ -23,7 +23,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -43,7 +44,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-lock-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-lock-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->dir)) {
 		free(f);
 		return -1;
@@ -77,7 +79,8 @@ struct attempt {
 };
 
 /* Fork a child that tries the lock once with `timeout_ms` and reports. */
-static void try_from_child(struct attempt *out, const char *path, int timeout_ms)
+static void try_from_child(struct attempt *out, const char *path,
+			   int timeout_ms)
 {
 	int pfd[2], status;
 	pid_t pid;
@@ -142,7 +145,8 @@ static void test_reentrant(void **state)
 	lock_release(&l);
 	assert_int_equal(l.depth, 1);
 	try_from_child(&a, f->path, 50);
-	assert_int_equal(a.r, DECREE_ELOCKED); /* still held after one release */
+	assert_int_equal(a.r, DECREE_ELOCKED); /* still held after one release
+						*/
 
 	lock_release(&l);
 	assert_int_equal(l.depth, 0);
@@ -171,7 +175,8 @@ static void test_contender_times_out(void **state)
 	try_from_child(&a, f->path, 300);
 	assert_int_equal(a.r, DECREE_ELOCKED);
 	if (!strstr(a.msg, pid))
-		fail_msg("message does not name the holder (%s): '%s'", pid, a.msg);
+		fail_msg("message does not name the holder (%s): '%s'", pid,
+			 a.msg);
 	assert_true(a.waited_ms >= 290);
 	assert_true(a.waited_ms < 5000);
 
@@ -220,7 +225,8 @@ static void test_waiter_gets_it(void **state)
 	}
 	close(pfd[1]);
 	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1); /* the child is about to wait */
+	assert_int_equal(read(ready[0], &c, 1), 1); /* the child is about to
+						       wait */
 	close(ready[0]);
 	{
 		struct timespec ts = { 0, 300 * 1000000L };
@@ -267,7 +273,8 @@ static void test_killed_holder(void **state)
 	assert_int_equal(a.r, DECREE_ELOCKED);
 	snprintf(want, sizeof(want), "pid %d", (int)pid);
 	if (!strstr(a.msg, want))
-		fail_msg("message does not name the holder (%s): '%s'", want, a.msg);
+		fail_msg("message does not name the holder (%s): '%s'", want,
+			 a.msg);
 
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -309,11 +316,16 @@ static void test_bad_paths(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_reentrant, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_contender_times_out, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_waiter_gets_it, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_killed_holder, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reentrant, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_contender_times_out, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_waiter_gets_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_killed_holder, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_paths, setup,
+						teardown),
 	};
 
 	if (getenv("DECREE_TEST_FILTER")) /* e.g. "test_gc*" */

@@ -36,13 +36,14 @@
 #include <pthread.h>
 #include <time.h>
 
-/* --- helpers ---------------------------------------------------------------- */
+/* --- helpers ----------------------------------------------------------------
+ */
 
-#define PACK_HDR 16
-#define ENTRY_HDR 56
-#define IDX_HDR 24
+#define PACK_HDR   16
+#define ENTRY_HDR  56
+#define IDX_HDR	   24
 #define IDX_FANOUT 1024
-#define IDX_ENTRY 64
+#define IDX_ENTRY  64
 
 static uint64_t rng_state;
 
@@ -71,8 +72,9 @@ static void rnd_bytes(void *out, size_t n)
 /* Text-like bytes that zstd compresses well. */
 static void text_bytes(char *out, size_t n, unsigned salt)
 {
-	static const char *const words[] = { "alpha ", "beta ", "gamma\n",
-					     "delta ", "checkpoint ", "restore\n" };
+	static const char *const words[] = { "alpha ",	    "beta ",
+					     "gamma\n",	    "delta ",
+					     "checkpoint ", "restore\n" };
 	size_t i = 0, w = salt;
 
 	while (i < n) {
@@ -84,7 +86,8 @@ static void text_bytes(char *out, size_t n, unsigned salt)
 	}
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -98,9 +101,9 @@ static void rm_rf(const char *dir)
 }
 
 typedef struct {
-	char dir[PATH_MAX];  /* scratch root */
+	char dir[PATH_MAX];   /* scratch root */
 	char packs[PATH_MAX]; /* <dir>/packs */
-	odb *db;             /* freed by teardown (a failed test leaks nothing) */
+	odb *db; /* freed by teardown (a failed test leaks nothing) */
 } fixture;
 
 static int setup(void **state)
@@ -110,7 +113,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-odb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-odb-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->dir)) {
 		free(f);
 		return -1;
@@ -160,8 +164,10 @@ static void list_dir(buf *out, const char *dir, bool with_sizes)
 			struct stat st;
 			snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 			assert_int_equal(stat(path, &st), 0);
-			buf_printf(out, "%s %lld %lld.%09ld\n", names[i], (long long)st.st_size,
-				   (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+			buf_printf(out, "%s %lld %lld.%09ld\n", names[i],
+				   (long long)st.st_size,
+				   (long long)st.st_mtim.tv_sec,
+				   st.st_mtim.tv_nsec);
 		} else {
 			buf_printf(out, "%s\n", names[i]);
 		}
@@ -169,7 +175,8 @@ static void list_dir(buf *out, const char *dir, bool with_sizes)
 	}
 }
 
-static size_t count_suffix(const char *dir, const char *prefix, const char *suffix)
+static size_t count_suffix(const char *dir, const char *prefix,
+			   const char *suffix)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -190,8 +197,8 @@ static size_t count_suffix(const char *dir, const char *prefix, const char *suff
 }
 
 /* Path of the one file matching prefix/suffix (asserts it is unique). */
-static void find_file(char *out, size_t outlen, const char *dir, const char *prefix,
-		      const char *suffix)
+static void find_file(char *out, size_t outlen, const char *dir,
+		      const char *prefix, const char *suffix)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -220,7 +227,8 @@ static void write_whole(const char *path, const void *data, size_t len)
 {
 	int fd;
 
-	/* a new inode each time: truncating in place makes ext4 flush on close */
+	/* a new inode each time: truncating in place makes ext4 flush on close
+	 */
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
@@ -247,8 +255,8 @@ static void store_objects(odb *db, const buf *objs, size_t n, oid *ids)
 
 	assert_int_equal(odb_writer_new(&w, db), 0);
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(odb_writer_add(w, ODB_BLOB, objs[i].ptr, objs[i].len, NULL,
-						&ids[i]),
+		assert_int_equal(odb_writer_add(w, ODB_BLOB, objs[i].ptr,
+						objs[i].len, NULL, &ids[i]),
 				 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
@@ -282,8 +290,8 @@ static void check_object(odb *db, const oid *id, const void *data, size_t len)
 }
 
 /* The differential oracle: sha256sum(1) on the same bytes. */
-static void sha256sum_of(char hex[SHA256_HEXLEN + 1], const char *dir, const void *data,
-			 size_t len)
+static void sha256sum_of(char hex[SHA256_HEXLEN + 1], const char *dir,
+			 const void *data, size_t len)
 {
 	char path[PATH_MAX + 32], cmd[PATH_MAX + 64];
 	FILE *p;
@@ -348,7 +356,8 @@ static void reseed(unsigned salt)
 	rng_state = seed_once() * 2654435761u + salt;
 }
 
-/* --- round trips ------------------------------------------------------------ */
+/* --- round trips ------------------------------------------------------------
+ */
 
 enum content { C_RANDOM, C_TEXT, C_ZERO };
 
@@ -356,18 +365,12 @@ static const struct size_case {
 	size_t size;
 	enum content kind;
 } size_cases[] = {
-	{ 0, C_RANDOM },
-	{ 1, C_RANDOM },
-	{ 63, C_TEXT },
-	{ 63, C_RANDOM },
-	{ 64, C_TEXT },
-	{ 64, C_RANDOM },
-	{ 64, C_ZERO },
-	{ 4096, C_TEXT },
-	{ 4096, C_RANDOM },
-	{ (1u << 20) - 1, C_RANDOM },
-	{ 1u << 20, C_RANDOM },
-	{ 5u << 20, C_TEXT },
+	{ 0, C_RANDOM },	{ 1, C_RANDOM },
+	{ 63, C_TEXT },		{ 63, C_RANDOM },
+	{ 64, C_TEXT },		{ 64, C_RANDOM },
+	{ 64, C_ZERO },		{ 4096, C_TEXT },
+	{ 4096, C_RANDOM },	{ (1u << 20) - 1, C_RANDOM },
+	{ 1u << 20, C_RANDOM }, { 5u << 20, C_TEXT },
 	{ 5u << 20, C_RANDOM },
 };
 
@@ -409,8 +412,9 @@ static void test_roundtrip_sizes(void **state)
 		sha256sum_of(want, f->dir, objs[i].ptr, objs[i].len);
 		oid_to_hex(got, &ids[i]);
 		if (strcmp(want, got))
-			fail_msg("case %zu (size %zu): id %s, sha256sum says %s", i,
-				 size_cases[i].size, got, want);
+			fail_msg(
+				"case %zu (size %zu): id %s, sha256sum says %s",
+				i, size_cases[i].size, got, want);
 		check_object(db, &ids[i], objs[i].ptr, objs[i].len);
 	}
 
@@ -475,7 +479,8 @@ static void test_types_and_known_id(void **state)
 	assert_int_equal(odb_open(&db, f->packs), 0);
 	sha256_buf(&id, "tree bytes", 10);
 	assert_int_equal(odb_writer_new(&w, db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_TREE, "tree bytes", 10, &id, &got_id), 0);
+	assert_int_equal(
+		odb_writer_add(w, ODB_TREE, "tree bytes", 10, &id, &got_id), 0);
 	assert_memory_equal(got_id.b, id.b, SHA256_LEN);
 	assert_int_equal(odb_writer_commit(w), 0);
 	/* commit twice is a no-op */
@@ -490,7 +495,8 @@ static void test_types_and_known_id(void **state)
 	odb_free(db);
 }
 
-/* --- dedupe ----------------------------------------------------------------- */
+/* --- dedupe -----------------------------------------------------------------
+ */
 
 static void test_dedupe(void **state)
 {
@@ -505,11 +511,15 @@ static void test_dedupe(void **state)
 
 	/* within one writer: X three times (twice by content, once by id) */
 	assert_int_equal(odb_writer_new(&w, db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, &x), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, &tmp), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, &x),
+			 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, &tmp),
+			 0);
 	assert_memory_equal(tmp.b, x.b, SHA256_LEN);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, &x, NULL), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object Y", 8, NULL, &y), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, &x, NULL),
+			 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object Y", 8, NULL, &y),
+			 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
 	c = collect_all(db);
@@ -519,8 +529,10 @@ static void test_dedupe(void **state)
 	/* across packs: nothing new means no new pack and no temp file */
 	list_dir(&listing, f->packs, true);
 	assert_int_equal(odb_writer_new(&w, db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object Y", 8, NULL, NULL), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, NULL), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object Y", 8, NULL, NULL),
+			 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, NULL),
+			 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
 	list_dir(&after, f->packs, true);
@@ -529,8 +541,10 @@ static void test_dedupe(void **state)
 
 	/* a mix: only the new object goes into the new pack */
 	assert_int_equal(odb_writer_new(&w, db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, NULL), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object Z", 8, NULL, &z), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object X", 8, NULL, NULL),
+			 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "object Z", 8, NULL, &z),
+			 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
 	assert_int_equal(odb_pack_count(db), 2);
@@ -549,11 +563,12 @@ static void test_dedupe(void **state)
 	odb_free(db);
 }
 
-/* --- concurrency -------------------------------------------------------------- */
+/* --- concurrency
+ * -------------------------------------------------------------- */
 
 #define SHARED_OBJS 400
-#define OWN_OBJS 50
-#define NTHREADS 4
+#define OWN_OBJS    50
+#define NTHREADS    4
 
 struct thread_arg {
 	odb_writer *w;
@@ -570,7 +585,8 @@ static void obj_content(buf *b, int k)
 	buf_printf(b, "object %d\n", k);
 	for (size_t i = 0; i < len; i++) {
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		buf_putc(b, (k % 3) ? (char)('a' + (s >> 60)) : (char)(s >> 56));
+		buf_putc(b,
+			 (k % 3) ? (char)('a' + (s >> 60)) : (char)(s >> 56));
 	}
 }
 
@@ -581,7 +597,8 @@ static void *adder(void *p)
 
 	for (int i = 0; i < SHARED_OBJS + OWN_OBJS; i++) {
 		int k = i < SHARED_OBJS ? (i * 7 + a->t * 101) % SHARED_OBJS
-					: SHARED_OBJS + a->t * OWN_OBJS + (i - SHARED_OBJS);
+					: SHARED_OBJS + a->t * OWN_OBJS +
+						  (i - SHARED_OBJS);
 		oid id, want;
 		obj_content(&b, k);
 		if (odb_writer_add(a->w, ODB_BLOB, b.ptr, b.len, NULL, &id) < 0)
@@ -611,7 +628,9 @@ static void test_concurrent_add(void **state)
 	assert_int_equal(odb_writer_new(&w, db), 0);
 	for (int k = 0; k < 10; k++) {
 		obj_content(&b, k);
-		assert_int_equal(odb_writer_add(w, ODB_BLOB, b.ptr, b.len, NULL, NULL), 0);
+		assert_int_equal(odb_writer_add(w, ODB_BLOB, b.ptr, b.len, NULL,
+						NULL),
+				 0);
 	}
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
@@ -621,7 +640,8 @@ static void test_concurrent_add(void **state)
 		args[t].w = w;
 		args[t].t = t;
 		args[t].failures = 0;
-		assert_int_equal(pthread_create(&th[t], NULL, adder, &args[t]), 0);
+		assert_int_equal(pthread_create(&th[t], NULL, adder, &args[t]),
+				 0);
 	}
 	for (int t = 0; t < NTHREADS; t++) {
 		pthread_join(th[t], NULL);
@@ -719,12 +739,14 @@ static void test_writer_error_other_thread(void **state)
 	}
 	buf_release(&listing);
 	if (!a.msg[0])
-		fail_msg("odb_writer_add failed (%d) on a second thread after an earlier "
-			 "failure, with no error message",
-			 a.r);
+		fail_msg(
+			"odb_writer_add failed (%d) on a second thread after an earlier "
+			"failure, with no error message",
+			a.r);
 }
 
-/* --- visibility -------------------------------------------------------------- */
+/* --- visibility --------------------------------------------------------------
+ */
 
 static void test_uncommitted_writer(void **state)
 {
@@ -741,8 +763,10 @@ static void test_uncommitted_writer(void **state)
 	big.len = 3u << 20;
 
 	assert_int_equal(odb_writer_new(&w, db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "small", 5, NULL, &small), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, big.ptr, big.len, NULL, &id), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "small", 5, NULL, &small),
+			 0);
+	assert_int_equal(
+		odb_writer_add(w, ODB_BLOB, big.ptr, big.len, NULL, &id), 0);
 	/* the temp pack exists while the writer works ... */
 	assert_int_equal(count_suffix(f->packs, "tmp-", ".pack"), 1);
 	odb_writer_free(w);
@@ -753,10 +777,12 @@ static void test_uncommitted_writer(void **state)
 	assert_int_equal(odb_refresh(db), 0);
 	assert_int_equal(odb_pack_count(db), 0);
 
-	/* next to a committed pack, an abandoned writer leaves only that pack */
+	/* next to a committed pack, an abandoned writer leaves only that pack
+	 */
 	store_one(db, "kept", &id);
 	assert_int_equal(odb_writer_new(&w, db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, big.ptr, big.len, NULL, NULL), 0);
+	assert_int_equal(
+		odb_writer_add(w, ODB_BLOB, big.ptr, big.len, NULL, NULL), 0);
 	odb_writer_free(w);
 	assert_int_equal(count_suffix(f->packs, "", ""), 2);
 	assert_int_equal(odb_open(&db2, f->packs), 0);
@@ -767,8 +793,10 @@ static void test_uncommitted_writer(void **state)
 	/* a .pack without .idx (crash before the index) is invisible */
 	{
 		char path[PATH_MAX + 80];
-		snprintf(path, sizeof(path), "%s/pack-0123456789012345678901234567890123456789.pack",
-			 f->packs);
+		snprintf(
+			path, sizeof(path),
+			"%s/pack-0123456789012345678901234567890123456789.pack",
+			f->packs);
 		write_whole(path, "DECRPACK", 8);
 		assert_int_equal(odb_refresh(db2), 0);
 		assert_int_equal(odb_pack_count(db2), 1);
@@ -798,10 +826,14 @@ static bool no_orphans(char *why, size_t whylen, const char *dir)
 		char path[PATH_MAX + NAME_MAX + 8];
 		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 			continue;
-		if (len > 10 && !strncmp(nm, "pack-", 5) && !strcmp(nm + len - 5, ".pack"))
-			snprintf(other, sizeof(other), "%.*s.idx", (int)(len - 5), nm);
-		else if (len > 9 && !strncmp(nm, "pack-", 5) && !strcmp(nm + len - 4, ".idx"))
-			snprintf(other, sizeof(other), "%.*s.pack", (int)(len - 4), nm);
+		if (len > 10 && !strncmp(nm, "pack-", 5) &&
+		    !strcmp(nm + len - 5, ".pack"))
+			snprintf(other, sizeof(other), "%.*s.idx",
+				 (int)(len - 5), nm);
+		else if (len > 9 && !strncmp(nm, "pack-", 5) &&
+			 !strcmp(nm + len - 4, ".idx"))
+			snprintf(other, sizeof(other), "%.*s.pack",
+				 (int)(len - 4), nm);
 		else {
 			snprintf(why, whylen, "stray file '%s'", nm);
 			ok = false;
@@ -832,9 +864,11 @@ static void rm_orphans(const char *dir)
 		struct stat st;
 		if (len <= 10 || strcmp(de->d_name + len - 5, ".pack"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%.*s.idx", dir, (int)(len - 5), de->d_name);
+		snprintf(path, sizeof(path), "%s/%.*s.idx", dir, (int)(len - 5),
+			 de->d_name);
 		if (stat(path, &st) < 0)
-			snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
+			snprintf(names[n++], sizeof(names[0]), "%s",
+				 de->d_name);
 	}
 	closedir(d);
 	for (size_t i = 0; i < n; i++) {
@@ -862,7 +896,8 @@ static int commit_fault(const char *step)
 static void test_commit_faults(void **state)
 {
 	fixture *f = *state;
-	static const char *const steps[] = { "write", "fsync", "open", "rename" };
+	static const char *const steps[] = { "write", "fsync", "open",
+					     "rename" };
 	odb *db;
 	int round = 0;
 
@@ -883,8 +918,11 @@ static void test_commit_faults(void **state)
 			round++;
 			assert_int_equal(odb_writer_new(&w, db), 0);
 			for (int k = 0; k < 3; k++) {
-				snprintf(text[k], sizeof(text[k]), "round %d object %d", round, k);
-				assert_int_equal(odb_writer_add(w, ODB_BLOB, text[k], strlen(text[k]),
+				snprintf(text[k], sizeof(text[k]),
+					 "round %d object %d", round, k);
+				assert_int_equal(odb_writer_add(w, ODB_BLOB,
+								text[k],
+								strlen(text[k]),
 								NULL, &ids[k]),
 						 0);
 			}
@@ -895,15 +933,20 @@ static void test_commit_faults(void **state)
 			r = odb_writer_commit(w);
 			fs_fault_hook = NULL;
 			odb_writer_free(w);
-			snprintf(what, sizeof(what), "commit with %s #%d failing", steps[i], n);
-			if (!no_orphans(why, sizeof(why), f->packs) && orphans++ == 0)
-				snprintf(first, sizeof(first), "%s: %s", what, why);
+			snprintf(what, sizeof(what),
+				 "commit with %s #%d failing", steps[i], n);
+			if (!no_orphans(why, sizeof(why), f->packs) &&
+			    orphans++ == 0)
+				snprintf(first, sizeof(first), "%s: %s", what,
+					 why);
 			rm_orphans(f->packs); /* the next round starts clean */
 			assert_int_equal(odb_refresh(db), 0);
 			if (r == 0) {
-				assert_int_equal(odb_pack_count(db), before + 1);
+				assert_int_equal(odb_pack_count(db),
+						 before + 1);
 				for (int k = 0; k < 3; k++)
-					check_object(db, &ids[k], text[k], strlen(text[k]));
+					check_object(db, &ids[k], text[k],
+						     strlen(text[k]));
 				if (cf_calls < n)
 					break; /* no fault left to inject */
 				continue;
@@ -913,13 +956,14 @@ static void test_commit_faults(void **state)
 			 * fsync fails after the index is in place */
 			if (odb_pack_count(db) != before)
 				for (int k = 0; k < 3; k++)
-					check_object(db, &ids[k], text[k], strlen(text[k]));
+					check_object(db, &ids[k], text[k],
+						     strlen(text[k]));
 		}
 	}
 	if (orphans)
-		fail_msg("%d failed commits left files behind; the first: %s", orphans, first);
+		fail_msg("%d failed commits left files behind; the first: %s",
+			 orphans, first);
 }
-
 
 static void test_refresh_other_handle(void **state)
 {
@@ -945,7 +989,8 @@ static void test_refresh_other_handle(void **state)
 	odb_free(b);
 }
 
-/* --- damage ------------------------------------------------------------------ */
+/* --- damage ------------------------------------------------------------------
+ */
 
 static void test_flipped_pack_byte(void **state)
 {
@@ -986,7 +1031,8 @@ static void test_flipped_pack_byte(void **state)
 			buf got = BUF_INIT;
 			int r;
 			if (k >= 32 && k < 40)
-				continue; /* type, compression, reserved: see below */
+				continue; /* type, compression, reserved: see
+					     below */
 			flip_byte(path, (off_t)(off + k));
 			r = odb_read(&got, NULL, db, &ids[owner]);
 			/*
@@ -995,20 +1041,23 @@ static void test_flipped_pack_byte(void **state)
 			 * is right and re-hashed, so it must succeed with the
 			 * original content.  Anywhere else: corrupt.
 			 */
-			if (r == 0 && k >= ENTRY_HDR && e[33] == 1 && got.len == objs[owner].len &&
+			if (r == 0 && k >= ENTRY_HDR && e[33] == 1 &&
+			    got.len == objs[owner].len &&
 			    !memcmp(got.ptr, objs[owner].ptr, got.len)) {
 				harmless++;
 			} else if (r != DECREE_ECORRUPT) {
 				flip_byte(path, (off_t)(off + k));
 				buf_release(&got);
-				fail_msg("flip at pack offset %zu (object %d, byte %zu): "
-					 "odb_read returned %d",
-					 off + k, owner, k, r);
+				fail_msg(
+					"flip at pack offset %zu (object %d, byte %zu): "
+					"odb_read returned %d",
+					off + k, owner, k, r);
 			}
 			/* the other objects are unaffected */
 			for (int i = 0; i < 4; i++)
 				if (i != owner)
-					check_object(db, &ids[i], objs[i].ptr, objs[i].len);
+					check_object(db, &ids[i], objs[i].ptr,
+						     objs[i].len);
 			flip_byte(path, (off_t)(off + k));
 			buf_release(&got);
 			flips++;
@@ -1020,7 +1069,8 @@ static void test_flipped_pack_byte(void **state)
 		 */
 		for (size_t k = 32; k < 40; k++) {
 			flip_byte(path, (off_t)(off + k));
-			check_object(db, &ids[owner], objs[owner].ptr, objs[owner].len);
+			check_object(db, &ids[owner], objs[owner].ptr,
+				     objs[owner].len);
 			flip_byte(path, (off_t)(off + k));
 		}
 		off += ENTRY_HDR + stored;
@@ -1067,7 +1117,8 @@ static void test_truncated_idx(void **state)
 	odb_free(db);
 	find_file(path, sizeof(path), f->packs, "pack-", ".idx");
 	read_whole(&idx, path);
-	assert_int_equal(idx.len, IDX_HDR + IDX_FANOUT + 3 * IDX_ENTRY + SHA256_LEN);
+	assert_int_equal(idx.len,
+			 IDX_HDR + IDX_FANOUT + 3 * IDX_ENTRY + SHA256_LEN);
 
 	for (size_t len = 0; len < idx.len; len++) {
 		int r;
@@ -1075,8 +1126,9 @@ static void test_truncated_idx(void **state)
 		db = (odb *)(uintptr_t)1; /* must be reset to NULL on failure */
 		r = odb_open(&db, f->packs);
 		if (r != DECREE_ECORRUPT)
-			fail_msg("index truncated to %zu of %zu bytes: odb_open returned %d",
-				 len, idx.len, r);
+			fail_msg(
+				"index truncated to %zu of %zu bytes: odb_open returned %d",
+				len, idx.len, r);
 		assert_null(db);
 	}
 	/* one byte too many */
@@ -1116,10 +1168,14 @@ static void test_truncated_idx(void **state)
 			buf bad = BUF_INIT;
 			size_t b0 = 0;
 			buf_put(&bad, idx.ptr, idx.len);
-			put_u32le((unsigned char *)bad.ptr + IDX_HDR + 4 * b0, 3);
-			put_u32le((unsigned char *)bad.ptr + IDX_HDR + 4 * (b0 + 1), 0);
+			put_u32le((unsigned char *)bad.ptr + IDX_HDR + 4 * b0,
+				  3);
+			put_u32le((unsigned char *)bad.ptr + IDX_HDR +
+					  4 * (b0 + 1),
+				  0);
 			write_whole(path, bad.ptr, bad.len);
-			assert_int_equal(odb_open(&db, f->packs), DECREE_ECORRUPT);
+			assert_int_equal(odb_open(&db, f->packs),
+					 DECREE_ECORRUPT);
 			buf_release(&bad);
 		}
 	}
@@ -1214,7 +1270,8 @@ static void test_verify_indexes(void **state)
 	buf_release(&data);
 }
 
-/* --- gc ------------------------------------------------------------------------ */
+/* --- gc
+ * ------------------------------------------------------------------------ */
 
 static void check_exact_set(odb *db, const oid *ids, size_t n)
 {
@@ -1252,15 +1309,17 @@ static void test_gc(void **state)
 		buf_puts(&objs[i], texts[i]);
 	}
 	assert_int_equal(odb_open(&db, f->packs), 0);
-	store_objects(db, objs, 3, ids);         /* P1: a b c */
+	store_objects(db, objs, 3, ids);	 /* P1: a b c */
 	store_objects(db, objs + 3, 2, ids + 3); /* P2: d e */
 	store_objects(db, objs + 5, 1, ids + 5); /* P3: f */
 	assert_int_equal(odb_pack_count(db), 3);
 	assert_int_equal(odb_open(&other, f->packs), 0);
-	snprintf(orphan, sizeof(orphan), "%s/tmp-0011223344556677.pack", f->packs);
+	snprintf(orphan, sizeof(orphan), "%s/tmp-0011223344556677.pack",
+		 f->packs);
 	write_whole(orphan, "junk", 4);
 	snprintf(orphan2, sizeof(orphan2),
-		 "%s/pack-ffffffffffffffffffffffffffffffffffffffff.pack", f->packs);
+		 "%s/pack-ffffffffffffffffffffffffffffffffffffffff.pack",
+		 f->packs);
 	write_whole(orphan2, "junk", 4);
 
 	keep_ids[0] = ids[0];
@@ -1337,8 +1396,10 @@ static void test_gc(void **state)
 static void test_gc_faults(void **state)
 {
 	fixture *f = *state;
-	static const char *const steps[] = { "write", "fsync", "open", "rename" };
-	static const char *const texts[] = { "a: kept", "b: dead", "c: kept", "d: kept" };
+	static const char *const steps[] = { "write", "fsync", "open",
+					     "rename" };
+	static const char *const texts[] = { "a: kept", "b: dead", "c: kept",
+					     "d: kept" };
 	buf objs[4];
 
 	for (int i = 0; i < 4; i++) {
@@ -1355,7 +1416,7 @@ static void test_gc_faults(void **state)
 			rm_rf(f->packs);
 			odb_free(f->db);
 			assert_int_equal(odb_open(&f->db, f->packs), 0);
-			store_objects(f->db, objs, 3, ids);         /* a b c */
+			store_objects(f->db, objs, 3, ids);	    /* a b c */
 			store_objects(f->db, objs + 3, 1, ids + 3); /* d */
 			assert_int_equal(oidset_add(&keep, &ids[0], NULL), 0);
 			assert_int_equal(oidset_add(&keep, &ids[2], NULL), 0);
@@ -1367,8 +1428,8 @@ static void test_gc_faults(void **state)
 			r = odb_gc(f->db, &keep, false, &nf, &bf);
 			fs_fault_hook = NULL;
 			if (r < 0)
-				fprintf(stderr, "gc with %s #%d failing: %s\n", steps[i], n,
-					decree_error_last());
+				fprintf(stderr, "gc with %s #%d failing: %s\n",
+					steps[i], n, decree_error_last());
 			oidset_release(&keep);
 			assert_int_equal(count_suffix(f->packs, "tmp-", ""), 0);
 			assert_int_equal(count_suffix(f->packs, ".", ""), 0);
@@ -1376,7 +1437,10 @@ static void test_gc_faults(void **state)
 			odb_free(f->db);
 			assert_int_equal(odb_open(&f->db, f->packs), 0);
 			if (r == 0) {
-				check_exact_set(f->db, (const oid[]){ ids[0], ids[2], ids[3] }, 3);
+				check_exact_set(f->db,
+						(const oid[]){ ids[0], ids[2],
+							       ids[3] },
+						3);
 				if (cf_calls < n)
 					break;
 				continue;
@@ -1386,15 +1450,18 @@ static void test_gc_faults(void **state)
 				if (k == 1)
 					continue; /* the dead one */
 				int rr = odb_read(&got, NULL, f->db, &ids[k]);
-				bool same = rr == 0 && got.len == objs[k].len &&
-					    !memcmp(got.ptr, objs[k].ptr, got.len);
+				bool same =
+					rr == 0 && got.len == objs[k].len &&
+					!memcmp(got.ptr, objs[k].ptr, got.len);
 				buf_release(&got);
 				if (!same) {
 					for (int m = 0; m < 4; m++)
 						buf_release(&objs[m]);
-					fail_msg("gc failed at %s #%d (%s); object '%s' is then "
-						 "unreadable: %d",
-						 steps[i], n, "see above", texts[k], rr);
+					fail_msg(
+						"gc failed at %s #%d (%s); object '%s' is then "
+						"unreadable: %d",
+						steps[i], n, "see above",
+						texts[k], rr);
 				}
 			}
 		}
@@ -1434,7 +1501,8 @@ static void test_repack_small(void **state)
 
 	assert_int_equal(odb_open(&other, f->packs), 0);
 	assert_int_equal(odb_repack_small(f->db, 3, 100000), 0);
-	assert_int_equal(odb_pack_count(f->db), 2); /* the six small ones + the big one */
+	assert_int_equal(odb_pack_count(f->db), 2); /* the six small ones + the
+						       big one */
 	check_exact_set(f->db, ids, 7);
 	for (int i = 0; i < 7; i++)
 		check_object(f->db, &ids[i], objs[i].ptr, objs[i].len);
@@ -1502,22 +1570,36 @@ static void test_gc_duplicates(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_object, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_types_and_known_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_missing_object, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_types_and_known_id, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_dedupe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_add, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_writer_error_other_thread, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_uncommitted_writer, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commit_faults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refresh_other_handle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_flipped_pack_byte, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated_idx, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_verify_indexes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_add, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_writer_error_other_thread,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uncommitted_writer, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_commit_faults, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_other_handle,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flipped_pack_byte, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_idx, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_verify_indexes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gc_faults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gc_duplicates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_repack_small, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_faults, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_gc_duplicates, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_repack_small, setup,
+						teardown),
 	};
 
 	seed_once();

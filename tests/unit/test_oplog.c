@@ -66,7 +66,8 @@ static void write_raw(const char *path, const void *data, size_t len)
 	close(fd);
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -86,7 +87,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-oplog-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-oplog-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->dir)) {
 		free(f);
 		return -1;
@@ -105,12 +107,15 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* --- random entries ------------------------------------------------------------------ */
+/* --- random entries
+ * ------------------------------------------------------------------ */
 
 static char *rnd_str(size_t maxlen, bool path)
 {
-	static const char *const comps[] = { "a", "src", "x.c", "...", ".hidden", "dir name",
-					     "\xc3\xa9", "gitx", ".gitignore", "b" };
+	static const char *const comps[] = {
+		"a",	    "src",	"x.c",	"...",	      ".hidden",
+		"dir name", "\xc3\xa9", "gitx", ".gitignore", "b"
+	};
 	buf b = BUF_INIT;
 	size_t n = 1 + rnd() % 4;
 
@@ -130,7 +135,8 @@ static char *rnd_str(size_t maxlen, bool path)
 
 static void rnd_entry(oplog_entry *e)
 {
-	static const uint32_t modes[] = { MODE_FILE, MODE_EXEC, MODE_LINK, 0, 0777 };
+	static const uint32_t modes[] = { MODE_FILE, MODE_EXEC, MODE_LINK, 0,
+					  0777 };
 
 	memset(e, 0, sizeof(*e));
 	e->kind = (unsigned)(1 + rnd() % 3);
@@ -208,7 +214,9 @@ static void assert_entry_equal(const oplog_entry *a, const oplog_entry *b)
 	}
 }
 
-/* --- codec -------------------------------------------------------------------------------- */
+/* --- codec
+ * --------------------------------------------------------------------------------
+ */
 
 static void test_entry_roundtrip(void **state)
 {
@@ -265,7 +273,8 @@ static void test_entry_truncated(void **state)
 		r = oplog_entry_decode(&d, &p, copy + len);
 		free(copy);
 		if (r != DECREE_ECORRUPT)
-			fail_msg("truncated to %zu of %zu: decode returned %d", len, b.len, r);
+			fail_msg("truncated to %zu of %zu: decode returned %d",
+				 len, b.len, r);
 		assert_null(d.changes);
 		assert_null(d.session);
 	}
@@ -329,14 +338,16 @@ static void test_unsafe_paths(void **state)
 		{ ".git", 0, false },
 		{ "sub/.git/config", 0, false },
 		{ ".decree/store/x", 0, false },
-		{ "a/.decree", 0, true }, /* only the root .decree is decree's */
+		{ "a/.decree", 0, true }, /* only the root .decree is decree's
+					   */
 		{ "a\0b", 3, false },
 	};
 	buf b = BUF_INIT;
 
 	UNUSED(state);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].path);
+		size_t len = cases[i].len ? cases[i].len
+					  : strlen(cases[i].path);
 		oplog_entry d;
 		const unsigned char *p;
 		int r;
@@ -345,13 +356,15 @@ static void test_unsafe_paths(void **state)
 		r = oplog_entry_decode(&d, &p, p + b.len);
 		if (cases[i].ok) {
 			if (r != 0)
-				fail_msg("'%s' refused: %s", cases[i].path, decree_error_last());
+				fail_msg("'%s' refused: %s", cases[i].path,
+					 decree_error_last());
 			assert_int_equal(d.n, 1);
 			assert_string_equal(d.changes[0].path, cases[i].path);
 			oplog_entry_release(&d);
 		} else {
 			if (r != DECREE_ECORRUPT)
-				fail_msg("'%s' (case %zu): decode returned %d", cases[i].path, i, r);
+				fail_msg("'%s' (case %zu): decode returned %d",
+					 cases[i].path, i, r);
 			assert_null(d.changes);
 		}
 	}
@@ -383,22 +396,28 @@ static void test_bad_counts(void **state)
 	count_off = 1 + 16 + 8 + 2 + 1 + 2 + 1;
 	assert_int_equal(get_u32le((unsigned char *)b.ptr + count_off), 1);
 	{
-		static const uint32_t counts[] = { 2, 1000, 0x7fffffff, 0xffffffff };
+		static const uint32_t counts[] = { 2, 1000, 0x7fffffff,
+						   0xffffffff };
 		for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
-			put_u32le((unsigned char *)b.ptr + count_off, counts[i]);
+			put_u32le((unsigned char *)b.ptr + count_off,
+				  counts[i]);
 			p = (const unsigned char *)b.ptr;
-			assert_int_equal(oplog_entry_decode(&d, &p, p + b.len), DECREE_ECORRUPT);
+			assert_int_equal(oplog_entry_decode(&d, &p, p + b.len),
+					 DECREE_ECORRUPT);
 		}
 	}
 	/* NUL inside the session string */
 	put_u32le((unsigned char *)b.ptr + count_off, 1);
 	b.ptr[1 + 16 + 8 + 2] = '\0';
 	p = (const unsigned char *)b.ptr;
-	assert_int_equal(oplog_entry_decode(&d, &p, p + b.len), DECREE_ECORRUPT);
+	assert_int_equal(oplog_entry_decode(&d, &p, p + b.len),
+			 DECREE_ECORRUPT);
 	buf_release(&b);
 }
 
-/* --- the file --------------------------------------------------------------------------- */
+/* --- the file
+ * ---------------------------------------------------------------------------
+ */
 
 static void fill_log(oplog *l, size_t nundo, size_t nredo)
 {
@@ -487,7 +506,8 @@ static void test_file_damage(void **state)
 		write_raw(f->path, bad.ptr, bad.len);
 		r = oplog_load(&back, f->path);
 		if (r != DECREE_ECORRUPT)
-			fail_msg("byte %zu flipped: oplog_load returned %d", pos, r);
+			fail_msg("byte %zu flipped: oplog_load returned %d",
+				 pos, r);
 		assert_int_equal(back.nundo + back.nredo, 0);
 		assert_null(back.undo);
 	}
@@ -520,7 +540,9 @@ static void test_file_damage(void **state)
 	}
 	/* counts beyond what the file holds, checksum fixed */
 	{
-		static const uint32_t counts[][2] = { { 3, 1 }, { 2, 2 }, { 100001, 0 }, { 1, 1 } };
+		static const uint32_t counts[][2] = {
+			{ 3, 1 }, { 2, 2 }, { 100001, 0 }, { 1, 1 }
+		};
 		for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
 			oid sum;
 			buf_clear(&bad);
@@ -528,10 +550,12 @@ static void test_file_damage(void **state)
 			put_u32le((unsigned char *)bad.ptr + 8, counts[i][0]);
 			put_u32le((unsigned char *)bad.ptr + 12, counts[i][1]);
 			sha256_buf(&sum, bad.ptr, bad.len - SHA256_LEN);
-			memcpy(bad.ptr + bad.len - SHA256_LEN, sum.b, SHA256_LEN);
+			memcpy(bad.ptr + bad.len - SHA256_LEN, sum.b,
+			       SHA256_LEN);
 			write_raw(f->path, bad.ptr, bad.len);
 			if (oplog_load(&back, f->path) != DECREE_ECORRUPT)
-				fail_msg("counts %u/%u accepted", counts[i][0], counts[i][1]);
+				fail_msg("counts %u/%u accepted", counts[i][0],
+					 counts[i][1]);
 		}
 	}
 	buf_release(&good);
@@ -545,8 +569,10 @@ int main(void)
 		cmocka_unit_test(test_entry_truncated),
 		cmocka_unit_test(test_unsafe_paths),
 		cmocka_unit_test(test_bad_counts),
-		cmocka_unit_test_setup_teardown(test_file_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_roundtrip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_file_damage, setup,
+						teardown),
 	};
 
 	test_seed();

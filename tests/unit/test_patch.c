@@ -79,8 +79,10 @@ static void make_vocab(vocab_t *vocab, size_t n)
 		len = rndn(7);
 		for (j = 0; j < len; j++) {
 			size_t r = rndn(24);
-			vocab[i][j] = r == 0 ? (char)0xc3 : r == 1 ? '\t' :
-				      r == 2 ? ' ' : (char)('a' + rndn(5));
+			vocab[i][j] = r == 0   ? (char)0xc3
+				      : r == 1 ? '\t'
+				      : r == 2 ? ' '
+					       : (char)('a' + rndn(5));
 		}
 		if (rndn(6) == 0)
 			vocab[i][len++] = '\r';
@@ -124,7 +126,8 @@ static void mutate(buf *out, const buf *old, vocab_t *vocab, size_t nv)
 			buf_putc(out, '\n');
 			continue;
 		}
-		buf_put(out, old->ptr + l.start[i], l.start[i + 1] - l.start[i]);
+		buf_put(out, old->ptr + l.start[i],
+			l.start[i + 1] - l.start[i]);
 	}
 	if (out->len && rndn(4) == 0) {
 		if (out->ptr[out->len - 1] == '\n')
@@ -250,8 +253,8 @@ static void tree_expect(const tree *got, const tree *want, const char *what)
 				 g->mode, w->mode);
 	}
 	for (i = 0; i < got->n; i++)
-		if (got->v[i].exists && !tree_get((tree *)want, got->v[i].path,
-						  false))
+		if (got->v[i].exists &&
+		    !tree_get((tree *)want, got->v[i].path, false))
 			fail_msg("%s: unexpected '%s'", what, got->v[i].path);
 }
 
@@ -583,10 +586,14 @@ static void test_formats(void **state)
 	UNUSED(state);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		const struct apply_case *c = &cases[i];
-		size_t olen = c->old ? (strstr(c->name, "binary") ? 7 :
-							      strlen(c->old)) : 0;
-		size_t nlen = c->new ? (strstr(c->name, "binary") ? 7 :
-							      strlen(c->new)) : 0;
+		size_t olen = c->old ? (strstr(c->name, "binary")
+						? 7
+						: strlen(c->old))
+				     : 0;
+		size_t nlen = c->new ? (strstr(c->name, "binary")
+						? 7
+						: strlen(c->new))
+				     : 0;
 		patch_set *ps = NULL;
 		patch_result res = PATCH_RESULT_INIT;
 		const patch_file *fp;
@@ -605,7 +612,8 @@ static void test_formats(void **state)
 		assert_int_equal(res.mode, c->new_mode);
 		if (patch_apply(&res, fp, c->new, nlen, c->new != NULL,
 				PATCH_REVERSE) < 0)
-			fail_msg("%s: reverse: %s", c->name, decree_error_last());
+			fail_msg("%s: reverse: %s", c->name,
+				 decree_error_last());
 		assert_int_equal(res.exists, c->old != NULL);
 		assert_int_equal(res.data.len, olen);
 		assert_memory_equal(res.data.ptr, c->old ? c->old : "", olen);
@@ -616,22 +624,21 @@ static void test_formats(void **state)
 
 static void test_rename_and_copy(void **state)
 {
-	static const char ren[] =
-		"diff --git a/old name.c b/new name.c\n"
-		"similarity index 80%\n"
-		"rename from old name.c\n"
-		"rename to new name.c\n"
-		"index 1111111..2222222 100644\n"
-		"--- a/old name.c\n"
-		"+++ b/new name.c\n"
-		"@@ -1,2 +1,2 @@\n"
-		" a\n"
-		"-b\n"
-		"+c\n"
-		"diff --git a/x b/y\n"
-		"similarity index 100%\n"
-		"copy from x\n"
-		"copy to y\n";
+	static const char ren[] = "diff --git a/old name.c b/new name.c\n"
+				  "similarity index 80%\n"
+				  "rename from old name.c\n"
+				  "rename to new name.c\n"
+				  "index 1111111..2222222 100644\n"
+				  "--- a/old name.c\n"
+				  "+++ b/new name.c\n"
+				  "@@ -1,2 +1,2 @@\n"
+				  " a\n"
+				  "-b\n"
+				  "+c\n"
+				  "diff --git a/x b/y\n"
+				  "similarity index 100%\n"
+				  "copy from x\n"
+				  "copy to y\n";
 	tree t = { NULL, 0, 0 }, want = { NULL, 0, 0 }, orig = { NULL, 0, 0 };
 	patch_set *ps = NULL;
 	tfile *f;
@@ -693,95 +700,117 @@ static void test_parse_errors(void **state)
 		  "no diff found" },
 		{ "hunk without header", "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "p.diff:1: hunk without a file header" },
-		{ "absolute path", "--- /etc/passwd\n+++ /etc/passwd\n"
-				   "@@ -1 +1 @@\n-a\n+b\n",
+		{ "absolute path",
+		  "--- /etc/passwd\n+++ /etc/passwd\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "p.diff:3: unsafe path '/etc/passwd'" },
-		{ "dotdot", "diff --git a/../x b/../x\n--- a/../x\n+++ b/../x\n"
-			    "@@ -1 +1 @@\n-a\n+b\n",
+		{ "dotdot",
+		  "diff --git a/../x b/../x\n--- a/../x\n+++ b/../x\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "unsafe path '../x'" },
-		{ "inner dotdot", "--- a/d/../../x\n+++ b/d/../../x\n"
-				  "@@ -1 +1 @@\n-a\n+b\n",
+		{ "inner dotdot",
+		  "--- a/d/../../x\n+++ b/d/../../x\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "unsafe path 'd/../../x'" },
-		{ "dot git", "diff --git a/.git/config b/.git/config\n"
-			     "old mode 100644\nnew mode 100755\n",
+		{ "dot git",
+		  "diff --git a/.git/config b/.git/config\n"
+		  "old mode 100644\nnew mode 100755\n",
 		  DECREE_EINVALID, "path '.git/config' is inside '.git'" },
 		/* only the root .decree is decree's; x/.decree is user data */
-		{ "root dot decree", "--- a/.decree/config.yml\n+++ b/.decree/config.yml\n"
-				     "@@ -1 +1 @@\n-a\n+b\n",
+		{ "root dot decree",
+		  "--- a/.decree/config.yml\n+++ b/.decree/config.yml\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "is inside '.decree'" },
-		{ "rename into .git", "diff --git a/x b/.git/hooks/pre-commit\n"
-				      "rename from x\n"
-				      "rename to .git/hooks/pre-commit\n",
+		{ "rename into .git",
+		  "diff --git a/x b/.git/hooks/pre-commit\n"
+		  "rename from x\n"
+		  "rename to .git/hooks/pre-commit\n",
 		  DECREE_EINVALID, "inside '.git'" },
-		{ "quoted nul", "diff --git \"a/x\\000y\" \"b/x\\000y\"\n"
-				"old mode 100644\nnew mode 100755\n",
+		{ "quoted nul",
+		  "diff --git \"a/x\\000y\" \"b/x\\000y\"\n"
+		  "old mode 100644\nnew mode 100755\n",
 		  DECREE_EINVALID, "NUL byte" },
-		{ "truncated hunk", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n",
+		{ "truncated hunk",
+		  "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n",
 		  DECREE_EINVALID, "p.diff:6: hunk #1 ends early" },
-		{ "too many lines", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n-b\n+c\n",
+		{ "too many lines",
+		  "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n-b\n+c\n",
 		  DECREE_EINVALID, "has more lines than its header says" },
 		{ "bad header", "--- a/f\n+++ b/f\n@@ -x +1 @@\n",
 		  DECREE_EINVALID, "p.diff:3: malformed hunk header" },
 		{ "line zero", "--- a/f\n+++ b/f\n@@ -0,1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "line 0" },
-		{ "overlap", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n"
-			     "@@ -2 +2 @@\n-c\n+d\n",
+		{ "overlap",
+		  "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n"
+		  "@@ -2 +2 @@\n-c\n+d\n",
 		  DECREE_EINVALID, "p.diff:7: hunk #2 overlaps" },
-		{ "inconsistent new start", "--- a/f\n+++ b/f\n"
-					    "@@ -1 +1,2 @@\n-a\n+b\n+c\n"
-					    "@@ -5 +5 @@\n-e\n+f\n",
+		{ "inconsistent new start",
+		  "--- a/f\n+++ b/f\n"
+		  "@@ -1 +1,2 @@\n-a\n+b\n+c\n"
+		  "@@ -5 +5 @@\n-e\n+f\n",
 		  DECREE_EINVALID, "hunk #2: new line 5 contradicts" },
-		{ "marker mid-hunk", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n"
-				     "\\ No newline at end of file\n-b\n+c\n+d\n",
+		{ "marker mid-hunk",
+		  "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n"
+		  "\\ No newline at end of file\n-b\n+c\n+d\n",
 		  DECREE_EINVALID, "line without newline before its end" },
 		{ "unexpected line", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n*a\n",
 		  DECREE_EINVALID, "p.diff:4: unexpected line in hunk #1" },
 		{ "no final newline", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b",
 		  DECREE_EINVALID, "middle of a line" },
-		{ "binary files differ", "diff --git a/b b/b\n"
-					 "index 1111111..2222222 100644\n"
-					 "Binary files a/b and b/b differ\n",
+		{ "binary files differ",
+		  "diff --git a/b b/b\n"
+		  "index 1111111..2222222 100644\n"
+		  "Binary files a/b and b/b differ\n",
 		  DECREE_EINVALID, "p.diff:3: binary change without content" },
 		{ "plain binary differ", "Binary files a/b and b/b differ\n",
 		  DECREE_EINVALID, "binary change without content" },
-		{ "git literal", "diff --git a/b b/b\n"
-				 "index 1111111..2222222 100644\n"
-				 "GIT binary patch\nliteral 7\nOcmb1QFGovu\n\n",
+		{ "git literal",
+		  "diff --git a/b b/b\n"
+		  "index 1111111..2222222 100644\n"
+		  "GIT binary patch\nliteral 7\nOcmb1QFGovu\n\n",
 		  DECREE_EINVALID, "literal/delta" },
-		{ "bad base64", "diff --git a/b b/b\nGIT binary patch\n"
-				"decree-base64 old 1\nA===\n"
-				"decree-base64 new 1\nAA==\n\n",
+		{ "bad base64",
+		  "diff --git a/b b/b\nGIT binary patch\n"
+		  "decree-base64 old 1\nA===\n"
+		  "decree-base64 new 1\nAA==\n\n",
 		  DECREE_EINVALID, "malformed base64" },
-		{ "base64 size", "diff --git a/b b/b\nGIT binary patch\n"
-				 "decree-base64 old 2\nAA==\n"
-				 "decree-base64 new 1\nAA==\n\n",
+		{ "base64 size",
+		  "diff --git a/b b/b\nGIT binary patch\n"
+		  "decree-base64 old 2\nAA==\n"
+		  "decree-base64 new 1\nAA==\n\n",
 		  DECREE_EINVALID, "p.diff:3: binary content has 1 bytes, 2" },
-		{ "binary new file with old", "diff --git a/b b/b\n"
-					      "new file mode 100644\n"
-					      "GIT binary patch\n"
-					      "decree-base64 old 1\nAA==\n"
-					      "decree-base64 new 1\nAA==\n\n",
+		{ "binary new file with old",
+		  "diff --git a/b b/b\n"
+		  "new file mode 100644\n"
+		  "GIT binary patch\n"
+		  "decree-base64 old 1\nAA==\n"
+		  "decree-base64 new 1\nAA==\n\n",
 		  DECREE_EINVALID, "does not match the file's existence" },
-		{ "submodule", "diff --git a/m b/m\nnew file mode 160000\n"
-			       "index 0000000..1234567\n",
+		{ "submodule",
+		  "diff --git a/m b/m\nnew file mode 160000\n"
+		  "index 0000000..1234567\n",
 		  DECREE_EINVALID, "submodule" },
-		{ "odd mode", "diff --git a/m b/m\nold mode 100600\n"
-			      "new mode 100644\n",
+		{ "odd mode",
+		  "diff --git a/m b/m\nold mode 100600\n"
+		  "new mode 100644\n",
 		  DECREE_EINVALID, "unsupported file mode 100600" },
 		{ "half mode", "diff --git a/m b/m\nold mode 100644\n",
 		  DECREE_EINVALID, "must come together" },
-		{ "empty git record", "diff --git a/m b/m\n",
-		  DECREE_EINVALID, "changes nothing" },
-		{ "names differ", "diff --git a/x b/y\n--- a/x\n+++ b/y\n"
-				  "@@ -1 +1 @@\n-a\n+b\n",
+		{ "empty git record", "diff --git a/m b/m\n", DECREE_EINVALID,
+		  "changes nothing" },
+		{ "names differ",
+		  "diff --git a/x b/y\n--- a/x\n+++ b/y\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "differ without a rename header" },
-		{ "new file not /dev/null", "diff --git a/n b/n\n"
-					    "new file mode 100644\n"
-					    "--- a/n\n+++ b/n\n"
-					    "@@ -0,0 +1 @@\n+x\n",
+		{ "new file not /dev/null",
+		  "diff --git a/n b/n\n"
+		  "new file mode 100644\n"
+		  "--- a/n\n+++ b/n\n"
+		  "@@ -0,0 +1 @@\n+x\n",
 		  DECREE_EINVALID, "needs /dev/null" },
-		{ "new file removes lines", "--- /dev/null\n+++ b/n\n"
-					    "@@ -1 +1 @@\n-a\n+b\n",
+		{ "new file removes lines",
+		  "--- /dev/null\n+++ b/n\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "hunk of a new file removes lines" },
 		{ "unterminated quote", "diff --git \"a/x b/x\n",
 		  DECREE_EINVALID, "unterminated quoted file name" },
@@ -838,7 +867,8 @@ static void test_long_lines(void **state)
 
 static void test_strip_option(void **state)
 {
-	static const char text[] = "--- x/y/f\n+++ x/y/f\n@@ -1 +1 @@\n-a\n+b\n";
+	static const char text[] =
+		"--- x/y/f\n+++ x/y/f\n@@ -1 +1 @@\n-a\n+b\n";
 	patch_parse_options o = PATCH_PARSE_OPTIONS_INIT;
 	patch_set *ps = NULL;
 
@@ -877,9 +907,9 @@ static void test_conflicts(void **state)
 		  "c.diff:7: hunk #2 does not apply to 'f' at line 7: "
 		  "expected \"g\", found \"X\"" },
 		{ "short file", two, "a\nb\nc\nd\ne\n", true, 0,
-		  DECREE_ECONFLICT,
-		  2, "hunk #2 does not apply to 'f': expected \"f\" at line 6, "
-		     "found the end of the file" },
+		  DECREE_ECONFLICT, 2,
+		  "hunk #2 does not apply to 'f': expected \"f\" at line 6, "
+		  "found the end of the file" },
 		{ "newline differs", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
 		  "a", true, 0, DECREE_ECONFLICT, 1,
 		  "(they differ in the final newline)" },
@@ -888,28 +918,31 @@ static void test_conflicts(void **state)
 		{ "reverse mismatch", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
 		  "a\n", true, PATCH_REVERSE, DECREE_ECONFLICT, 1,
 		  "expected \"b\", found \"a\"" },
-		{ "create existing", "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n",
-		  "", true, 0, DECREE_ECONFLICT, 0,
-		  "cannot create 'n': it already exists" },
+		{ "create existing",
+		  "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n", "", true, 0,
+		  DECREE_ECONFLICT, 0, "cannot create 'n': it already exists" },
 		{ "patch missing", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
 		  NULL, false, 0, DECREE_ECONFLICT, 0,
 		  "cannot patch 'f': it does not exist" },
 		{ "delete leaves content",
 		  "--- a/f\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n", "a\nb\n", true,
 		  0, DECREE_ECONFLICT, 0, "cannot delete 'f'" },
-		{ "binary differs", "diff --git a/b b/b\nGIT binary patch\n"
-				    "decree-base64 old 1\nAA==\n"
-				    "decree-base64 new 1\nAQ==\n\n",
-		  "\2", true, 0, DECREE_ECONFLICT, 0, "binary file 'b' is not" },
-		{ "append after no-eol line", "--- a/f\n+++ b/f\n"
-					      "@@ -1,0 +2 @@\n+b\n",
+		{ "binary differs",
+		  "diff --git a/b b/b\nGIT binary patch\n"
+		  "decree-base64 old 1\nAA==\n"
+		  "decree-base64 new 1\nAQ==\n\n",
+		  "\2", true, 0, DECREE_ECONFLICT, 0,
+		  "binary file 'b' is not" },
+		{ "append after no-eol line",
+		  "--- a/f\n+++ b/f\n"
+		  "@@ -1,0 +2 @@\n+b\n",
 		  "a", true, 0, DECREE_EAPPLY, 0, "line without newline" },
 		{ "offset refused", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-c\n+C\n",
 		  "a\nb\nc\n", true, 0, DECREE_ECONFLICT, 1, "at line 1" },
 		{ "offset allowed", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-c\n+C\n",
 		  "a\nb\nc\n", true, PATCH_ALLOW_OFFSET, 0, 0, NULL },
-		{ "beyond end", "--- a/f\n+++ b/f\n@@ -9,0 +10 @@\n+x\n",
-		  "a\n", true, 0, DECREE_ECONFLICT, 1,
+		{ "beyond end", "--- a/f\n+++ b/f\n@@ -9,0 +10 @@\n+x\n", "a\n",
+		  true, 0, DECREE_ECONFLICT, 1,
 		  "it starts at line 10, the file has 1 lines" },
 	};
 	size_t i;
@@ -1211,8 +1244,7 @@ static void require_tools(void)
 		fail_msg("diff is required for the oracle tests");
 }
 
-#define GIT_ENV                                                                \
-	"HOME='%s' GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES='%s' "
+#define GIT_ENV "HOME='%s' GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES='%s' "
 
 /* decree writes, GNU patch and git apply read, both directions. */
 static void test_oracle_apply(void **state)
@@ -1248,26 +1280,31 @@ static void test_oracle_apply(void **state)
 
 		assert_int_equal(run("cp -a '%s/a' '%s/w1' && cp -a '%s/b' "
 				     "'%s/w2' && cp -a '%s/a' '%s/w3' && cp -a "
-				     "'%s/b' '%s/w4'", d, d, d, d, d, d, d, d),
+				     "'%s/b' '%s/w4'",
+				     d, d, d, d, d, d, d, d),
 				 0);
 		if (run("cd '%s/w1' && patch -p1 -f -s --no-backup-if-mismatch "
-			"-i ../decree.diff >../patch.log 2>&1", d) != 0)
+			"-i ../decree.diff >../patch.log 2>&1",
+			d) != 0)
 			fail_msg("GNU patch failed, see %s/patch.log", d);
 		snprintf(path, sizeof(path), "%s/w1", d);
 		tree_check_disk(path, &b, "patch -p1");
 		if (round && run("cd '%s/w2' && patch -p1 -R -f -s "
 				 "--no-backup-if-mismatch -i ../decree.diff "
-				 ">../patch-R.log 2>&1", d) != 0)
+				 ">../patch-R.log 2>&1",
+				 d) != 0)
 			fail_msg("GNU patch -R failed, see %s/patch-R.log", d);
 		snprintf(path, sizeof(path), "%s/w2", d);
 		tree_check_disk(path, round ? &a : &b, "patch -p1 -R");
 		if (run("cd '%s/w3' && " GIT_ENV "git apply ../decree.diff "
-			">../git.log 2>&1", d, d, d) != 0)
+			">../git.log 2>&1",
+			d, d, d) != 0)
 			fail_msg("git apply failed, see %s/git.log", d);
 		snprintf(path, sizeof(path), "%s/w3", d);
 		tree_check_disk(path, &b, "git apply");
 		if (run("cd '%s/w4' && " GIT_ENV "git apply -R ../decree.diff "
-			">../git-R.log 2>&1", d, d, d) != 0)
+			">../git-R.log 2>&1",
+			d, d, d) != 0)
 			fail_msg("git apply -R failed, see %s/git-R.log", d);
 		snprintf(path, sizeof(path), "%s/w4", d);
 		tree_check_disk(path, &a, "git apply -R");
@@ -1321,7 +1358,8 @@ static void test_oracle_parse(void **state)
 	tree_write(path, &b);
 	assert_int_equal(run("cd '%s' && " GIT_ENV "git diff --no-index "
 			     "--no-renames --no-prefix --no-color a b "
-			     ">git.diff", d, d, d),
+			     ">git.diff",
+			     d, d, d),
 			 1);
 	snprintf(path, sizeof(path), "%s/git.diff", d);
 	apply_foreign(path, &a, &b, "git diff --no-index");
@@ -1341,9 +1379,8 @@ static void test_oracle_parse(void **state)
 	tree_write(path, &pa);
 	snprintf(path, sizeof(path), "%s/b", d);
 	tree_write(path, &pb);
-	assert_int_equal(run("cd '%s' && LC_ALL=C diff -ruN a b >plain.diff",
-			     d),
-			 1);
+	assert_int_equal(
+		run("cd '%s' && LC_ALL=C diff -ruN a b >plain.diff", d), 1);
 	snprintf(path, sizeof(path), "%s/plain.diff", d);
 	apply_foreign(path, &pa, &pb, "diff -ruN");
 
@@ -1434,12 +1471,13 @@ static void test_oracle_binary(void **state)
 	decree_diff_trees(&diff, &a, &b);
 	snprintf(path, sizeof(path), "%s/decree.diff", d);
 	write_file(path, diff.ptr, diff.len);
-	assert_int_equal(run("cp -a '%s/a' '%s/w1' && cp -a '%s/a' '%s/w2'",
-			     d, d, d, d),
+	assert_int_equal(run("cp -a '%s/a' '%s/w1' && cp -a '%s/a' '%s/w2'", d,
+			     d, d, d),
 			 0);
 
 	assert_int_not_equal(run("cd '%s/w1' && " GIT_ENV "git apply "
-				 "../decree.diff >../git.log 2>&1", d, d, d),
+				 "../decree.diff >../git.log 2>&1",
+				 d, d, d),
 			     0);
 	snprintf(path, sizeof(path), "%s/w1", d);
 	tree_check_disk(path, &a, "git apply leaves the tree alone");
@@ -1449,7 +1487,8 @@ static void test_oracle_binary(void **state)
 
 	assert_int_equal(run("cd '%s/w2' && patch -p1 -f "
 			     "--no-backup-if-mismatch -i ../decree.diff "
-			     ">../patch.log 2>&1", d),
+			     ">../patch.log 2>&1",
+			     d),
 			 1);
 	snprintf(path, sizeof(path), "%s/patch.log", d);
 	read_file(&log, path);

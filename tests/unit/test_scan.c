@@ -64,7 +64,8 @@ static uint64_t test_seed(void)
 	return seed;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -85,7 +86,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->base, sizeof(f->base), "%s/decree-scan-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->base, sizeof(f->base), "%s/decree-scan-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->base)) {
 		free(f);
 		return -1;
@@ -111,8 +113,8 @@ static int teardown(void **state)
 }
 
 /* mkdir -p for the parent of root/rel, then write the file. */
-static void put_bytes(const fixture *f, const char *rel, const void *data, size_t len,
-		      mode_t mode)
+static void put_bytes(const fixture *f, const char *rel, const void *data,
+		      size_t len, mode_t mode)
 {
 	char p[PATH_MAX * 2];
 	int fd;
@@ -128,7 +130,8 @@ static void put_bytes(const fixture *f, const char *rel, const void *data, size_
 	close(fd);
 }
 
-static void put(const fixture *f, const char *rel, const char *text, mode_t mode)
+static void put(const fixture *f, const char *rel, const char *text,
+		mode_t mode)
 {
 	put_bytes(f, rel, text, strlen(text), mode);
 }
@@ -161,8 +164,8 @@ static void scan_ok(snap *out, const fixture *f, scan_opts *o)
 		fail_msg("scan_tree: %d (%s)", r, decree_error_last());
 	for (size_t i = 1; i < out->n; i++)
 		if (path_cmp(out->v[i - 1].path, out->v[i].path) >= 0)
-			fail_msg("not in canonical order: '%s' then '%s'", out->v[i - 1].path,
-				 out->v[i].path);
+			fail_msg("not in canonical order: '%s' then '%s'",
+				 out->v[i - 1].path, out->v[i].path);
 }
 
 static void dump(const snap *s)
@@ -172,13 +175,14 @@ static void dump(const snap *s)
 			(unsigned long long)s->v[i].size, s->v[i].path);
 }
 
-/* --- the hand-built tree ----------------------------------------------------------- */
+/* --- the hand-built tree
+ * ----------------------------------------------------------- */
 
 static const struct want {
 	const char *path;
 	uint32_t mode;
 	const char *content; /* file bytes or link target; NULL: MODE_SKIP */
-	uint64_t size;       /* MODE_SKIP only */
+	uint64_t size;	     /* MODE_SKIP only */
 } want_entries[] = {
 	{ ".gitignore", MODE_FILE, "*.log\nbuild/\n", 0 },
 	{ "a/x", MODE_FILE, "in a", 0 },
@@ -267,17 +271,20 @@ static void check_against_table(const snap *s)
 		fprintf(stderr, "scanned:\n");
 		dump(s);
 		snap_release(&w);
-		fail_msg("%zu entries scanned, %zu expected", s->n, ARRAY_SIZE(want_entries));
+		fail_msg("%zu entries scanned, %zu expected", s->n,
+			 ARRAY_SIZE(want_entries));
 	}
 	for (size_t i = 0; i < w.n; i++) {
 		const snap_entry *a = &s->v[i], *b = &w.v[i];
-		if (strcmp(a->path, b->path) || a->mode != b->mode || a->size != b->size ||
-		    oid_cmp(&a->id, &b->id)) {
+		if (strcmp(a->path, b->path) || a->mode != b->mode ||
+		    a->size != b->size || oid_cmp(&a->id, &b->id)) {
 			fprintf(stderr, "scanned:\n");
 			dump(s);
-			fail_msg("entry %zu: got '%s' %o %llu, want '%s' %o %llu", i, a->path,
-				 a->mode, (unsigned long long)a->size, b->path, b->mode,
-				 (unsigned long long)b->size);
+			fail_msg(
+				"entry %zu: got '%s' %o %llu, want '%s' %o %llu",
+				i, a->path, a->mode,
+				(unsigned long long)a->size, b->path, b->mode,
+				(unsigned long long)b->size);
 		}
 		if (a->mode == MODE_SKIP)
 			assert_int_equal(a->mtime_ns, 0); /* never cached */
@@ -349,15 +356,21 @@ static void test_store_contents(void **state)
 		snap_entry e;
 		memset(&e, 0, sizeof(e));
 		assert_int_equal(odb_writer_new(&w, db), 0);
-		assert_int_equal(scan_capture_path(&e, f->rootfd, "x.log", w), 0);
+		assert_int_equal(scan_capture_path(&e, f->rootfd, "x.log", w),
+				 0);
 		assert_int_equal(e.mode, MODE_FILE);
-		assert_int_equal(e.size, strlen("ignored by the root .gitignore"));
-		assert_int_equal(scan_capture_path(&e, f->rootfd, "bin/run.sh", w), 0);
+		assert_int_equal(e.size,
+				 strlen("ignored by the root .gitignore"));
+		assert_int_equal(
+			scan_capture_path(&e, f->rootfd, "bin/run.sh", w), 0);
 		assert_int_equal(e.mode, MODE_EXEC);
-		assert_int_equal(scan_capture_path(&e, f->rootfd, "nope", w), DECREE_ENOTFOUND);
+		assert_int_equal(scan_capture_path(&e, f->rootfd, "nope", w),
+				 DECREE_ENOTFOUND);
 		assert_true(scan_capture_path(&e, f->rootfd, "link", w) < 0);
-		assert_true(scan_capture_path(&e, f->rootfd, "dirlink/run.sh", w) < 0);
-		assert_int_equal(scan_capture_path(&e, f->rootfd, "sub", w), DECREE_EINVALID);
+		assert_true(scan_capture_path(&e, f->rootfd, "dirlink/run.sh",
+					      w) < 0);
+		assert_int_equal(scan_capture_path(&e, f->rootfd, "sub", w),
+				 DECREE_EINVALID);
 		assert_int_equal(odb_writer_commit(w), 0);
 		odb_writer_free(w);
 		assert_int_equal(odb_read(&b, NULL, db, &e.id), 0);
@@ -384,32 +397,42 @@ static void test_empty(void **state)
 	snap_release(&s);
 }
 
-/* --- random trees: threads and repeated scans ------------------------------------------- */
+/* --- random trees: threads and repeated scans
+ * ------------------------------------------- */
 
 static void random_tree(const fixture *f, int nfiles)
 {
-	static const char *const dirs[] = { "", "src/", "src/lib/", "src/lib/util/", "doc/",
-					    "a b/", "z/y/x/w/v/", "src.d/", "src0/" };
+	static const char *const dirs[] = {
+		"",	"src/",	      "src/lib/", "src/lib/util/", "doc/",
+		"a b/", "z/y/x/w/v/", "src.d/",	  "src0/"
+	};
 	buf data = BUF_INIT;
 
 	for (int i = 0; i < nfiles; i++) {
 		char rel[256];
-		size_t len = rnd() % 4 == 0 ? (size_t)(rnd() % 300000) : (size_t)(rnd() % 2000);
+		size_t len = rnd() % 4 == 0 ? (size_t)(rnd() % 300000)
+					    : (size_t)(rnd() % 2000);
 		int kind = (int)(rnd() % 10);
-		snprintf(rel, sizeof(rel), "%sf%03d%s", dirs[rnd() % ARRAY_SIZE(dirs)], i,
+		snprintf(rel, sizeof(rel), "%sf%03d%s",
+			 dirs[rnd() % ARRAY_SIZE(dirs)], i,
 			 kind == 0 ? ".sh" : ".c");
 		if (kind == 9) {
 			char p[PATH_MAX * 2];
-			put(f, rel, "", 0644); /* make the directory, then replace */
+			put(f, rel, "", 0644); /* make the directory, then
+						  replace */
 			snprintf(p, sizeof(p), "%s/%s", f->root, rel);
 			unlink(p);
-			assert_int_equal(symlink(rnd() % 2 ? "src/lib" : "../outside", p), 0);
+			assert_int_equal(symlink(rnd() % 2 ? "src/lib"
+							   : "../outside",
+						 p),
+					 0);
 			continue;
 		}
 		buf_clear(&data);
 		assert_int_equal(buf_grow(&data, len), 0);
 		for (size_t k = 0; k < len; k++)
-			data.ptr[k] = (char)(rnd() % 3 ? 'a' + rnd() % 26 : rnd());
+			data.ptr[k] =
+				(char)(rnd() % 3 ? 'a' + rnd() % 26 : rnd());
 		data.len = len;
 		put_bytes(f, rel, data.ptr, data.len, kind == 0 ? 0755 : 0644);
 	}
@@ -422,10 +445,12 @@ static void assert_same_scan(const snap *a, const snap *b, const char *what)
 		fail_msg("%s: %zu vs %zu entries", what, a->n, b->n);
 	for (size_t i = 0; i < a->n; i++) {
 		const snap_entry *x = &a->v[i], *y = &b->v[i];
-		if (strcmp(x->path, y->path) || x->mode != y->mode || x->size != y->size ||
-		    oid_cmp(&x->id, &y->id) || x->mtime_ns != y->mtime_ns ||
-		    x->ctime_ns != y->ctime_ns || x->ino != y->ino || x->dev != y->dev)
-			fail_msg("%s: entry %zu differs ('%s' vs '%s')", what, i, x->path, y->path);
+		if (strcmp(x->path, y->path) || x->mode != y->mode ||
+		    x->size != y->size || oid_cmp(&x->id, &y->id) ||
+		    x->mtime_ns != y->mtime_ns || x->ctime_ns != y->ctime_ns ||
+		    x->ino != y->ino || x->dev != y->dev)
+			fail_msg("%s: entry %zu differs ('%s' vs '%s')", what,
+				 i, x->path, y->path);
 	}
 }
 
@@ -462,7 +487,8 @@ static void test_threads_agree(void **state)
 		while (readdir(d))
 			;
 		scan_ok(&again, f, &o);
-		assert_same_scan(&s1, &again, "scan after the fd was read to its end");
+		assert_same_scan(&s1, &again,
+				 "scan after the fd was read to its end");
 		snap_release(&again);
 		closedir(d);
 	}
@@ -483,7 +509,8 @@ static void test_threads_agree(void **state)
 	snap_release(&s4);
 }
 
-/* --- the stat cache ------------------------------------------------------------------------ */
+/* --- the stat cache
+ * ------------------------------------------------------------------------ */
 
 static void test_cache_hits_skip_hashing(void **state)
 {
@@ -526,13 +553,15 @@ static void test_cache_hits_skip_hashing(void **state)
 		const snap_entry *e = snap_find(&t, "old.txt");
 		assert_non_null(e);
 		if (oid_cmp(&e->id, &fake))
-			fail_msg("old.txt was hashed again despite a clean cache entry");
+			fail_msg(
+				"old.txt was hashed again despite a clean cache entry");
 		e = snap_find(&t, "oldlink");
 		assert_memory_equal(e->id.b, fake.b, SHA256_LEN);
 		e = snap_find(&t, "racy.txt");
 		if (!oid_cmp(&e->id, &fake))
-			fail_msg("racy.txt: the cached id was trusted although its mtime "
-				 "is in the second the cache was written");
+			fail_msg(
+				"racy.txt: the cached id was trusted although its mtime "
+				"is in the second the cache was written");
 		assert_memory_equal(e->id.b, real_racy.b, SHA256_LEN);
 		e = snap_find(&t, "changed.txt");
 		{
@@ -566,7 +595,8 @@ static void test_cache_unchanged(void **state)
 	}
 	link_at(f, "a", "l");
 	set_mtime(f, "l", old);
-	put(f, "huge", "0123456789", 0644); /* skipped: never cached, never matters */
+	put(f, "huge", "0123456789", 0644); /* skipped: never cached, never
+					       matters */
 	memset(&o, 0, sizeof(o));
 	o.max_file_size = 5;
 	o.threads = 1;
@@ -578,7 +608,8 @@ static void test_cache_unchanged(void **state)
 	scan_ok(&t, f, &o);
 	assert_same_scan(&s, &t, "scan with a clean cache");
 	if (!statcache_unchanged(c, &t))
-		fail_msg("every entry hit the cache but statcache_unchanged is false");
+		fail_msg(
+			"every entry hit the cache but statcache_unchanged is false");
 	statcache_free(c);
 	snap_release(&s);
 	snap_release(&t);
@@ -608,12 +639,17 @@ static void test_skip_dir(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_hand_tree, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_store_contents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hand_tree, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_store_contents, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads_agree, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cache_hits_skip_hashing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cache_unchanged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_agree, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cache_hits_skip_hashing,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_unchanged, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_skip_dir, setup, teardown),
 	};
 

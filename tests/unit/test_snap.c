@@ -54,32 +54,36 @@ static int sign(int v)
 	return v < 0 ? -1 : v > 0;
 }
 
-/* --- path_cmp ---------------------------------------------------------------- */
+/* --- path_cmp ----------------------------------------------------------------
+ */
 
 static const struct {
 	const char *a, *b;
 	int want; /* sign of path_cmp(a, b) */
 	int line;
 } cmp_cases[] = {
-#define C(a, b, w) { a, b, w, __LINE__ }
-	C("a/x", "a.c", -1),  /* '/' sorts before '.' */
+#define C(a, b, w)                \
+	{                         \
+		a, b, w, __LINE__ \
+	}
+	C("a/x", "a.c", -1), /* '/' sorts before '.' */
 	C("a.c", "a0", -1),
 	C("a/x", "a0", -1),
-	C("a", "a/x", -1),    /* a directory's name before its contents */
+	C("a", "a/x", -1), /* a directory's name before its contents */
 	C("a", "a.c", -1),
 	C("a", "a", 0),
 	C("", "", 0),
 	C("", "a", -1),
 	C("a/b/c", "a/b.c", -1),
 	C("a/b/c", "a/b/c", 0),
-	C("a-b", "a/b", 1),   /* '-' (0x2d) < '/' in ASCII, not here */
-	C("a b", "a/b", 1),   /* ' ' too */
+	C("a-b", "a/b", 1), /* '-' (0x2d) < '/' in ASCII, not here */
+	C("a b", "a/b", 1), /* ' ' too */
 	C("a!", "a/", 1),
 	C("a/z", "a!", -1),
 	C("ab/c", "a/c", 1),
 	C("a/b/z", "a/ba", -1),
-	C("Z", "a", -1),      /* byte order, not case folding */
-	C("a\x80", "a~", 1),  /* bytes compare unsigned */
+	C("Z", "a", -1),     /* byte order, not case folding */
+	C("a\x80", "a~", 1), /* bytes compare unsigned */
 	C("a\xff/x", "a\xff", 1),
 	C("dir/sub/file", "dir/sub.txt", -1),
 	C("dir/sub.txt", "dir/sub0/x", -1),
@@ -95,9 +99,10 @@ static void test_path_cmp_table(void **state)
 		int got = sign(path_cmp(cmp_cases[i].a, cmp_cases[i].b));
 		int rev = sign(path_cmp(cmp_cases[i].b, cmp_cases[i].a));
 		if (got != cmp_cases[i].want || rev != -cmp_cases[i].want)
-			fail_msg("line %d: path_cmp(\"%s\", \"%s\") = %d (reverse %d), want %d",
-				 cmp_cases[i].line, cmp_cases[i].a, cmp_cases[i].b, got, rev,
-				 cmp_cases[i].want);
+			fail_msg(
+				"line %d: path_cmp(\"%s\", \"%s\") = %d (reverse %d), want %d",
+				cmp_cases[i].line, cmp_cases[i].a,
+				cmp_cases[i].b, got, rev, cmp_cases[i].want);
 	}
 }
 
@@ -117,7 +122,8 @@ static int oracle_cmp(const char *a, const char *b)
 		if (!ea && !eb)
 			return 0;
 		if (!ea)
-			return -1; /* a ends: a is the directory itself / a prefix */
+			return -1; /* a ends: a is the directory itself / a
+				      prefix */
 		if (!eb)
 			return 1;
 		a = ea + 1;
@@ -151,20 +157,24 @@ static void test_path_cmp_oracle(void **state)
 		random_path(a, sizeof(a));
 		if (rnd() % 4 == 0) { /* share a prefix often */
 			size_t n = strlen(a);
-			snprintf(b, sizeof(b), "%.*s", (int)(rnd() % (n + 1)), a);
+			snprintf(b, sizeof(b), "%.*s", (int)(rnd() % (n + 1)),
+				 a);
 			random_path(b + strlen(b), sizeof(b) - strlen(b));
 		} else {
 			random_path(b, sizeof(b));
 		}
 		if (sign(path_cmp(a, b)) != oracle_cmp(a, b))
-			fail_msg("path_cmp(\"%s\", \"%s\") = %d, component order says %d", a, b,
-				 path_cmp(a, b), oracle_cmp(a, b));
+			fail_msg(
+				"path_cmp(\"%s\", \"%s\") = %d, component order says %d",
+				a, b, path_cmp(a, b), oracle_cmp(a, b));
 	}
 }
 
-/* --- snap_sort / snap_find ------------------------------------------------------ */
+/* --- snap_sort / snap_find
+ * ------------------------------------------------------ */
 
-static void add_entry(snap *s, const char *path, uint32_t mode, uint64_t size, unsigned tag)
+static void add_entry(snap *s, const char *path, uint32_t mode, uint64_t size,
+		      unsigned tag)
 {
 	snap_entry *e = snap_add(s, path, strlen(path));
 
@@ -250,7 +260,8 @@ static void test_arena(void **state)
 	free(big);
 }
 
-/* --- snap_entry_same / snap_diff --------------------------------------------------- */
+/* --- snap_entry_same / snap_diff
+ * --------------------------------------------------- */
 
 struct diff_rec {
 	char path[32];
@@ -263,7 +274,8 @@ struct diff_log {
 	size_t stop_at; /* return 7 at this call (0: never) */
 };
 
-static int diff_fn(void *payload, const char *path, const snap_entry *a, const snap_entry *b)
+static int diff_fn(void *payload, const char *path, const snap_entry *a,
+		   const snap_entry *b)
 {
 	struct diff_log *l = payload;
 
@@ -285,12 +297,10 @@ static void test_diff(void **state)
 	snap a = SNAP_INIT, b = SNAP_INIT;
 	struct diff_log log;
 	static const struct diff_rec want[] = {
-		{ "dir/new", -1, 9 },
-		{ "dir/x", 3, 3 },  /* mode changed, same id */
-		{ "dir.c", 4, -1 },
-		{ "exec", 5, 6 },
-		{ "gone", 7, -1 },
-		{ "skip2", 0, 0 },  /* skipped, size differs */
+		{ "dir/new", -1, 9 }, { "dir/x", 3, 3 }, /* mode changed, same
+							    id */
+		{ "dir.c", 4, -1 },   { "exec", 5, 6 },	 { "gone", 7, -1 },
+		{ "skip2", 0, 0 }, /* skipped, size differs */
 		{ "z", -1, 8 },
 	};
 
@@ -372,7 +382,8 @@ static void test_entry_same_and_totals(void **state)
 		bool same;
 	} cases[] = {
 		{ MODE_FILE, MODE_FILE, 1, 1, 1, 1, true },
-		{ MODE_FILE, MODE_FILE, 1, 2, 1, 1, true }, /* size follows id */
+		{ MODE_FILE, MODE_FILE, 1, 2, 1, 1, true }, /* size follows id
+							     */
 		{ MODE_FILE, MODE_FILE, 1, 1, 1, 2, false },
 		{ MODE_FILE, MODE_EXEC, 1, 1, 1, 1, false },
 		{ MODE_FILE, MODE_LINK, 1, 1, 1, 1, false },
@@ -395,7 +406,8 @@ static void test_entry_same_and_totals(void **state)
 		memset(a.id.b, (int)cases[i].ia, SHA256_LEN);
 		memset(b.id.b, (int)cases[i].ib, SHA256_LEN);
 		if (snap_entry_same(&a, &b) != cases[i].same)
-			fail_msg("case %zu: snap_entry_same != %d", i, cases[i].same);
+			fail_msg("case %zu: snap_entry_same != %d", i,
+				 cases[i].same);
 		assert_true(snap_entry_same(&b, &a) == cases[i].same);
 	}
 	snap_totals(&s, &files, &bytes);

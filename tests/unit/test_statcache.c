@@ -25,10 +25,11 @@
 
 #include <ftw.h>
 
-#define SEC 1000000000LL
+#define SEC    1000000000LL
 #define SC_HDR 24
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -48,7 +49,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-sc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-sc-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->dir)) {
 		free(f);
 		return -1;
@@ -137,11 +139,12 @@ static void sample(snap *s, int64_t mtime)
 	add(s, "dir/link", MODE_LINK, 3, mtime + 7, 3);
 	add(s, "dir/sub/deep.c", MODE_FILE, 0, mtime - 3 * SEC, 4);
 	add(s, "big.iso", MODE_SKIP, 1ull << 40, mtime, 0); /* never cached */
-	add(s, "nostat", MODE_FILE, 5, 0, 6);               /* no stat data */
+	add(s, "nostat", MODE_FILE, 5, 0, 6);		    /* no stat data */
 	snap_sort(s);
 }
 
-/* --- tests -------------------------------------------------------------------- */
+/* --- tests
+ * -------------------------------------------------------------------- */
 
 static void test_roundtrip(void **state)
 {
@@ -160,7 +163,8 @@ static void test_roundtrip(void **state)
 		oid id;
 		bool hit = lookup(c, e, &id);
 		if (hit != cacheable)
-			fail_msg("'%s': hit=%d, cacheable=%d", e->path, hit, cacheable);
+			fail_msg("'%s': hit=%d, cacheable=%d", e->path, hit,
+				 cacheable);
 		if (hit)
 			assert_memory_equal(id.b, e->id.b, SHA256_LEN);
 	}
@@ -178,7 +182,8 @@ static void test_roundtrip(void **state)
 	/* no temp files next to it */
 	{
 		char names[PATH_MAX + 32];
-		snprintf(names, sizeof(names), "ls -A '%s' | grep -v '^statcache$' | wc -l", f->dir);
+		snprintf(names, sizeof(names),
+			 "ls -A '%s' | grep -v '^statcache$' | wc -l", f->dir);
 		FILE *p = popen(names, "r");
 		int n = -1;
 		assert_non_null(p);
@@ -215,10 +220,12 @@ static void test_fields_must_match(void **state)
 		int field;
 		int64_t delta;
 	} cases[] = {
-		{ "same", 0, 0 },        { "mode", 1, 0 },       { "size +1", 2, 1 },
-		{ "size -1", 2, -1 },    { "mtime +1ns", 3, 1 }, { "mtime -1ns", 3, -1 },
-		{ "mtime -1s", 3, -SEC }, { "ctime +1ns", 4, 1 }, { "ctime -1s", 4, -SEC },
-		{ "inode", 5, 1 },       { "device", 6, 1 },
+		{ "same", 0, 0 },	  { "mode", 1, 0 },
+		{ "size +1", 2, 1 },	  { "size -1", 2, -1 },
+		{ "mtime +1ns", 3, 1 },	  { "mtime -1ns", 3, -1 },
+		{ "mtime -1s", 3, -SEC }, { "ctime +1ns", 4, 1 },
+		{ "ctime -1s", 4, -SEC }, { "inode", 5, 1 },
+		{ "device", 6, 1 },
 	};
 	snap s = SNAP_INIT;
 	statcache *c;
@@ -236,7 +243,8 @@ static void test_fields_must_match(void **state)
 			probe.mode = MODE_EXEC;
 			break;
 		case 2:
-			probe.size = (uint64_t)((int64_t)probe.size + cases[i].delta);
+			probe.size = (uint64_t)((int64_t)probe.size +
+						cases[i].delta);
 			break;
 		case 3:
 			probe.mtime_ns += cases[i].delta;
@@ -263,7 +271,8 @@ static void test_fields_must_match(void **state)
 static void test_racy(void **state)
 {
 	fixture *f = *state;
-	const int64_t W = 1700000000LL * SEC + 123456789; /* cache written here */
+	const int64_t W = 1700000000LL * SEC + 123456789; /* cache written here
+							   */
 	static const struct {
 		const char *what;
 		int64_t mtime; /* relative to the start of W's second */
@@ -284,7 +293,8 @@ static void test_racy(void **state)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		snprintf(name, sizeof(name), "f%zu", i);
-		add(&s, name, MODE_FILE, 1, base + cases[i].mtime, (unsigned)i + 1);
+		add(&s, name, MODE_FILE, 1, base + cases[i].mtime,
+		    (unsigned)i + 1);
 	}
 	snap_sort(&s);
 	assert_int_equal(statcache_save(f->path, &s), 0);
@@ -297,7 +307,8 @@ static void test_racy(void **state)
 		e = snap_find(&s, name);
 		assert_non_null(e);
 		if (lookup(c, e, &id) != cases[i].hit)
-			fail_msg("%s: expected %s", cases[i].what, cases[i].hit ? "hit" : "miss");
+			fail_msg("%s: expected %s", cases[i].what,
+				 cases[i].hit ? "hit" : "miss");
 	}
 	statcache_free(c);
 
@@ -380,19 +391,22 @@ static void test_damage(void **state)
 				p[1] = (unsigned char)(crafted[i].val >> 8);
 			}
 			sha256_buf(&sum, bad.ptr, bad.len - SHA256_LEN);
-			memcpy(bad.ptr + bad.len - SHA256_LEN, sum.b, SHA256_LEN);
+			memcpy(bad.ptr + bad.len - SHA256_LEN, sum.b,
+			       SHA256_LEN);
 			write_raw(f->path, bad.ptr, bad.len);
 			assert_int_equal(statcache_load(&c, f->path), 0);
 			for (size_t k = 0; k < s.n; k++) {
 				oid id;
 				if (lookup(c, &s.v[k], &id))
-					fail_msg("%s: hit for '%s'", crafted[i].what, s.v[k].path);
+					fail_msg("%s: hit for '%s'",
+						 crafted[i].what, s.v[k].path);
 			}
 			statcache_free(c);
 		}
 	}
 	/* garbage and a directory in its place */
-	write_raw(f->path, "not a stat cache at all, but long enough to parse", 50);
+	write_raw(f->path, "not a stat cache at all, but long enough to parse",
+		  50);
 	assert_int_equal(statcache_load(&c, f->path), 0);
 	assert_all_miss(c, &s);
 	statcache_free(c);
@@ -529,7 +543,8 @@ static void scan_marking(statcache *c, snap *s)
 		snap_entry *e = &s->v[i];
 		oid id;
 		if (e->mode != MODE_SKIP)
-			e->cached = (uint8_t)statcache_lookup(c, e->path, e, &id);
+			e->cached =
+				(uint8_t)statcache_lookup(c, e->path, e, &id);
 	}
 }
 
@@ -567,10 +582,12 @@ static void test_delta(void **state)
 
 	/* the delta vouches for the new state, and hides the old record */
 	assert_int_equal(statcache_load(&c, f->path), 0);
-	assert_int_equal(statcache_lookup(c, t.v[0].path, &t.v[0], &id), STATCACHE_DELTA);
+	assert_int_equal(statcache_lookup(c, t.v[0].path, &t.v[0], &id),
+			 STATCACHE_DELTA);
 	assert_memory_equal(id.b, t.v[0].id.b, SHA256_LEN);
 	assert_int_equal(statcache_lookup(c, s.v[0].path, &s.v[0], &id), 0);
-	assert_int_equal(statcache_lookup(c, t.v[5].path, &t.v[5], &id), STATCACHE_BASE);
+	assert_int_equal(statcache_lookup(c, t.v[5].path, &t.v[5], &id),
+			 STATCACHE_BASE);
 	statcache_free(c);
 
 	/* many changes: folded into a new base, the delta goes */
@@ -583,7 +600,8 @@ static void test_delta(void **state)
 	assert_int_equal(stat(dpath, &st), -1);
 	assert_int_equal(statcache_load(&c, f->path), 0);
 	for (size_t i = 0; i < t.n; i++)
-		assert_int_equal(statcache_lookup(c, t.v[i].path, &t.v[i], &id), STATCACHE_BASE);
+		assert_int_equal(statcache_lookup(c, t.v[i].path, &t.v[i], &id),
+				 STATCACHE_BASE);
 	statcache_free(c);
 	snap_release(&s);
 	snap_release(&t);
@@ -612,21 +630,27 @@ static void test_unencodable_path(void **state)
 	statcache_free(c);
 	snap_release(&s);
 	if (!hit)
-		fail_msg("a snap with one path > 65535 bytes makes the saved cache "
-			 "unreadable (header count includes the skipped record)");
+		fail_msg(
+			"a snap with one path > 65535 bytes makes the saved cache "
+			"unreadable (header count includes the skipped record)");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_is_empty, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fields_must_match, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_missing_is_empty, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fields_must_match, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_racy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damage, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unchanged, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_delta, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unencodable_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unencodable_path, setup,
+						teardown),
 	};
 
 	if (getenv("DECREE_TEST_FILTER")) /* e.g. "test_gc*" */

@@ -30,7 +30,8 @@
 #include <ftw.h>
 #include <time.h>
 
-/* --- helpers ---------------------------------------------------------------- */
+/* --- helpers ----------------------------------------------------------------
+ */
 
 static uint64_t rng_state;
 
@@ -59,7 +60,8 @@ static uint64_t test_seed(void)
 	return seed;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -79,7 +81,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-tree-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-tree-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->dir) || odb_open(&f->db, f->dir) < 0) {
 		free(f);
 		return -1;
@@ -132,19 +135,21 @@ static void assert_snaps_equal(const snap *a, const snap *b)
 		fail_msg("snaps differ in size: %zu vs %zu", a->n, b->n);
 	for (size_t i = 0; i < a->n; i++) {
 		const snap_entry *x = &a->v[i], *y = &b->v[i];
-		if (strcmp(x->path, y->path) || x->mode != y->mode || x->size != y->size ||
-		    oid_cmp(&x->id, &y->id))
-			fail_msg("entry %zu: '%s' %o %llu vs '%s' %o %llu", i, x->path, x->mode,
-				 (unsigned long long)x->size, y->path, y->mode,
-				 (unsigned long long)y->size);
+		if (strcmp(x->path, y->path) || x->mode != y->mode ||
+		    x->size != y->size || oid_cmp(&x->id, &y->id))
+			fail_msg("entry %zu: '%s' %o %llu vs '%s' %o %llu", i,
+				 x->path, x->mode, (unsigned long long)x->size,
+				 y->path, y->mode, (unsigned long long)y->size);
 	}
 }
 
-/* --- random trees ---------------------------------------------------------------- */
+/* --- random trees
+ * ---------------------------------------------------------------- */
 
 static const char *const vocab[] = {
-	"a", "a.c", "a0", "a-b", "a b", "a!", "b", "B", "z", ".hidden", "...",
-	"\xc3\xa9t\xc3\xa9", "Makefile", "src", "x.tar.gz", "~",
+	"a",	    "a.c", "a0",       "a-b",	  "a b", "a!",
+	"b",	    "B",   "z",	       ".hidden", "...", "\xc3\xa9t\xc3\xa9",
+	"Makefile", "src", "x.tar.gz", "~",
 };
 
 /* A random path that neither is nor contains an existing file or dir. */
@@ -156,7 +161,8 @@ static bool random_path(char *out, size_t outlen, strset *files, strset *dirs)
 		const char *w = vocab[rnd() % ARRAY_SIZE(vocab)];
 		int n = snprintf(out + k, outlen - k, "%s%s", d ? "/" : "", w);
 		if (rnd() % 3 == 0)
-			n += snprintf(out + k + (size_t)n, outlen - k - (size_t)n, "%u",
+			n += snprintf(out + k + (size_t)n,
+				      outlen - k - (size_t)n, "%u",
 				      (unsigned)(rnd() % 3));
 		k += (size_t)n;
 		out[k] = '\0';
@@ -189,7 +195,8 @@ static void random_snap(snap *s, size_t n)
 	char path[256];
 
 	for (size_t i = 0, tries = 0; i < n && tries < 50 * n; tries++) {
-		static const uint32_t modes[] = { MODE_FILE, MODE_FILE, MODE_EXEC, MODE_LINK,
+		static const uint32_t modes[] = { MODE_FILE, MODE_FILE,
+						  MODE_EXEC, MODE_LINK,
 						  MODE_SKIP };
 		uint32_t mode;
 		oid id;
@@ -200,7 +207,9 @@ static void random_snap(snap *s, size_t n)
 		if (mode != MODE_SKIP)
 			for (int k = 0; k < SHA256_LEN; k++)
 				id.b[k] = (unsigned char)rnd();
-		add(s, path, mode, mode == MODE_SKIP ? (100u << 20) + rnd() % 1000 : rnd() % 100000,
+		add(s, path, mode,
+		    mode == MODE_SKIP ? (100u << 20) + rnd() % 1000
+				      : rnd() % 100000,
 		    &id);
 		assert_int_equal(strset_put(&files, path, 1), 0);
 		mark_dirs(&dirs, path);
@@ -278,7 +287,8 @@ static void test_empty_and_edges(void **state)
 			text_id(&id, "x");
 			add(&t, bad[i], MODE_FILE, 1, &id);
 			if (tree_write(&root, NULL, &t) != DECREE_EINVALID)
-				fail_msg("tree_write accepted path '%s'", bad[i]);
+				fail_msg("tree_write accepted path '%s'",
+					 bad[i]);
 			snap_release(&t);
 		}
 	}
@@ -331,16 +341,20 @@ static void test_empty_and_edges(void **state)
 	{
 		odb_writer *w;
 		assert_int_equal(odb_writer_new(&w, f->db), 0);
-		assert_int_equal(odb_writer_add(w, ODB_BLOB, "just a blob", 11, NULL, &root), 0);
+		assert_int_equal(odb_writer_add(w, ODB_BLOB, "just a blob", 11,
+						NULL, &root),
+				 0);
 		assert_int_equal(odb_writer_commit(w), 0);
 		odb_writer_free(w);
-		assert_int_equal(tree_read(&back, f->db, &root), DECREE_ECORRUPT);
+		assert_int_equal(tree_read(&back, f->db, &root),
+				 DECREE_ECORRUPT);
 	}
 	snap_release(&back);
 	buf_release(&obj);
 }
 
-/* --- shared subtrees --------------------------------------------------------------- */
+/* --- shared subtrees
+ * --------------------------------------------------------------- */
 
 struct dir_ids {
 	char path[32][64];
@@ -353,8 +367,8 @@ struct dir_ids {
 
 static int collect_dirs_rec(struct dir_ids *d, const oid *tree);
 
-static int dir_entry_fn(void *payload, const char *name, uint32_t mode, uint64_t size,
-			const oid *id)
+static int dir_entry_fn(void *payload, const char *name, uint32_t mode,
+			uint64_t size, const oid *id)
 {
 	struct dir_ids *d = payload;
 	char saved[64];
@@ -405,8 +419,8 @@ static const oid *dir_id(const struct dir_ids *d, const char *path)
 	return NULL;
 }
 
-static int count_pack_fn(void *payload, const oid *id, int type, uint64_t raw_len,
-			 const char *pack)
+static int count_pack_fn(void *payload, const oid *id, int type,
+			 uint64_t raw_len, const char *pack)
 {
 	size_t *counts = payload;
 	UNUSED(id);
@@ -421,7 +435,7 @@ static void test_shared_subtrees(void **state)
 	fixture *f = *state;
 	static const char *const paths[] = {
 		"a/b/c/file1", "a/b/c/other", "a/b/d/file2", "a/e/file3",
-		"a/top", "f/file4", "g.txt",
+		"a/top",       "f/file4",     "g.txt",
 	};
 	static const char *const changed[] = { "", "a", "a/b", "a/b/c" };
 	static const char *const unchanged[] = { "a/b/d", "a/e", "f" };
@@ -443,7 +457,8 @@ static void test_shared_subtrees(void **state)
 	/* directory sizes add up the bytes below them */
 	for (size_t i = 0; i < before.n; i++) {
 		if (!strcmp(before.path[i], "a"))
-			assert_int_equal(before.size[i], 10 + 20 + 30 + 40 + 50);
+			assert_int_equal(before.size[i],
+					 10 + 20 + 30 + 40 + 50);
 		if (!strcmp(before.path[i], "a/b/c"))
 			assert_int_equal(before.size[i], 10 + 20);
 	}
@@ -455,10 +470,12 @@ static void test_shared_subtrees(void **state)
 	collect_dirs(&after, f->db, &root2);
 	assert_int_equal(after.n, 7);
 	for (size_t i = 0; i < ARRAY_SIZE(changed); i++)
-		if (!oid_cmp(dir_id(&before, changed[i]), dir_id(&after, changed[i])))
+		if (!oid_cmp(dir_id(&before, changed[i]),
+			     dir_id(&after, changed[i])))
 			fail_msg("tree id of '%s' did not change", changed[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(unchanged); i++)
-		if (oid_cmp(dir_id(&before, unchanged[i]), dir_id(&after, unchanged[i])))
+		if (oid_cmp(dir_id(&before, unchanged[i]),
+			    dir_id(&after, unchanged[i])))
 			fail_msg("tree id of '%s' changed", unchanged[i]);
 	/* exactly the four ancestors were stored anew */
 	assert_int_equal(odb_foreach(f->db, count_pack_fn, counts2), 0);
@@ -472,15 +489,20 @@ static void test_shared_subtrees(void **state)
 		assert_int_equal(tree_write(&root3, NULL, &s), 0);
 		write_and_commit(&root3, f->db, &s);
 		collect_dirs(&third, f->db, &root3);
-		assert_true(oid_cmp(dir_id(&after, "a/e"), dir_id(&third, "a/e")) != 0);
-		assert_true(oid_cmp(dir_id(&after, "a"), dir_id(&third, "a")) != 0);
-		assert_false(oid_cmp(dir_id(&after, "a/b"), dir_id(&third, "a/b")) != 0);
-		assert_false(oid_cmp(dir_id(&after, "f"), dir_id(&third, "f")) != 0);
+		assert_true(oid_cmp(dir_id(&after, "a/e"),
+				    dir_id(&third, "a/e")) != 0);
+		assert_true(oid_cmp(dir_id(&after, "a"), dir_id(&third, "a")) !=
+			    0);
+		assert_false(oid_cmp(dir_id(&after, "a/b"),
+				     dir_id(&third, "a/b")) != 0);
+		assert_false(
+			oid_cmp(dir_id(&after, "f"), dir_id(&third, "f")) != 0);
 	}
 	snap_release(&s);
 }
 
-/* --- tree_parse ------------------------------------------------------------------- */
+/* --- tree_parse
+ * ------------------------------------------------------------------- */
 
 struct tent {
 	uint32_t mode;
@@ -493,7 +515,8 @@ static void encode(buf *b, const struct tent *e, size_t n, long count_override)
 	buf_clear(b);
 	buf_put(b, "DTRE", 4);
 	buf_put_u32(b, 1);
-	buf_put_u32(b, count_override >= 0 ? (uint32_t)count_override : (uint32_t)n);
+	buf_put_u32(b, count_override >= 0 ? (uint32_t)count_override
+					   : (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
 		size_t nlen = e[i].nlen ? e[i].nlen : strlen(e[i].name);
 		unsigned char id[SHA256_LEN];
@@ -514,8 +537,8 @@ struct parse_log {
 	int stop_with;
 };
 
-static int parse_fn(void *payload, const char *name, uint32_t mode, uint64_t size,
-		    const oid *id)
+static int parse_fn(void *payload, const char *name, uint32_t mode,
+		    uint64_t size, const oid *id)
 {
 	struct parse_log *l = payload;
 
@@ -532,8 +555,9 @@ static void test_parse_accepts(void **state)
 {
 	static char longest[NAME_MAX + 1];
 	struct tent ok[] = {
-		{ MODE_DIR, "a", 0 },      { MODE_FILE, "a b", 0 }, { MODE_EXEC, "a.c", 0 },
-		{ MODE_LINK, "a0", 0 },    { MODE_SKIP, "...", 0 }, { MODE_FILE, ".a", 0 },
+		{ MODE_DIR, "a", 0 },	   { MODE_FILE, "a b", 0 },
+		{ MODE_EXEC, "a.c", 0 },   { MODE_LINK, "a0", 0 },
+		{ MODE_SKIP, "...", 0 },   { MODE_FILE, ".a", 0 },
 		{ MODE_FILE, longest, 0 },
 	};
 	struct parse_log log;
@@ -547,7 +571,9 @@ static void test_parse_accepts(void **state)
 		struct tent sorted[ARRAY_SIZE(ok)];
 		memcpy(sorted, ok, sizeof(ok));
 		for (size_t i = 1; i < ARRAY_SIZE(sorted); i++)
-			for (size_t j = i; j > 0 && strcmp(sorted[j - 1].name, sorted[j].name) > 0; j--) {
+			for (size_t j = i; j > 0 && strcmp(sorted[j - 1].name,
+							   sorted[j].name) > 0;
+			     j--) {
 				struct tent t = sorted[j];
 				sorted[j] = sorted[j - 1];
 				sorted[j - 1] = t;
@@ -594,10 +620,24 @@ static void test_parse_rejects(void **state)
 		{ "empty name", { { MODE_FILE, "", 0 } }, 1, -1 },
 		{ "NUL in name", { { MODE_FILE, "a\0b", 3 } }, 1, -1 },
 		{ "NUL at end", { { MODE_FILE, "ab\0", 3 } }, 1, -1 },
-		{ "unsorted", { { MODE_FILE, "b", 0 }, { MODE_FILE, "a", 0 } }, 2, -1 },
-		{ "unsorted later", { { MODE_FILE, "a", 0 }, { MODE_FILE, "c", 0 }, { MODE_FILE, "b", 0 } }, 3, -1 },
-		{ "duplicate", { { MODE_FILE, "a", 0 }, { MODE_FILE, "a", 0 } }, 2, -1 },
-		{ "file and dir same name", { { MODE_DIR, "a", 0 }, { MODE_FILE, "a", 0 } }, 2, -1 },
+		{ "unsorted",
+		  { { MODE_FILE, "b", 0 }, { MODE_FILE, "a", 0 } },
+		  2,
+		  -1 },
+		{ "unsorted later",
+		  { { MODE_FILE, "a", 0 },
+		    { MODE_FILE, "c", 0 },
+		    { MODE_FILE, "b", 0 } },
+		  3,
+		  -1 },
+		{ "duplicate",
+		  { { MODE_FILE, "a", 0 }, { MODE_FILE, "a", 0 } },
+		  2,
+		  -1 },
+		{ "file and dir same name",
+		  { { MODE_DIR, "a", 0 }, { MODE_FILE, "a", 0 } },
+		  2,
+		  -1 },
 		{ "mode 0100600", { { 0100600, "a", 0 } }, 1, -1 },
 		{ "mode 0100777", { { 0100777, "a", 0 } }, 1, -1 },
 		{ "mode 0040755", { { 0040755, "a", 0 } }, 1, -1 },
@@ -607,7 +647,10 @@ static void test_parse_rejects(void **state)
 		{ "mode ~0", { { 0xffffffffu, "a", 0 } }, 1, -1 },
 		{ "count too large", { { MODE_FILE, "a", 0 } }, 1, 2 },
 		{ "count huge", { { MODE_FILE, "a", 0 } }, 1, 0x7fffffff },
-		{ "count too small", { { MODE_FILE, "a", 0 }, { MODE_FILE, "b", 0 } }, 2, 1 },
+		{ "count too small",
+		  { { MODE_FILE, "a", 0 }, { MODE_FILE, "b", 0 } },
+		  2,
+		  1 },
 		{ "count zero", { { MODE_FILE, "a", 0 } }, 1, 0 },
 		{ "name too long", { { MODE_FILE, toolong, 0 } }, 1, -1 },
 	};
@@ -622,7 +665,8 @@ static void test_parse_rejects(void **state)
 		memset(&log, 0, sizeof(log));
 		r = tree_parse(b.ptr, b.len, parse_fn, &log);
 		if (r != DECREE_ECORRUPT)
-			fail_msg("%s: tree_parse returned %d", cases[i].what, r);
+			fail_msg("%s: tree_parse returned %d", cases[i].what,
+				 r);
 		assert_true(decree_error_last()[0] != '\0');
 	}
 	/* header damage */
@@ -633,25 +677,31 @@ static void test_parse_rejects(void **state)
 			encode(&b, one, 1, -1);
 			b.ptr[offs[i]] ^= 0x20;
 			memset(&log, 0, sizeof(log));
-			if (tree_parse(b.ptr, b.len, parse_fn, &log) != DECREE_ECORRUPT)
-				fail_msg("header byte %zu flipped: accepted", offs[i]);
+			if (tree_parse(b.ptr, b.len, parse_fn, &log) !=
+			    DECREE_ECORRUPT)
+				fail_msg("header byte %zu flipped: accepted",
+					 offs[i]);
 		}
 		/* trailing garbage */
 		encode(&b, one, 1, -1);
 		buf_putc(&b, 'x');
 		memset(&log, 0, sizeof(log));
-		assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), DECREE_ECORRUPT);
+		assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log),
+				 DECREE_ECORRUPT);
 	}
 	/* every truncation of a valid object */
 	{
 		static const struct tent three[] = {
-			{ MODE_DIR, "dir", 0 }, { MODE_FILE, "file", 0 }, { MODE_LINK, "link", 0 },
+			{ MODE_DIR, "dir", 0 },
+			{ MODE_FILE, "file", 0 },
+			{ MODE_LINK, "link", 0 },
 		};
 		encode(&b, three, 3, -1);
 		memset(&log, 0, sizeof(log));
 		assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 0);
 		for (size_t len = 0; len < b.len; len++) {
-			char *copy = malloc(len ? len : 1); /* exact size: ASan sees overreads */
+			char *copy = malloc(len ? len : 1); /* exact size: ASan
+							       sees overreads */
 			int r;
 			assert_non_null(copy);
 			memcpy(copy, b.ptr, len);
@@ -659,8 +709,9 @@ static void test_parse_rejects(void **state)
 			r = tree_parse(copy, len, parse_fn, &log);
 			free(copy);
 			if (r != DECREE_ECORRUPT)
-				fail_msg("truncated to %zu of %zu: tree_parse returned %d", len,
-					 b.len, r);
+				fail_msg(
+					"truncated to %zu of %zu: tree_parse returned %d",
+					len, b.len, r);
 		}
 	}
 	buf_release(&b);
@@ -703,8 +754,12 @@ static void test_blob_with_tree_bytes(void **state)
 	add(&s, "x.bin", MODE_FILE, bytes.len, &blob);
 	snap_sort(&s);
 	assert_int_equal(odb_writer_new(&w, f->db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, "content of d/f", 14, NULL, NULL), 0);
-	assert_int_equal(odb_writer_add(w, ODB_BLOB, bytes.ptr, bytes.len, NULL, NULL), 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, "content of d/f", 14, NULL,
+					NULL),
+			 0);
+	assert_int_equal(odb_writer_add(w, ODB_BLOB, bytes.ptr, bytes.len, NULL,
+					NULL),
+			 0);
 	assert_int_equal(tree_write(&root, w, &s), 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
@@ -714,9 +769,10 @@ static void test_blob_with_tree_bytes(void **state)
 	if (r != 0) {
 		snap_release(&s);
 		snap_release(&back);
-		fail_msg("a snapshot holding a file with the bytes of one of its trees "
-			 "does not read back: %d (%s)",
-			 r, decree_error_last());
+		fail_msg(
+			"a snapshot holding a file with the bytes of one of its trees "
+			"does not read back: %d (%s)",
+			r, decree_error_last());
 	}
 	assert_snaps_equal(&s, &back);
 	snap_release(&s);
@@ -736,7 +792,8 @@ static void test_read_hostile(void **state)
 
 	encode(&b, bad, 1, -1);
 	assert_int_equal(odb_writer_new(&w, f->db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_TREE, b.ptr, b.len, NULL, &id), 0);
+	assert_int_equal(odb_writer_add(w, ODB_TREE, b.ptr, b.len, NULL, &id),
+			 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
 	assert_int_equal(tree_read(&out, f->db, &id), DECREE_ECORRUPT);
@@ -744,7 +801,8 @@ static void test_read_hostile(void **state)
 	/* a subtree that is not stored */
 	encode(&b, sub, 1, -1);
 	assert_int_equal(odb_writer_new(&w, f->db), 0);
-	assert_int_equal(odb_writer_add(w, ODB_TREE, b.ptr, b.len, NULL, &id), 0);
+	assert_int_equal(odb_writer_add(w, ODB_TREE, b.ptr, b.len, NULL, &id),
+			 0);
 	assert_int_equal(odb_writer_commit(w), 0);
 	odb_writer_free(w);
 	assert_int_equal(tree_read(&out, f->db, &id), DECREE_ENOTFOUND);
@@ -755,14 +813,20 @@ static void test_read_hostile(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip_random, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_order_independent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_empty_and_edges, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shared_subtrees, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_random, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_order_independent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_empty_and_edges, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_shared_subtrees, setup,
+						teardown),
 		cmocka_unit_test(test_parse_accepts),
 		cmocka_unit_test(test_parse_rejects),
-		cmocka_unit_test_setup_teardown(test_read_hostile, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_blob_with_tree_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_hostile, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_blob_with_tree_bytes,
+						setup, teardown),
 	};
 
 	test_seed();

@@ -65,7 +65,8 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-/* --- scratch ------------------------------------------------------------------------ */
+/* --- scratch
+ * ------------------------------------------------------------------------ */
 
 typedef struct {
 	char base[PATH_MAX];
@@ -82,13 +83,15 @@ static const char *scratch_parent(void)
 
 	if (t && *t)
 		return t;
-	if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0)
+	if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+	    access("/dev/shm", W_OK) == 0)
 		return "/dev/shm";
 	t = getenv("TMPDIR");
 	return t && *t ? t : "/tmp";
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -98,7 +101,8 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 
 static const char *rm_keep; /* rm_contents: the directory itself stays */
 
-static int rm_below(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_below(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -130,7 +134,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->base, sizeof(f->base), "%s/decree-txn-XXXXXX", scratch_parent());
+	snprintf(f->base, sizeof(f->base), "%s/decree-txn-XXXXXX",
+		 scratch_parent());
 	if (!mkdtemp(f->base)) {
 		free(f);
 		return -1;
@@ -159,7 +164,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* --- tree states ------------------------------------------------------------------------ */
+/* --- tree states
+ * ------------------------------------------------------------------------ */
 
 enum kind { K_FILE, K_EXEC, K_LINK, K_DIR };
 
@@ -236,8 +242,12 @@ static void build_state(const fixture *f, const struct ent *st)
 		} else {
 			int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
 			assert_true(fd >= 0);
-			assert_int_equal(fs_write_all(fd, st->content, strlen(st->content)), 0);
-			assert_int_equal(fchmod(fd, st->kind == K_EXEC ? 0755 : 0644), 0);
+			assert_int_equal(fs_write_all(fd, st->content,
+						      strlen(st->content)),
+					 0);
+			assert_int_equal(fchmod(fd, st->kind == K_EXEC ? 0755
+								       : 0644),
+					 0);
 			close(fd);
 		}
 	}
@@ -256,7 +266,8 @@ struct lines {
 
 static struct lines *img_acc;
 
-static int img_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int img_entry(const char *p, const struct stat *st, int flag,
+		     struct FTW *ftw)
 {
 	struct lines *l = img_acc;
 	char line[PATH_MAX * 2], what[PATH_MAX + 1];
@@ -272,7 +283,8 @@ static int img_entry(const char *p, const struct stat *st, int flag, struct FTW 
 		what[n < 0 ? 0 : n] = '\0';
 		snprintf(line, sizeof(line), "%s L %s", rel, what);
 	} else if (S_ISDIR(st->st_mode)) {
-		snprintf(line, sizeof(line), "%s D %04o", rel, (unsigned)(st->st_mode & 07777));
+		snprintf(line, sizeof(line), "%s D %04o", rel,
+			 (unsigned)(st->st_mode & 07777));
 	} else if (S_ISREG(st->st_mode)) {
 		int fd = open(p, O_RDONLY | O_CLOEXEC);
 		oid id;
@@ -283,8 +295,8 @@ static int img_entry(const char *p, const struct stat *st, int flag, struct FTW 
 			oid_to_hex(hex, &id);
 		if (fd >= 0)
 			close(fd);
-		snprintf(line, sizeof(line), "%s F %04o %.16s", rel, (unsigned)(st->st_mode & 07777),
-			 hex);
+		snprintf(line, sizeof(line), "%s F %04o %.16s", rel,
+			 (unsigned)(st->st_mode & 07777), hex);
 	} else {
 		snprintf(line, sizeof(line), "%s ?", rel);
 	}
@@ -334,13 +346,14 @@ static char *image(const char *root)
 /* Temp files and logs anywhere below dir: names printed, count returned. */
 static size_t leftovers_n;
 
-static int leftover_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int leftover_entry(const char *p, const struct stat *st, int flag,
+			  struct FTW *ftw)
 {
 	const char *name = p + ftw->base;
 	UNUSED(st);
 	UNUSED(flag);
-	if (strstr(name, ".decree-tmp-") || !strncmp(name, "tmp-", 4) || strstr(name, ".tmp-") ||
-	    !strcmp(name, "txn.wal")) {
+	if (strstr(name, ".decree-tmp-") || !strncmp(name, "tmp-", 4) ||
+	    strstr(name, ".tmp-") || !strcmp(name, "txn.wal")) {
 		fprintf(stderr, "left over: %s\n", p);
 		leftovers_n++;
 	}
@@ -374,14 +387,16 @@ static void history(char *out, size_t len, decree_store *s)
 	repo_file(path, s, "oplog");
 	assert_int_equal(oplog_load(&l, path), 0);
 	snprintf(out, len, "%zu/%zu:%s,%s", l.nundo, l.nredo,
-		 l.nundo ? l.undo[l.nundo - 1].id : "-", l.nredo ? l.redo[l.nredo - 1].id : "-");
+		 l.nundo ? l.undo[l.nundo - 1].id : "-",
+		 l.nredo ? l.redo[l.nredo - 1].id : "-");
 	oplog_release(&l);
 }
 
 static void assert_image(const char *got, const char *want, const char *what)
 {
 	if (strcmp(got, want))
-		fail_msg("%s: the tree is\n%s\nbut should be\n%s", what, got, want);
+		fail_msg("%s: the tree is\n%s\nbut should be\n%s", what, got,
+			 want);
 }
 
 /* Take the image of the tree now into f->now. */
@@ -392,7 +407,8 @@ static const char *snapshot_now(fixture *f)
 	return f->now;
 }
 
-/* --- the fault seam ------------------------------------------------------------------------ */
+/* --- the fault seam
+ * ------------------------------------------------------------------------ */
 
 static const char *f_step;
 static int f_n, f_calls;
@@ -436,8 +452,8 @@ struct stats {
  * Run `op` with the nth `step` failing, n = 1, 2, ... until it succeeds.
  * `before`/`after` are the images of the tree before and after the op.
  */
-static void fault_loop(fixture *f, const char *step, enum op op, const char *before,
-		       const char *after, struct stats *st)
+static void fault_loop(fixture *f, const char *step, enum op op,
+		       const char *before, const char *after, struct stats *st)
 {
 	for (int n = 1; n <= 400; n++) {
 		size_t nck = checkpoint_count(f->s);
@@ -461,15 +477,18 @@ static void fault_loop(fixture *f, const char *step, enum op op, const char *bef
 			return;
 		}
 		if (f_calls < n)
-			fail_msg("%s failed (%d) without an injected fault: %s", op_name(op), r, msg);
+			fail_msg("%s failed (%d) without an injected fault: %s",
+				 op_name(op), r, msg);
 		if (strstr(msg, "unusable"))
-			fail_msg("%s: the store handle went broken at %s #%d: %s", op_name(op), step,
-				 n, msg);
+			fail_msg(
+				"%s: the store handle went broken at %s #%d: %s",
+				op_name(op), step, n, msg);
 		st->failures++;
 		if (strstr(msg, "was applied")) {
 			/* failed after COMMIT: new state, recovery finishes */
 			bool rec = false;
-			snprintf(where, sizeof(where), "%s with %s #%d failing after commit",
+			snprintf(where, sizeof(where),
+				 "%s with %s #%d failing after commit",
 				 op_name(op), step, n);
 			assert_image(img, after, where);
 			st->applied++;
@@ -479,19 +498,23 @@ static void fault_loop(fixture *f, const char *step, enum op op, const char *bef
 			st->steps_seen += f_calls;
 			return;
 		}
-		snprintf(where, sizeof(where), "%s with %s #%d failing (%s)", op_name(op), step, n,
-			 msg);
+		snprintf(where, sizeof(where), "%s with %s #%d failing (%s)",
+			 op_name(op), step, n, msg);
 		assert_image(img, before, where);
 		if (leftovers(f))
-			fail_msg("%s: temp files or txn.wal left behind", where);
+			fail_msg("%s: temp files or txn.wal left behind",
+				 where);
 		history(hist_after, sizeof(hist_after), f->s);
 		if (strcmp(hist, hist_after))
-			fail_msg("%s: the undo/redo history changed from %s to %s", where, hist,
-				 hist_after);
+			fail_msg(
+				"%s: the undo/redo history changed from %s to %s",
+				where, hist, hist_after);
 		/* a failed restore drops its pre-restore capture (restore.c);
 		 * counted, reported at the end, so the loop goes on */
-		if (checkpoint_count(f->s) != nck && st->extra_checkpoints++ == 0)
-			snprintf(st->first_extra, sizeof(st->first_extra), "%s", where);
+		if (checkpoint_count(f->s) != nck &&
+		    st->extra_checkpoints++ == 0)
+			snprintf(st->first_extra, sizeof(st->first_extra), "%s",
+				 where);
 	}
 	fail_msg("%s never succeeded with %s faults", op_name(op), step);
 }
@@ -503,7 +526,8 @@ static void prepare(fixture *f, const struct ent *from, const struct ent *to)
 	build_state(f, from);
 	if (!f->s)
 		assert_int_equal(open_store(&f->s, f), 0);
-	assert_int_equal(decree_checkpoint_create(ref_ckpt, &created, f->s, NULL), 0);
+	assert_int_equal(
+		decree_checkpoint_create(ref_ckpt, &created, f->s, NULL), 0);
 	free(f->after);
 	f->after = image(f->root);
 	build_state(f, to);
@@ -512,9 +536,11 @@ static void prepare(fixture *f, const struct ent *from, const struct ent *to)
 	assert_string_not_equal(f->before, f->after);
 }
 
-static void faults_between(fixture *f, const struct ent *from, const struct ent *to)
+static void faults_between(fixture *f, const struct ent *from,
+			   const struct ent *to)
 {
-	static const char *const steps[] = { "write", "rename", "fsync", "unlink", "mkdir" };
+	static const char *const steps[] = { "write", "rename", "fsync",
+					     "unlink", "mkdir" };
 	int extra = 0;
 	char first_extra[1400] = "";
 
@@ -526,16 +552,18 @@ static void faults_between(fixture *f, const struct ent *from, const struct ent 
 		fault_loop(f, steps[i], OP_RESTORE, f->before, f->after, &st);
 		fault_loop(f, steps[i], OP_UNDO, f->after, f->before, &st);
 		fault_loop(f, steps[i], OP_REDO, f->before, f->after, &st);
-		printf("  %-6s: %3d injected failures (%d after commit), %3d steps\n", steps[i],
-		       st.failures, st.applied, st.steps_seen);
+		printf("  %-6s: %3d injected failures (%d after commit), %3d steps\n",
+		       steps[i], st.failures, st.applied, st.steps_seen);
 		assert_true(st.failures > 0);
 		if (st.extra_checkpoints && !extra)
-			snprintf(first_extra, sizeof(first_extra), "%s", st.first_extra);
+			snprintf(first_extra, sizeof(first_extra), "%s",
+				 st.first_extra);
 		extra += st.extra_checkpoints;
 	}
 	if (extra)
-		fail_msg("%d failed operations left a new checkpoint record behind; the first: %s",
-			 extra, first_extra);
+		fail_msg(
+			"%d failed operations left a new checkpoint record behind; the first: %s",
+			extra, first_extra);
 }
 
 static void test_restore_faults(void **state)
@@ -584,8 +612,8 @@ static void test_restore_shape_changes(void **state)
 		prepare(f, cases[i].ckpt, cases[i].now);
 		r = decree_checkpoint_restore(&res, f->s, ref_ckpt, NULL);
 		if (r != 0) {
-			fprintf(stderr, "restore with %s: %d (%s)\n", cases[i].what, r,
-				decree_error_last());
+			fprintf(stderr, "restore with %s: %d (%s)\n",
+				cases[i].what, r, decree_error_last());
 			bad++;
 			continue;
 		}
@@ -597,8 +625,8 @@ static void test_restore_shape_changes(void **state)
 		assert_int_equal(leftovers(f), 0);
 	}
 	if (bad)
-		fail_msg("%d of %zu shape changes do not restore (see above)", bad,
-			 ARRAY_SIZE(cases));
+		fail_msg("%d of %zu shape changes do not restore (see above)",
+			 bad, ARRAY_SIZE(cases));
 }
 
 /*
@@ -629,9 +657,10 @@ static void test_restore_nested_meta_dir(void **state)
 	decree_snapshot_free(sn);
 	r = decree_checkpoint_restore(&res, f->s, ref_ckpt, NULL);
 	if (r != 0)
-		fail_msg("a checkpoint holding 'sub/.decree/x' (recorded by the scan) does not "
-			 "restore: %d (%s)",
-			 r, decree_error_last());
+		fail_msg(
+			"a checkpoint holding 'sub/.decree/x' (recorded by the scan) does not "
+			"restore: %d (%s)",
+			r, decree_error_last());
 	assert_image(snapshot_now(f), f->after, "restore");
 }
 
@@ -644,16 +673,19 @@ static void test_restore_noop(void **state)
 
 	build_state(f, state_a);
 	assert_int_equal(open_store(&f->s, f), 0);
-	assert_int_equal(decree_checkpoint_create(ref_ckpt, &created, f->s, NULL), 0);
+	assert_int_equal(
+		decree_checkpoint_create(ref_ckpt, &created, f->s, NULL), 0);
 	f->before = image(f->root);
-	assert_int_equal(decree_checkpoint_restore(&res, f->s, ref_ckpt, NULL), 0);
+	assert_int_equal(decree_checkpoint_restore(&res, f->s, ref_ckpt, NULL),
+			 0);
 	assert_int_equal(res.created + res.restored + res.deleted, 0);
 	assert_image(snapshot_now(f), f->before, "no-op restore");
 	assert_int_equal(leftovers(f), 0);
 	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ENOTFOUND);
 }
 
-/* --- allocation failures ----------------------------------------------------------------- */
+/* --- allocation failures
+ * ----------------------------------------------------------------- */
 
 static int create_scenario(const fixture *f)
 {
@@ -678,10 +710,8 @@ static void test_alloc_failures_create(void **state)
 {
 	fixture *f = *state;
 	static const struct ent small[] = {
-		{ "one", K_FILE, "one" },
-		{ "d/two", K_EXEC, "two" },
-		{ "d/e/three", K_FILE, "three" },
-		{ "l", K_LINK, "one" },
+		{ "one", K_FILE, "one" },	  { "d/two", K_EXEC, "two" },
+		{ "d/e/three", K_FILE, "three" }, { "l", K_LINK, "one" },
 		{ NULL, K_FILE, NULL },
 	};
 	unsigned long n, failures = 0, silent = 0;
@@ -701,7 +731,8 @@ static void test_alloc_failures_create(void **state)
 		if (r == 0 && !fired)
 			break;
 		if (r == 0)
-			continue; /* the failed allocation was handled (a cache, say) */
+			continue; /* the failed allocation was handled (a cache,
+				     say) */
 		failures++;
 		/* See test_odb's test_writer_error_other_thread: a failure in
 		 * one hashing thread may surface without a message. */
@@ -717,13 +748,15 @@ static void test_alloc_failures_create(void **state)
 			nck = checkpoint_count(s);
 			decree_store_free(s);
 			if (nck)
-				fail_msg("allocation %lu: a failed create left %zu checkpoint(s)", n,
-					 nck);
+				fail_msg(
+					"allocation %lu: a failed create left %zu checkpoint(s)",
+					n, nck);
 		}
 		/* the store is usable afterwards */
 		if (create_scenario(f) != 0)
-			fail_msg("allocation %lu: the store is unusable afterwards: %s", n,
-				 decree_error_last());
+			fail_msg(
+				"allocation %lu: the store is unusable afterwards: %s",
+				n, decree_error_last());
 	}
 	assert_true(n < 5000);
 	printf("  checkpoint create: %lu allocations, %lu failed cleanly (%lu without a "
@@ -775,28 +808,39 @@ static void test_alloc_failures_restore(void **state)
 			continue;
 		}
 		if (!fired)
-			fail_msg("restore failed without an injected allocation failure: %s", msg);
+			fail_msg(
+				"restore failed without an injected allocation failure: %s",
+				msg);
 		failures++;
 		if (strstr(msg, "unusable"))
-			fail_msg("allocation %lu: the store handle went broken: %s", n, msg);
+			fail_msg(
+				"allocation %lu: the store handle went broken: %s",
+				n, msg);
 		if (strstr(msg, "was applied")) {
 			applied++;
-			assert_image(img, f->after, "restore failing after commit");
+			assert_image(img, f->after,
+				     "restore failing after commit");
 			assert_int_equal(decree_recover(f->s, NULL, NULL), 0);
 			if (leftovers(f))
-				fail_msg("allocation %lu: temp files or txn.wal left behind", n);
+				fail_msg(
+					"allocation %lu: temp files or txn.wal left behind",
+					n);
 			reset_store(f);
 			resets++;
 			continue;
 		}
-		snprintf(where, sizeof(where), "restore with allocation %lu failing (%s)", n, msg);
+		snprintf(where, sizeof(where),
+			 "restore with allocation %lu failing (%s)", n, msg);
 		assert_image(img, f->before, where);
 		if (leftovers(f))
-			fail_msg("allocation %lu: temp files or txn.wal left behind", n);
+			fail_msg(
+				"allocation %lu: temp files or txn.wal left behind",
+				n);
 		history(hist_after, sizeof(hist_after), f->s);
 		if (strcmp(hist, hist_after))
-			fail_msg("%s: the undo/redo history changed from %s to %s", where, hist,
-				 hist_after);
+			fail_msg(
+				"%s: the undo/redo history changed from %s to %s",
+				where, hist, hist_after);
 	}
 	assert_true(n < 20000);
 	printf("  restore: %lu allocations, %lu failed (%lu after commit), %lu store resets\n",
@@ -804,7 +848,8 @@ static void test_alloc_failures_restore(void **state)
 	check_leaks();
 }
 
-/* --- content addressing and types ----------------------------------------------------- */
+/* --- content addressing and types
+ * ----------------------------------------------------- */
 
 /*
  * A project file whose bytes equal the tree object of one of its
@@ -820,7 +865,8 @@ static void test_file_with_tree_bytes(void **state)
 	snap_entry *e;
 	int fd, r;
 
-	/* d/f with known content; the bytes of tree "d" by the documented format */
+	/* d/f with known content; the bytes of tree "d" by the documented
+	 * format */
 	e = snap_add(&sub, "f", 1);
 	assert_non_null(e);
 	e->mode = MODE_FILE;
@@ -838,7 +884,8 @@ static void test_file_with_tree_bytes(void **state)
 		oid t, b;
 		assert_int_equal(tree_write(&t, NULL, &sub), 0);
 		sha256_buf(&b, bytes.ptr, bytes.len);
-		assert_memory_equal(t.b, b.b, SHA256_LEN); /* the format is as documented */
+		assert_memory_equal(t.b, b.b, SHA256_LEN); /* the format is as
+							      documented */
 	}
 	make_parent(f->root, "d/f");
 	snprintf(p, sizeof(p), "%s/d/f", f->root);
@@ -858,23 +905,32 @@ static void test_file_with_tree_bytes(void **state)
 	assert_int_equal(unlink(p), 0);
 	r = decree_checkpoint_restore(&res, f->s, id, NULL);
 	if (r != 0)
-		fail_msg("restoring a checkpoint that holds a file with the bytes of one of "
-			 "its directory trees fails: %d (%s)",
-			 r, decree_error_last());
+		fail_msg(
+			"restoring a checkpoint that holds a file with the bytes of one of "
+			"its directory trees fails: %d (%s)",
+			r, decree_error_last());
 	assert_int_equal(res.created, 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_restore_noop, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restore_shape_changes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restore_nested_meta_dir, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restore_faults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restore_faults_shapes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_alloc_failures_create, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_alloc_failures_restore, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_with_tree_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_noop, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_restore_shape_changes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_nested_meta_dir,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_faults, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_restore_faults_shapes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_failures_create,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_failures_restore,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_with_tree_bytes,
+						setup, teardown),
 	};
 
 	if (getenv("DECREE_TEST_FILTER")) /* e.g. "test_alloc_*" */

@@ -50,11 +50,11 @@ static void run_case(const struct fmt_case *c, unsigned flags)
 	f.old_mode = c->old_mode;
 	f.new_mode = c->new_mode;
 	f.old_data = c->old_data;
-	f.old_len = c->old_len ? c->old_len :
-				 (c->old_data ? strlen(c->old_data) : 0);
+	f.old_len = c->old_len ? c->old_len
+			       : (c->old_data ? strlen(c->old_data) : 0);
 	f.new_data = c->new_data;
-	f.new_len = c->new_len ? c->new_len :
-				 (c->new_data ? strlen(c->new_data) : 0);
+	f.new_len = c->new_len ? c->new_len
+			       : (c->new_data ? strlen(c->new_data) : 0);
 	assert_int_equal(unidiff_format(&out, &f, &o), 0);
 	if (strcmp(out.ptr, c->expect))
 		fail_msg("%s: got\n%s\n--- expected\n%s", c->name, out.ptr,
@@ -117,8 +117,8 @@ static void test_records(void **state)
 		  "@@ -1 +1 @@\n"
 		  "-x\n"
 		  "+y\n" },
-		{ "empty to content", "f", NULL, true, true, F, F, "", 0,
-		  "a\n", 0, 0,
+		{ "empty to content", "f", NULL, true, true, F, F, "", 0, "a\n",
+		  0, 0,
 		  "diff --git a/f b/f\n"
 		  "--- a/f\n"
 		  "+++ b/f\n"
@@ -199,8 +199,8 @@ static void test_records(void **state)
 		  "\\ No newline at end of file\n"
 		  "+t2\n"
 		  "\\ No newline at end of file\n" },
-		{ "file becomes symlink", "p", NULL, true, true, F, L, "x\n",
-		  0, "x", 0, 0,
+		{ "file becomes symlink", "p", NULL, true, true, F, L, "x\n", 0,
+		  "x", 0, 0,
 		  "diff --git a/p b/p\n"
 		  "deleted file mode 100644\n"
 		  "--- a/p\n"
@@ -223,16 +223,16 @@ static void test_records(void **state)
 		  "decree-base64 new 7\n"
 		  "bmV3AGJpbg==\n"
 		  "\n" },
-		{ "binary new", "b.bin", NULL, false, true, 0, X, NULL, 0,
-		  "\0", 1, 0,
+		{ "binary new", "b.bin", NULL, false, true, 0, X, NULL, 0, "\0",
+		  1, 0,
 		  "diff --git a/b.bin b/b.bin\n"
 		  "new file mode 100755\n"
 		  "GIT binary patch\n"
 		  "decree-base64 new 1\n"
 		  "AA==\n"
 		  "\n" },
-		{ "binary to empty", "b", NULL, true, true, F, F, "\0\1", 2,
-		  "", 0, 0,
+		{ "binary to empty", "b", NULL, true, true, F, F, "\0\1", 2, "",
+		  0, 0,
 		  "diff --git a/b b/b\n"
 		  "GIT binary patch\n"
 		  "decree-base64 old 2\n"
@@ -301,8 +301,8 @@ static void test_records(void **state)
 		  " 1\n 2\n-3\n+X\n 4\n 5\n 6\n"
 		  "@@ -8,6 +8,6 @@\n"
 		  " 8\n 9\n 10\n-11\n+Y\n 12\n 13\n" },
-		{ "context 1", "f", NULL, true, true, F, F,
-		  "1\n2\n3\n4\n5\n", 0, "1\n2\nX\n4\n5\n", 0, 1,
+		{ "context 1", "f", NULL, true, true, F, F, "1\n2\n3\n4\n5\n",
+		  0, "1\n2\nX\n4\n5\n", 0, 1,
 		  "diff --git a/f b/f\n"
 		  "--- a/f\n"
 		  "+++ b/f\n"
@@ -368,8 +368,8 @@ static void test_index_lines(void **state)
 		  "@@ -1 +1 @@\n"
 		  "-hello\n"
 		  "+world\n" },
-		{ "index mode only", "t", NULL, true, true, F, X, "hello\n",
-		  0, "hello\n", 0, 0,
+		{ "index mode only", "t", NULL, true, true, F, X, "hello\n", 0,
+		  "hello\n", 0, 0,
 		  "diff --git a/t b/t\n"
 		  "old mode 100644\n"
 		  "new mode 100755\n" },

@@ -56,7 +56,8 @@ static uint64_t test_seed(void)
 	return seed;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_entry(const char *p, const struct stat *st, int flag,
+		    struct FTW *ftw)
 {
 	UNUSED(st);
 	UNUSED(flag);
@@ -76,7 +77,8 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-wal-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-wal-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->dir)) {
 		free(f);
 		return -1;
@@ -126,7 +128,9 @@ static void write_log(buf *out, const char *path, const trec *v, size_t n)
 
 	assert_int_equal(wal_create(&w, path), 0);
 	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(wal_append(w, v[i].type, v[i].data.ptr, v[i].data.len), 0);
+		assert_int_equal(wal_append(w, v[i].type, v[i].data.ptr,
+					    v[i].data.len),
+				 0);
 		if (rnd() % 3 == 0)
 			assert_int_equal(wal_sync(w), 0);
 	}
@@ -137,14 +141,16 @@ static void write_log(buf *out, const char *path, const trec *v, size_t n)
 }
 
 /* Records parsed from `data` must equal v[0..n). */
-static void check_records(const wal_record *recs, size_t nrecs, const trec *v, size_t n)
+static void check_records(const wal_record *recs, size_t nrecs, const trec *v,
+			  size_t n)
 {
 	assert_int_equal(nrecs, n);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(recs[i].type, v[i].type);
 		assert_int_equal(recs[i].len, v[i].data.len);
 		if (v[i].data.len)
-			assert_memory_equal(recs[i].data, v[i].data.ptr, v[i].data.len);
+			assert_memory_equal(recs[i].data, v[i].data.ptr,
+					    v[i].data.len);
 	}
 }
 
@@ -159,8 +165,8 @@ static void record_ends(size_t *ends, const trec *v, size_t n)
 }
 
 /* Parse an exact-size copy so that ASan catches any overread. */
-static int parse_copy(wal_record **recs, size_t *nrecs, size_t *valid, bool *torn,
-		      const void *data, size_t len, void **copy_out)
+static int parse_copy(wal_record **recs, size_t *nrecs, size_t *valid,
+		      bool *torn, const void *data, size_t len, void **copy_out)
 {
 	void *copy = malloc(len ? len : 1);
 	assert_non_null(copy);
@@ -169,7 +175,8 @@ static int parse_copy(wal_record **recs, size_t *nrecs, size_t *valid, bool *tor
 	return wal_parse(recs, nrecs, valid, torn, copy, len);
 }
 
-/* --- tests ------------------------------------------------------------------------ */
+/* --- tests
+ * ------------------------------------------------------------------------ */
 
 static void test_roundtrip(void **state)
 {
@@ -187,7 +194,8 @@ static void test_roundtrip(void **state)
 	assert_int_equal(img.len, ends[11]);
 	assert_memory_equal(img.ptr, "DECRWAL\0\1\0\0\0\0\0\0\0", 16);
 
-	assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn, img.ptr, img.len), 0);
+	assert_int_equal(
+		wal_parse(&recs, &nrecs, &valid, &torn, img.ptr, img.len), 0);
 	check_records(recs, nrecs, v, 12);
 	assert_int_equal(valid, img.len);
 	assert_false(torn);
@@ -202,7 +210,8 @@ static void test_roundtrip(void **state)
 	assert_int_equal(access(f->path, F_OK), -1);
 	write_log(&img, f->path, v, 0);
 	assert_int_equal(img.len, WAL_HDR);
-	assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn, img.ptr, img.len), 0);
+	assert_int_equal(
+		wal_parse(&recs, &nrecs, &valid, &torn, img.ptr, img.len), 0);
 	assert_int_equal(nrecs, 0);
 	assert_int_equal(valid, WAL_HDR);
 	assert_false(torn);
@@ -233,7 +242,8 @@ static void test_unsynced_not_durable(void **state)
 	/* a record longer than the limit is refused */
 	assert_int_equal(wal_remove(f->path), 0);
 	assert_int_equal(wal_create(&w, f->path), 0);
-	assert_int_equal(wal_append(w, 1, "", (64u << 20) + 1), DECREE_EINVALID);
+	assert_int_equal(wal_append(w, 1, "", (64u << 20) + 1),
+			 DECREE_EINVALID);
 	wal_close(w);
 	buf_release(&img);
 }
@@ -254,7 +264,8 @@ static void test_every_truncation(void **state)
 		size_t nrecs, valid, whole = 0;
 		bool torn;
 		void *copy;
-		int r = parse_copy(&recs, &nrecs, &valid, &torn, img.ptr, len, &copy);
+		int r = parse_copy(&recs, &nrecs, &valid, &torn, img.ptr, len,
+				   &copy);
 		if (len < WAL_HDR) {
 			assert_int_equal(r, DECREE_ECORRUPT);
 			free(copy);
@@ -264,7 +275,8 @@ static void test_every_truncation(void **state)
 		while (whole < 8 && ends[whole] <= len)
 			whole++;
 		if (nrecs != whole)
-			fail_msg("length %zu: %zu records, want %zu", len, nrecs, whole);
+			fail_msg("length %zu: %zu records, want %zu", len,
+				 nrecs, whole);
 		check_records(recs, nrecs, v, whole);
 		assert_int_equal(valid, whole ? ends[whole - 1] : WAL_HDR);
 		assert_true(torn == (len != valid));
@@ -294,7 +306,8 @@ static void test_every_flip(void **state)
 			void *copy;
 			int r;
 			img.ptr[pos] ^= (char)(1u << bit);
-			r = parse_copy(&recs, &nrecs, &valid, &torn, img.ptr, img.len, &copy);
+			r = parse_copy(&recs, &nrecs, &valid, &torn, img.ptr,
+				       img.len, &copy);
 			img.ptr[pos] ^= (char)(1u << bit);
 			if (pos < 12) { /* magic and version */
 				assert_int_equal(r, DECREE_ECORRUPT);
@@ -303,8 +316,8 @@ static void test_every_flip(void **state)
 			}
 			assert_int_equal(r, 0);
 			if (pos < WAL_HDR) {
-				/* the salt seeds the chain: every record dies; the
-				 * reserved words are not covered */
+				/* the salt seeds the chain: every record dies;
+				 * the reserved words are not covered */
 				if (pos >= 16 && pos < 24)
 					assert_int_equal(nrecs, 0);
 				else
@@ -313,11 +326,13 @@ static void test_every_flip(void **state)
 				while (ends[owner] <= pos)
 					owner++;
 				if (nrecs != owner)
-					fail_msg("flip at %zu (record %zu): %zu records valid", pos,
-						 owner, nrecs);
+					fail_msg(
+						"flip at %zu (record %zu): %zu records valid",
+						pos, owner, nrecs);
 				check_records(recs, nrecs, v, owner);
 				assert_true(torn);
-				assert_int_equal(valid, owner ? ends[owner - 1] : WAL_HDR);
+				assert_int_equal(valid, owner ? ends[owner - 1]
+							      : WAL_HDR);
 			}
 			decree_free(recs);
 			free(copy);
@@ -348,7 +363,8 @@ static void test_other_salt(void **state)
 	/* header of a, records of b */
 	buf_put(&mix, a.ptr, WAL_HDR);
 	buf_put(&mix, b.ptr + WAL_HDR, b.len - WAL_HDR);
-	assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn, mix.ptr, mix.len), 0);
+	assert_int_equal(
+		wal_parse(&recs, &nrecs, &valid, &torn, mix.ptr, mix.len), 0);
 	assert_int_equal(nrecs, 0);
 	assert_true(torn);
 	assert_int_equal(valid, WAL_HDR);
@@ -358,7 +374,8 @@ static void test_other_salt(void **state)
 	buf_clear(&mix);
 	buf_put(&mix, a.ptr, a.len);
 	buf_put(&mix, b.ptr + WAL_HDR, b.len - WAL_HDR);
-	assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn, mix.ptr, mix.len), 0);
+	assert_int_equal(
+		wal_parse(&recs, &nrecs, &valid, &torn, mix.ptr, mix.len), 0);
 	check_records(recs, nrecs, v, 4);
 	assert_int_equal(valid, a.len);
 	assert_true(torn);
@@ -371,7 +388,9 @@ static void test_other_salt(void **state)
 		buf_clear(&mix);
 		buf_put(&mix, a.ptr, ends[1]);
 		buf_put(&mix, b.ptr + ends[1], b.len - ends[1]);
-		assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn, mix.ptr, mix.len), 0);
+		assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn,
+					   mix.ptr, mix.len),
+				 0);
 		assert_int_equal(nrecs, 2);
 		assert_true(torn);
 		decree_free(recs);
@@ -382,8 +401,11 @@ static void test_other_salt(void **state)
 		record_ends(ends, v, 4);
 		buf_clear(&mix);
 		buf_put(&mix, a.ptr, WAL_HDR);
-		buf_put(&mix, a.ptr + ends[0], ends[1] - ends[0]); /* record 1 first */
-		assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn, mix.ptr, mix.len), 0);
+		buf_put(&mix, a.ptr + ends[0], ends[1] - ends[0]); /* record 1
+								      first */
+		assert_int_equal(wal_parse(&recs, &nrecs, &valid, &torn,
+					   mix.ptr, mix.len),
+				 0);
 		assert_int_equal(nrecs, 0);
 		decree_free(recs);
 	}
@@ -505,7 +527,8 @@ static void test_load_cuts_tail(void **state)
 	}
 	buf_clear(&data);
 	recs = NULL;
-	assert_int_equal(wal_load(&data, &recs, &nrecs, f->path), DECREE_ECORRUPT);
+	assert_int_equal(wal_load(&data, &recs, &nrecs, f->path),
+			 DECREE_ECORRUPT);
 	decree_free(recs);
 	assert_int_equal(stat(f->path, &st), 0);
 	assert_int_equal(st.st_size, ends[0]);
@@ -513,7 +536,8 @@ static void test_load_cuts_tail(void **state)
 	/* a missing log */
 	assert_int_equal(unlink(f->path), 0);
 	buf_clear(&data);
-	assert_int_equal(wal_load(&data, &recs, &nrecs, f->path), DECREE_ENOTFOUND);
+	assert_int_equal(wal_load(&data, &recs, &nrecs, f->path),
+			 DECREE_ENOTFOUND);
 
 	free_records(v, 5);
 	buf_release(&img);
@@ -557,7 +581,8 @@ static void test_create_faults(void **state)
 		fs_fault_hook = NULL;
 		if (cases[i].create_fails) {
 			if (r >= 0)
-				fail_msg("%s #%d: wal_create succeeded", cases[i].step, cases[i].n);
+				fail_msg("%s #%d: wal_create succeeded",
+					 cases[i].step, cases[i].n);
 			assert_null(w);
 			assert_int_equal(access(f->path, F_OK), -1);
 		} else {
@@ -587,14 +612,22 @@ static void test_create_faults(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unsynced_not_durable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_every_truncation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_every_flip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_salt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_create_refuses_existing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_load_cuts_tail, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_create_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unsynced_not_durable,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_truncation, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_every_flip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_other_salt, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_create_refuses_existing,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_cuts_tail, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_create_faults, setup,
+						teardown),
 	};
 
 	test_seed();

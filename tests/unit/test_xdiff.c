@@ -56,8 +56,9 @@ static void make_vocab(char vocab[][16], size_t n)
 		len = rndn(6);
 		for (j = 0; j < len; j++) {
 			size_t r = rndn(20);
-			vocab[i][j] = r == 0 ? (char)0xe9 : r == 1 ? '\t' :
-				      (char)('a' + rndn(4));
+			vocab[i][j] = r == 0   ? (char)0xe9
+				      : r == 1 ? '\t'
+					       : (char)('a' + rndn(4));
 		}
 		if (rndn(8) == 0)
 			vocab[i][len++] = '\r';
@@ -103,7 +104,8 @@ static void mutate(buf *out, const buf *old, char vocab[][16], size_t nvocab)
 			buf_putc(out, '\n');
 			continue;
 		}
-		buf_put(out, old->ptr + l.start[i], l.start[i + 1] - l.start[i]);
+		buf_put(out, old->ptr + l.start[i],
+			l.start[i + 1] - l.start[i]);
 	}
 	if (out->len && rndn(4) == 0) {
 		if (out->ptr[out->len - 1] == '\n')
@@ -166,7 +168,7 @@ static size_t check_script(const char *a, size_t alen, const char *b,
 		assert_true(es->v[k].old_count || es->v[k].new_count);
 		if (k > 0) /* groups are separated by kept lines */
 			assert_true(os > es->v[k - 1].old_start +
-					       es->v[k - 1].old_count);
+						 es->v[k - 1].old_count);
 		assert_true(os + es->v[k].old_count <= la.nlines);
 		assert_true(ns + es->v[k].new_count <= lb.nlines);
 		i = os + es->v[k].old_count;
@@ -217,8 +219,8 @@ static size_t dp_cost(const char *a, size_t alen, const char *b, size_t blen)
 			if (line_eq(a, &la, i - 1, b, &lb, j - 1))
 				row[j] = prev[j - 1] + 1;
 			else
-				row[j] = row[j - 1] > prev[j] ? row[j - 1] :
-								prev[j];
+				row[j] = row[j - 1] > prev[j] ? row[j - 1]
+							      : prev[j];
 		}
 		t = prev;
 		prev = row;
@@ -256,10 +258,16 @@ static void test_table(void **state)
 		{ "delete middle", "a\nb\nc\n", "a\nc\n", 1, { 1, 1, 1, 0 } },
 		{ "append after no-eol", "a", "a\nb", 1, { 0, 1, 0, 2 } },
 		{ "slides down", "a\nb\n", "a\nb\na\nb\n", 1, { 2, 0, 2, 2 } },
-		{ "repeat insert slides", "x\nx\n", "x\nx\nx\n", 1,
+		{ "repeat insert slides",
+		  "x\nx\n",
+		  "x\nx\nx\n",
+		  1,
 		  { 2, 0, 2, 1 } },
 		{ "non-utf8", "\xff\xfe\n", "\xff\xfd\n", 1, { 0, 1, 0, 1 } },
-		{ "two groups", "a\nb\nc\nd\ne\n", "A\nb\nc\nd\nE\n", 2,
+		{ "two groups",
+		  "a\nb\nc\nd\ne\n",
+		  "A\nb\nc\nd\nE\n",
+		  2,
 		  { 0, 1, 0, 1 } },
 	};
 	size_t i;
@@ -369,7 +377,8 @@ static void test_random_minimal(void **state)
 		got = run_diff(a.ptr, a.len, b.ptr, b.len, XDIFF_MINIMAL, 0);
 		if (got != opt)
 			fail_msg("seed %" PRIu64 " iter %d: cost %zu, optimum "
-				 "%zu", seed, iter, got, opt);
+				 "%zu",
+				 seed, iter, got, opt);
 		got = run_diff(a.ptr, a.len, b.ptr, b.len,
 			       XDIFF_MINIMAL | XDIFF_NO_SLIDE, 0);
 		assert_int_equal(got, opt);

@@ -34,7 +34,8 @@ void *decree_malloc(size_t n)
 
 void *decree_calloc(size_t nmemb, size_t size)
 {
-	void *p = should_fail() ? NULL : calloc(nmemb ? nmemb : 1, size ? size : 1);
+	void *p = should_fail() ? NULL
+				: calloc(nmemb ? nmemb : 1, size ? size : 1);
 	if (!p)
 		decree_error_set(DECREE_ERROR, "out of memory");
 	return p;

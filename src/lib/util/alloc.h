@@ -25,7 +25,7 @@ int decree_mul_overflow(size_t *out, size_t a, size_t b);
 void alloc_fail_at(unsigned long nth);
 unsigned long alloc_count(void);
 
-#define GROW(arr, cap, want)                                                   \
+#define GROW(arr, cap, want) \
 	decree_grow((void **)&(arr), &(cap), (want), sizeof(*(arr)))
 
 #endif

@@ -16,16 +16,19 @@ int base64_encode(buf *out, const void *data, size_t len)
 	if (buf_grow(out, (len + 2) / 3 * 4) < 0)
 		return -1;
 	for (i = 0; i + 3 <= len; i += 3) {
-		char q[4] = { alphabet[p[i] >> 2], alphabet[(p[i] & 3) << 4 | p[i + 1] >> 4],
+		char q[4] = { alphabet[p[i] >> 2],
+			      alphabet[(p[i] & 3) << 4 | p[i + 1] >> 4],
 			      alphabet[(p[i + 1] & 15) << 2 | p[i + 2] >> 6],
 			      alphabet[p[i + 2] & 63] };
 		buf_put(out, q, 4);
 	}
 	if (len - i == 1) {
-		char q[4] = { alphabet[p[i] >> 2], alphabet[(p[i] & 3) << 4], '=', '=' };
+		char q[4] = { alphabet[p[i] >> 2], alphabet[(p[i] & 3) << 4],
+			      '=', '=' };
 		buf_put(out, q, 4);
 	} else if (len - i == 2) {
-		char q[4] = { alphabet[p[i] >> 2], alphabet[(p[i] & 3) << 4 | p[i + 1] >> 4],
+		char q[4] = { alphabet[p[i] >> 2],
+			      alphabet[(p[i] & 3) << 4 | p[i + 1] >> 4],
 			      alphabet[(p[i + 1] & 15) << 2], '=' };
 		buf_put(out, q, 4);
 	}
@@ -50,7 +53,8 @@ static int value(char c)
 int base64_decode(buf *out, const char *s, size_t len)
 {
 	if (len % 4)
-		return decree_error_set(DECREE_EINVALID, "base64 length is not a multiple of 4");
+		return decree_error_set(DECREE_EINVALID,
+					"base64 length is not a multiple of 4");
 	for (size_t i = 0; i < len; i += 4) {
 		int v[4];
 		int pad = 0;
@@ -60,7 +64,8 @@ int base64_decode(buf *out, const char *s, size_t len)
 				v[k] = 0;
 				pad++;
 			} else if (pad || (v[k] = value(s[i + k])) < 0) {
-				return decree_error_set(DECREE_EINVALID, "invalid base64 data");
+				return decree_error_set(DECREE_EINVALID,
+							"invalid base64 data");
 			}
 		}
 		b[0] = (unsigned char)(v[0] << 2 | v[1] >> 4);

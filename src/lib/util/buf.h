@@ -21,7 +21,10 @@ typedef struct {
 } buf;
 
 extern char buf__empty[1];
-#define BUF_INIT { buf__empty, 0, 0 }
+#define BUF_INIT                 \
+	{                        \
+		buf__empty, 0, 0 \
+	}
 
 void buf_init(buf *b);
 void buf_release(buf *b);
@@ -30,12 +33,13 @@ int buf_grow(buf *b, size_t extra);
 int buf_put(buf *b, const void *data, size_t len);
 int buf_puts(buf *b, const char *s);
 int buf_putc(buf *b, char c);
-int buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_printf(buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 int buf_vprintf(buf *b, const char *fmt, va_list ap);
 int buf_put_u8(buf *b, unsigned v);
-int buf_put_u16(buf *b, unsigned v);  /* little endian */
-int buf_put_u32(buf *b, uint32_t v);  /* little endian */
-int buf_put_u64(buf *b, uint64_t v);  /* little endian */
+int buf_put_u16(buf *b, unsigned v); /* little endian */
+int buf_put_u32(buf *b, uint32_t v); /* little endian */
+int buf_put_u64(buf *b, uint64_t v); /* little endian */
 void buf_truncate(buf *b, size_t len);
 char *buf_detach(buf *b, size_t *len_out);
 

@@ -35,7 +35,7 @@
 #endif
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define UNUSED(x) ((void)(x))
+#define UNUSED(x)     ((void)(x))
 
 #include "banned.h"
 

@@ -20,14 +20,15 @@ int decree_error_setf(int code, int klass, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #define decree_error_set(code, ...) decree_error_setf((code), 0, __VA_ARGS__)
-#define decree_error_os(...) decree_error_setf(DECREE_ERROR, DECREE_ERR_OS, __VA_ARGS__)
+#define decree_error_os(...) \
+	decree_error_setf(DECREE_ERROR, DECREE_ERR_OS, __VA_ARGS__)
 
 /* Argument contracts: an invalid-argument error in release builds. */
-#define DECREE_ASSERT_ARG(x)                                                   \
-	do {                                                                   \
-		if (!(x))                                                      \
-			return decree_error_set(DECREE_EINVALID,               \
-						"invalid argument '%s'", #x);  \
+#define DECREE_ASSERT_ARG(x)                                                  \
+	do {                                                                  \
+		if (!(x))                                                     \
+			return decree_error_set(DECREE_EINVALID,              \
+						"invalid argument '%s'", #x); \
 	} while (0)
 
 #endif

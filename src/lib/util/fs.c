@@ -127,7 +127,8 @@ int fs_read_path(const char *path, buf *out)
 
 int fs_read_at(int dirfd, const char *name, buf *out)
 {
-	return read_opened(openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
+	return read_opened(openat(dirfd, name,
+				  O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
 			   out, name);
 }
 
@@ -165,8 +166,8 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 	step = "create";
 	fd = fault("open") < 0 ? -1
 			       : openat(dirfd, tmp,
-					O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-						O_NOFOLLOW,
+					O_WRONLY | O_CREAT | O_EXCL |
+						O_CLOEXEC | O_NOFOLLOW,
 					mode);
 	if (fd < 0)
 		goto fail_nofd;
@@ -211,7 +212,8 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	} else {
 		size_t n = (size_t)(slash - path);
 		if (n >= sizeof(dir))
-			return decree_error_set(DECREE_EINVALID, "path too long");
+			return decree_error_set(DECREE_EINVALID,
+						"path too long");
 		memcpy(dir, path, n ? n : 1);
 		dir[n ? n : 1] = '\0';
 	}
@@ -230,15 +232,18 @@ int fs_mkdirs(const char *path, mode_t mode)
 	struct stat st;
 
 	if (n >= sizeof(tmp))
-		return decree_error_set(DECREE_EINVALID, "path too long: '%s'", path);
+		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
+					path);
 	memcpy(tmp, path, n + 1);
 	for (size_t i = 1; i <= n; i++) {
 		if (tmp[i] != '/' && tmp[i] != '\0')
 			continue;
 		tmp[i] = '\0';
 		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return decree_error_os("cannot create directory '%s'", tmp);
-		if (errno == EEXIST && stat(tmp, &st) == 0 && !S_ISDIR(st.st_mode))
+			return decree_error_os("cannot create directory '%s'",
+					       tmp);
+		if (errno == EEXIST && stat(tmp, &st) == 0 &&
+		    !S_ISDIR(st.st_mode))
 			return decree_error_set(DECREE_EINVALID,
 						"'%s' is not a directory", tmp);
 		tmp[i] = path[i];
@@ -260,11 +265,13 @@ bool fs_path_is_safe(const char *rel, bool refuse_meta)
 		n = e ? (size_t)(e - p) : strlen(p);
 		if (n == 0 || (n == 1 && p[0] == '.') ||
 		    (n == 2 && p[0] == '.' && p[1] == '.')) {
-			decree_error_set(DECREE_EINVALID, "unsafe path '%s'", rel);
+			decree_error_set(DECREE_EINVALID, "unsafe path '%s'",
+					 rel);
 			return false;
 		}
-		if (refuse_meta && ((n == 4 && !memcmp(p, ".git", 4)) ||
-				    (p == rel && n == 7 && !memcmp(p, ".decree", 7)))) {
+		if (refuse_meta &&
+		    ((n == 4 && !memcmp(p, ".git", 4)) ||
+		     (p == rel && n == 7 && !memcmp(p, ".decree", 7)))) {
 			decree_error_set(DECREE_EINVALID,
 					 "path '%s' is inside '%.*s'", rel,
 					 (int)n, p);
@@ -274,7 +281,8 @@ bool fs_path_is_safe(const char *rel, bool refuse_meta)
 			break;
 		p = e + 1;
 		if (!*p) { /* trailing slash */
-			decree_error_set(DECREE_EINVALID, "unsafe path '%s'", rel);
+			decree_error_set(DECREE_EINVALID, "unsafe path '%s'",
+					 rel);
 			return false;
 		}
 	}
@@ -290,7 +298,8 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 
 	*dirfd_out = -1;
 	if (!fs_path_is_safe(rel, false)) {
-		errno = EXDEV; /* what openat2 RESOLVE_BENEATH says for escapes */
+		errno = EXDEV; /* what openat2 RESOLVE_BENEATH says for escapes
+				*/
 		return DECREE_EINVALID;
 	}
 	if ((cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3)) < 0)
@@ -299,29 +308,35 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 		size_t n = (size_t)(slash - p);
 		if (n > NAME_MAX) {
 			close(cur);
-			return decree_error_set(DECREE_EINVALID,
-						"path component too long in '%s'", rel);
+			return decree_error_set(
+				DECREE_EINVALID,
+				"path component too long in '%s'", rel);
 		}
 		memcpy(comp, p, n);
 		comp[n] = '\0';
-		next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		next = openat(cur, comp,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0 && errno == ENOENT && create) {
 			if (fault("mkdir") < 0 ||
 			    (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)) {
-				int r = decree_error_os("cannot create directory '%.*s'",
-							(int)(slash - rel), rel);
+				int r = decree_error_os(
+					"cannot create directory '%.*s'",
+					(int)(slash - rel), rel);
 				close(cur);
 				return r;
 			}
 			next = openat(cur, comp,
-				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					      O_CLOEXEC);
 		}
 		if (next < 0) {
 			int e = errno, r;
 			struct stat lst;
 			/* O_DIRECTORY reports a symlink as ENOTDIR; say ELOOP
 			 * like openat2 does */
-			if (e == ENOTDIR && fstatat(cur, comp, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+			if (e == ENOTDIR &&
+			    fstatat(cur, comp, &lst, AT_SYMLINK_NOFOLLOW) ==
+				    0 &&
 			    S_ISLNK(lst.st_mode))
 				e = ELOOP;
 			if (e == ENOENT)
@@ -329,9 +344,10 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 						     "'%.*s' does not exist",
 						     (int)(slash - rel), rel);
 			else if (e == ELOOP || e == ENOTDIR)
-				r = decree_error_set(DECREE_EINVALID,
-						     "'%.*s' is a symlink or not a directory",
-						     (int)(slash - rel), rel);
+				r = decree_error_set(
+					DECREE_EINVALID,
+					"'%.*s' is a symlink or not a directory",
+					(int)(slash - rel), rel);
 			else
 				r = decree_error_os("cannot open '%.*s'",
 						    (int)(slash - rel), rel);
@@ -369,8 +385,9 @@ int fs_open_dir(int *fd_out, int rootfd, const char *rel)
 			return decree_error_set(DECREE_ENOTFOUND,
 						"'%s' does not exist", rel);
 		if (errno == ENOTDIR || errno == ELOOP)
-			return decree_error_set(DECREE_EINVALID,
-						"'%s' is a symlink or not a directory", rel);
+			return decree_error_set(
+				DECREE_EINVALID,
+				"'%s' is a symlink or not a directory", rel);
 		return decree_error_os("cannot open directory '%s'", rel);
 	}
 	*fd_out = fd;
@@ -477,7 +494,8 @@ int fs_open_beneath(int rootfd, const char *rel, int flags)
 		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 			      RESOLVE_NO_MAGICLINKS;
 		do {
-			fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+			fd = syscall(SYS_openat2, rootfd, rel, &how,
+				     sizeof(how));
 		} while (fd < 0 && (errno == EINTR || errno == EAGAIN));
 		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 			return (int)fd;

@@ -22,7 +22,8 @@ extern int (*fs_fault_hook)(const char *step);
 
 /* Raw, EINTR-safe helpers.  Return 0 or -1 with errno set (no error msg). */
 int fs_write_all(int fd, const void *data, size_t len);
-ssize_t fs_read_all(int fd, void *data, size_t len); /* bytes read, < len at EOF */
+ssize_t fs_read_all(int fd, void *data, size_t len); /* bytes read, < len at EOF
+						      */
 int fs_close(int fd);
 
 /* Read an open fd to EOF into `out` (appends). */
@@ -37,7 +38,8 @@ int fs_read_at(int dirfd, const char *name, buf *out); /* O_NOFOLLOW */
  * fsync(dirfd).  `name` is a single component. */
 int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 		       size_t len, mode_t mode);
-int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+int fs_write_atomic(const char *path, const void *data, size_t len,
+		    mode_t mode);
 
 int fs_fsync(int fd, const char *name_for_errors);
 int fs_fsync_dir_path(const char *path);

@@ -93,11 +93,13 @@ int json_kv_path(buf *b, const char *key, const char *value, bool comma)
 {
 	size_t n = strlen(value);
 
-	if (buf_printf(b, "%s\"%s\":", comma ? "," : "", key) < 0 || json_strn(b, value, n) < 0)
+	if (buf_printf(b, "%s\"%s\":", comma ? "," : "", key) < 0 ||
+	    json_strn(b, value, n) < 0)
 		return -1;
 	if (json_is_utf8(value, n))
 		return 0;
-	if (buf_printf(b, ",\"%s_base64\":\"", key) < 0 || base64_encode(b, value, n) < 0)
+	if (buf_printf(b, ",\"%s_base64\":\"", key) < 0 ||
+	    base64_encode(b, value, n) < 0)
 		return -1;
 	return buf_putc(b, '"');
 }

@@ -16,7 +16,10 @@ typedef struct {
 	size_t count;
 } oidset;
 
-#define OIDSET_INIT { NULL, NULL, NULL, 0, 0 }
+#define OIDSET_INIT                    \
+	{                              \
+		NULL, NULL, NULL, 0, 0 \
+	}
 
 /* Insert; *added (may be NULL) tells whether it was new.  0 or -1 (OOM). */
 int oidset_add(oidset *s, const oid *id, bool *added);

@@ -115,11 +115,13 @@ int oid_from_hex(oid *out, const char *hex)
 		int hi = hexval(hex[2 * i]), lo;
 		if (hi < 0 || (lo = hexval(hex[2 * i + 1])) < 0)
 			return decree_error_set(DECREE_EINVALID,
-						"invalid object id '%.64s'", hex);
+						"invalid object id '%.64s'",
+						hex);
 		out->b[i] = (unsigned char)(hi << 4 | lo);
 	}
 	if (hex[SHA256_HEXLEN] != '\0')
-		return decree_error_set(DECREE_EINVALID, "invalid object id '%s'", hex);
+		return decree_error_set(DECREE_EINVALID,
+					"invalid object id '%s'", hex);
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHA256_LEN 32
+#define SHA256_LEN    32
 #define SHA256_HEXLEN 64
 
 typedef struct {

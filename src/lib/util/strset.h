@@ -13,7 +13,10 @@ typedef struct {
 	size_t cap, count;
 } strset;
 
-#define STRSET_INIT { NULL, NULL, 0, 0 }
+#define STRSET_INIT              \
+	{                        \
+		NULL, NULL, 0, 0 \
+	}
 
 int strset_put(strset *s, const char *key, int val); /* insert or update */
 bool strset_get(const strset *s, const char *key, int *val);

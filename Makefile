@@ -103,6 +103,7 @@ deps:
 
 # The test entry point of the README and CI.
 check: deps
+	$(MAKE) --no-print-directory format-check
 	$(MAKE) --no-print-directory B=build/san SANITIZE=1 test-build
 	$(MAKE) --no-print-directory hdr-check
 	@B=build/san sh tests/run-all.sh
@@ -138,11 +139,11 @@ install: all
 	install -m 644 $(B)/decree.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/decree.pc
 	install -m 644 docs/decree.1 $(DESTDIR)$(PREFIX)/share/man/man1/decree.1
 
-FMT_FILES = $(shell find src include tests/unit tests/crash -name '*.[ch]')
+FMT_FILES = $(shell find src include tests/unit tests/crash fuzz bench -name "*.[ch]")
 format:
 	clang-format -i $(FMT_FILES)
 format-check:
-	clang-format --dry-run -Werror $(FMT_FILES)
+	@clang-format --dry-run -Werror $(FMT_FILES) && echo "format-check: $(words $(FMT_FILES)) files ok"
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance $(CPPFLAGS) src

@@ -32,6 +32,31 @@ static const char *mode_str(unsigned mode)
 				 : "644";
 }
 
+/*
+ * The common start of a command that takes no positional arguments: print
+ * `help` for --help, parse the options, refuse arguments, open the store.
+ * Returns PROCEED with *s open, or the exit code to return.
+ */
+#define PROCEED (-1)
+static int start_plain(decree_store **s, cli_ctx *ctx, const opt_spec *specs,
+		       const char *help)
+{
+	int r;
+
+	if (ctx->help) {
+		puts(help);
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'%s' takes no arguments",
+				   ctx->cmdname);
+	if ((r = open_store(s, ctx)) != 0)
+		return r;
+	return PROCEED;
+}
+
 /* --- create -----------------------------------------------------------------
  */
 
@@ -402,28 +427,21 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	decree_store *s;
 	int r;
 
-	if (ctx->help) {
-		printf("usage: decree %s [--dry-run]\n\n%s\n",
-		       undo ? "undo" : "redo",
-		       undo ? "Put back the files the last restore, apply or revert changed, exactly\n"
-			      "as they were before it.  Edits made since are captured first (a\n"
-			      "checkpoint labelled pre-undo), so nothing is lost.  'decree redo'\n"
-			      "re-applies it."
-			    : "Re-apply what the last 'decree undo' reverted.");
-		return EXIT_OK;
-	}
-	if (opt_parse(ctx, specs) < 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'%s' takes no arguments",
-				   undo ? "undo" : "redo");
+	r = start_plain(
+		&s, ctx, specs,
+		undo ? "usage: decree undo [--dry-run]\n\nPut back the files the last "
+		       "restore, apply or revert changed, exactly\nas they were before it.  "
+		       "Edits made since are captured first (a\ncheckpoint labelled "
+		       "pre-undo), so nothing is lost.  'decree redo'\nre-applies it."
+		     : "usage: decree redo [--dry-run]\n\nRe-apply what the last 'decree "
+		       "undo' reverted.");
+	if (r != PROCEED)
+		return r;
 	po.dry = dry;
 	o.dry_run = dry;
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
-	if ((r = open_store(&s, ctx)) != 0)
-		return r;
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
 	decree_store_free(s);
 	return finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL);
@@ -711,16 +729,11 @@ int cmd_recover(cli_ctx *ctx)
 	size_t left;
 	int r;
 
-	if (ctx->help) {
-		puts("usage: decree recover\n\nFinish or roll back a transaction that was interrupted (crash, kill,\n"
-		     "power loss).  Every mutating command does this first.");
-		return EXIT_OK;
-	}
-	if (opt_parse(ctx, NULL) < 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'recover' takes no arguments");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = start_plain(
+		     &s, ctx, NULL,
+		     "usage: decree recover\n\nFinish or roll back a transaction that was "
+		     "interrupted (crash, kill,\npower loss).  Every mutating command does "
+		     "this first.")) != PROCEED)
 		return r;
 	r = decree_recover(s, &rec, &left);
 	decree_store_free(s);
@@ -750,16 +763,11 @@ int cmd_gc(cli_ctx *ctx)
 	decree_store *s;
 	int r;
 
-	if (ctx->help) {
-		puts("usage: decree gc [--dry-run]\n\nDelete stored objects that no checkpoint record, undo/redo entry or\n"
-		     "unfinished transaction of any project in this store references.");
-		return EXIT_OK;
-	}
-	if (opt_parse(ctx, specs) < 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'gc' takes no arguments");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = start_plain(
+		     &s, ctx, specs,
+		     "usage: decree gc [--dry-run]\n\nDelete stored objects that no "
+		     "checkpoint record, undo/redo entry or\nunfinished transaction of "
+		     "any project in this store references.")) != PROCEED)
 		return r;
 	r = decree_gc(s, dry, &st);
 	decree_store_free(s);
@@ -805,16 +813,11 @@ int cmd_fsck(cli_ctx *ctx)
 	decree_store *s;
 	int r;
 
-	if (ctx->help) {
-		puts("usage: decree fsck\n\nRe-hash every object, parse every record and resolve every reference;\n"
-		     "exit 1 naming what is damaged.");
-		return EXIT_OK;
-	}
-	if (opt_parse(ctx, NULL) < 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'fsck' takes no arguments");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = start_plain(
+		     &s, ctx, NULL,
+		     "usage: decree fsck\n\nRe-hash every object, parse every record and "
+		     "resolve every reference;\nexit 1 naming what is damaged.")) !=
+	    PROCEED)
 		return r;
 	r = decree_fsck(s, on_problem, &fo);
 	decree_store_free(s);

@@ -19,6 +19,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "fs.h"
 #include "alloc.h"
 #include "buf.h"
@@ -32,15 +34,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
-}
 
 typedef struct {
 	char base[PATH_MAX];	     /* scratch */
@@ -132,7 +125,7 @@ static int teardown(void **state)
 
 	fs_fault_hook = NULL;
 	close(f->rootfd);
-	nftw(f->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(f->base);
 	free(f);
 	return 0;
 }

@@ -30,6 +30,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 /* --- the table ----------------------------------------------------------- */
 
 struct tfile {
@@ -610,18 +612,9 @@ static size_t load_queries(const struct tcase *c, struct query *qs)
 static char oracle_root[PATH_MAX];
 static unsigned oracle_seq;
 
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
-}
-
 static void rm_tree(const char *dir)
 {
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(dir);
 }
 
 static int oracle_setup(void **state)

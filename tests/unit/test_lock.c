@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "lock.h"
 #include "buf.h"
 #include "error.h"
@@ -22,15 +24,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
-}
 
 typedef struct {
 	char dir[PATH_MAX];
@@ -59,7 +52,7 @@ static int teardown(void **state)
 {
 	fixture *f = *state;
 
-	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(f->dir);
 	free(f);
 	return 0;
 }

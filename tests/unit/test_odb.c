@@ -23,6 +23,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "odb.h"
 #include "alloc.h"
 #include "buf.h"
@@ -49,11 +51,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return testutil_rnd(&rng_state);
 }
 
 static void rnd_bytes(void *out, size_t n)
@@ -86,18 +84,9 @@ static void text_bytes(char *out, size_t n, unsigned salt)
 	}
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
-}
-
 static void rm_rf(const char *dir)
 {
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(dir);
 }
 
 typedef struct {

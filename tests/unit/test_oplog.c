@@ -17,6 +17,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "oplog.h"
 #include "alloc.h"
 #include "buf.h"
@@ -31,27 +33,12 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return testutil_rnd(&rng_state);
 }
 
 static uint64_t test_seed(void)
 {
-	static bool done;
-	static uint64_t seed;
-	const char *s;
-
-	if (done)
-		return seed;
-	s = getenv("DECREE_TEST_SEED");
-	seed = s && *s ? strtoull(s, NULL, 0)
-		       : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	printf("test_oplog: DECREE_TEST_SEED=%llu\n", (unsigned long long)seed);
-	done = true;
-	return seed;
+	return testutil_seed("test_oplog");
 }
 
 /* A new inode each time: truncating in place makes ext4 flush on close. */
@@ -64,15 +51,6 @@ static void write_raw(const char *path, const void *data, size_t len)
 	assert_true(fd >= 0);
 	assert_int_equal(fs_write_all(fd, data, len), 0);
 	close(fd);
-}
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
 }
 
 typedef struct {
@@ -102,7 +80,7 @@ static int teardown(void **state)
 {
 	fixture *f = *state;
 
-	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(f->dir);
 	free(f);
 	return 0;
 }

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 /* The fuzz target, so that the corpus replay runs the very same code. */
 #include "../../fuzz/fuzz_patch.c"
 
@@ -42,11 +44,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return testutil_rnd(&rng_state);
 }
 
 static size_t rndn(size_t n)

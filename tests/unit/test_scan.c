@@ -22,6 +22,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "scan.h"
 #include "alloc.h"
 #include "buf.h"
@@ -41,36 +43,12 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return testutil_rnd(&rng_state);
 }
 
 static uint64_t test_seed(void)
 {
-	static bool done;
-	static uint64_t seed;
-	const char *s;
-
-	if (done)
-		return seed;
-	s = getenv("DECREE_TEST_SEED");
-	seed = s && *s ? strtoull(s, NULL, 0)
-		       : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	printf("test_scan: DECREE_TEST_SEED=%llu\n", (unsigned long long)seed);
-	done = true;
-	return seed;
-}
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
+	return testutil_seed("test_scan");
 }
 
 typedef struct {
@@ -107,7 +85,7 @@ static int teardown(void **state)
 	fixture *f = *state;
 
 	close(f->rootfd);
-	nftw(f->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(f->base);
 	free(f);
 	return 0;
 }

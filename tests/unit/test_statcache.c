@@ -16,6 +16,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "statcache.h"
 #include "alloc.h"
 #include "buf.h"
@@ -27,15 +29,6 @@
 
 #define SEC    1000000000LL
 #define SC_HDR 24
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
-}
 
 typedef struct {
 	char dir[PATH_MAX];
@@ -64,7 +57,7 @@ static int teardown(void **state)
 {
 	fixture *f = *state;
 
-	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(f->dir);
 	free(f);
 	return 0;
 }

@@ -40,6 +40,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "decree/decree.h"
 #include "alloc.h"
 #include "buf.h"
@@ -88,15 +90,6 @@ static const char *scratch_parent(void)
 		return "/dev/shm";
 	t = getenv("TMPDIR");
 	return t && *t ? t : "/tmp";
-}
-
-static int rm_entry(const char *p, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	UNUSED(st);
-	UNUSED(flag);
-	UNUSED(ftw);
-	return remove(p);
 }
 
 static const char *rm_keep; /* rm_contents: the directory itself stays */
@@ -159,7 +152,7 @@ static int teardown(void **state)
 	free(f->before);
 	free(f->after);
 	free(f->now);
-	nftw(f->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_rf(f->base);
 	free(f);
 	return 0;
 }

@@ -1,0 +1,60 @@
+/*
+ * testutil.h - helpers shared by the cmocka suites (header-only, so each
+ * suite stays one self-contained program).
+ *
+ *   testutil_rm_rf(dir)        remove a scratch tree (no symlink followed)
+ *   testutil_rnd(&state)       splitmix64: fast, seedable, good enough
+ *   testutil_seed("suite")     the seed: DECREE_TEST_SEED, or time ^ pid;
+ *                              printed once so a failure can be replayed
+ */
+#ifndef DECREE_TESTUTIL_H
+#define DECREE_TESTUTIL_H
+
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline int testutil_rm_entry(const char *p, const struct stat *st,
+				    int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static inline void testutil_rm_rf(const char *dir)
+{
+	nftw(dir, testutil_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline uint64_t testutil_rnd(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t testutil_seed(const char *suite)
+{
+	static int done;
+	static uint64_t seed;
+	const char *s;
+
+	if (done)
+		return seed;
+	s = getenv("DECREE_TEST_SEED");
+	seed = s && *s ? strtoull(s, NULL, 0)
+		       : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	printf("%s: DECREE_TEST_SEED=%llu\n", suite, (unsigned long long)seed);
+	done = 1;
+	return seed;
+}
+
+#endif

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "fs.h"
 #include "json.h"
+#include "oidset.h"
 #include "repo.h"
 #include "scan.h"
 #include "statcache.h"
@@ -139,11 +140,178 @@ static int rec_cmp(const void *a, const void *b)
 	return strcmp(x->info.id, y->info.id);
 }
 
+/*
+ * The record cache: <rootdir>/checkpoints.cache holds the parsed fields of
+ * every record, so that listing 100 checkpoints reads one file instead of
+ * opening and parsing 100.  It is only a cache: the directory listing is
+ * the truth (records are immutable and named by their hash, so an entry
+ * whose id is listed is valid; ids no longer listed are dropped), a
+ * damaged cache is ignored, and it is rewritten when it differs.
+ *
+ * Layout (little endian): "DCKC" u32 version(1) u32 count, then per record
+ * id[32] tree[32] i64 created_ns u64 file_count u64 total_bytes
+ * u64 skipped_count and four strings (session, message, label, root), each
+ * u16 length (0xffff = none) + bytes; then SHA-256 of everything before.
+ */
+#define CACHE_MAGIC "DCKC"
+#define NO_STRING   0xffffu
+
+static int cache_put_str(buf *b, const char *str)
+{
+	size_t n = str ? strlen(str) : 0;
+	if (!str)
+		return buf_put_u16(b, NO_STRING);
+	if (n >= NO_STRING)
+		return decree_error_set(DECREE_EINVALID,
+					"string too long for the cache");
+	if (buf_put_u16(b, (unsigned)n) < 0)
+		return -1;
+	return buf_put(b, str, n);
+}
+
+static int cache_get_str(char **out, const unsigned char **p,
+			 const unsigned char *end)
+{
+	size_t n;
+	*out = NULL;
+	if (end - *p < 2)
+		return -1;
+	n = get_u16le(*p);
+	*p += 2;
+	if (n == NO_STRING)
+		return 0;
+	if ((size_t)(end - *p) < n || memchr(*p, '\0', n))
+		return -1;
+	if (!(*out = decree_strndup((const char *)*p, n)))
+		return -2;
+	*p += n;
+	return 0;
+}
+
+static void cache_save(decree_store *s, const ckpt_rec *v, size_t n)
+{
+	char path[PATH_MAX];
+	buf b = BUF_INIT;
+	oid sum;
+
+	if (buf_put(&b, CACHE_MAGIC, 4) < 0 || buf_put_u32(&b, 1) < 0 ||
+	    buf_put_u32(&b, (uint32_t)n) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		oid id;
+		if (oid_from_hex(&id, v[i].info.id) < 0 ||
+		    buf_put(&b, id.b, SHA256_LEN) < 0 ||
+		    buf_put(&b, v[i].tree.b, SHA256_LEN) < 0 ||
+		    buf_put_u64(&b, (uint64_t)v[i].info.created_ns) < 0 ||
+		    buf_put_u64(&b, v[i].info.file_count) < 0 ||
+		    buf_put_u64(&b, v[i].info.total_bytes) < 0 ||
+		    buf_put_u64(&b, v[i].info.skipped_count) < 0 ||
+		    cache_put_str(&b, v[i].session) < 0 ||
+		    cache_put_str(&b, v[i].message) < 0 ||
+		    cache_put_str(&b, v[i].label) < 0 ||
+		    cache_put_str(&b, v[i].root) < 0)
+			goto done;
+	}
+	sha256_buf(&sum, b.ptr, b.len);
+	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
+		goto done;
+	repo_file(path, s, "checkpoints.cache");
+	fs_write_atomic(path, b.ptr, b.len, 0644);
+done:
+	/* a cache that cannot be written (read-only store) costs only speed */
+	decree_error_clear();
+	buf_release(&b);
+}
+
+/* Parse the cache into recs (fields owned), indexed by id in `ids`. */
+static int cache_load(ckpt_rec **recs, size_t *nrecs, oidset *ids,
+		      decree_store *s)
+{
+	char path[PATH_MAX];
+	buf data = BUF_INIT;
+	const unsigned char *p, *end;
+	ckpt_rec *v = NULL;
+	uint32_t count;
+	size_t n = 0;
+	oid sum;
+	int r = 0;
+
+	*recs = NULL;
+	*nrecs = 0;
+	repo_file(path, s, "checkpoints.cache");
+	if (fs_read_path(path, &data) < 0)
+		goto ignore;
+	p = (const unsigned char *)data.ptr;
+	if (data.len < 12 + SHA256_LEN || memcmp(p, CACHE_MAGIC, 4) ||
+	    get_u32le(p + 4) != 1)
+		goto ignore;
+	end = p + data.len - SHA256_LEN;
+	sha256_buf(&sum, p, data.len - SHA256_LEN);
+	if (memcmp(sum.b, end, SHA256_LEN))
+		goto ignore;
+	count = get_u32le(p + 8);
+	p += 12;
+	if (count > data.len / 104 ||
+	    !(v = decree_calloc(count ? count : 1, sizeof(*v)))) {
+		r = count > data.len / 104 ? 0 : -1;
+		goto ignore;
+	}
+	for (; n < count; n++) {
+		ckpt_rec *c = &v[n];
+		oid id;
+		int sr;
+		if (end - p < 96)
+			goto ignore;
+		memcpy(id.b, p, SHA256_LEN);
+		memcpy(c->tree.b, p + 32, SHA256_LEN);
+		c->info.created_ns = (int64_t)get_u64le(p + 64);
+		c->info.file_count = get_u64le(p + 72);
+		c->info.total_bytes = get_u64le(p + 80);
+		c->info.skipped_count = get_u64le(p + 88);
+		p += 96;
+		if ((sr = cache_get_str(&c->session, &p, end)) < 0 ||
+		    (sr = cache_get_str(&c->message, &p, end)) < 0 ||
+		    (sr = cache_get_str(&c->label, &p, end)) < 0 ||
+		    (sr = cache_get_str(&c->root, &p, end)) < 0 ||
+		    !c->session) {
+			if (sr == -2)
+				r = -1;
+			n++; /* release this one too */
+			goto ignore;
+		}
+		oid_to_hex(c->info.id, &id);
+		oid_to_hex(c->info.tree, &c->tree);
+		c->info.session = c->session;
+		c->info.message = c->message;
+		c->info.label = c->label;
+		format_time(c->info.created_at, sizeof(c->info.created_at),
+			    c->info.created_ns);
+		if ((r = oidset_put(ids, &id, n)) < 0) {
+			n++;
+			goto ignore;
+		}
+	}
+	if (p != end)
+		goto ignore;
+	buf_release(&data);
+	*recs = v;
+	*nrecs = n;
+	return 0;
+ignore:
+	ckpt_free_all(v, n);
+	oidset_release(ids);
+	buf_release(&data);
+	decree_error_clear();
+	return r;
+}
+
 int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 80];
-	ckpt_rec *v = NULL;
-	size_t n = 0, cap = 0;
+	ckpt_rec *v = NULL, *cached = NULL;
+	size_t n = 0, cap = 0, ncached = 0;
+	oidset ids = OIDSET_INIT;
+	bool dirty = false;
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
@@ -156,12 +324,27 @@ int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
 			return 0;
 		return decree_error_os("cannot open '%s'", dir);
 	}
+	if ((r = cache_load(&cached, &ncached, &ids, s)) < 0) {
+		closedir(d);
+		return r;
+	}
 	while ((de = readdir(d)) != NULL) {
+		uint64_t at;
+		oid id;
 		if (strlen(de->d_name) != SHA256_HEXLEN ||
-		    !is_hex_prefix(de->d_name, 64))
+		    oid_from_hex(&id, de->d_name) < 0) {
+			decree_error_clear();
 			continue;
+		}
 		if ((r = GROW(v, cap, n + 1)) < 0)
 			break;
+		if (oidset_get(&ids, &id, &at) && at < ncached &&
+		    cached[at].session) {
+			v[n++] = cached[at]; /* moved: the cache copy is cleared
+					      */
+			memset(&cached[at], 0, sizeof(cached[at]));
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		r = ckpt_load_file(&v[n], path, de->d_name);
 		if (r == DECREE_ENOTFOUND) { /* pruned meanwhile */
@@ -172,14 +355,22 @@ int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
 		if (r < 0)
 			break;
 		n++;
+		dirty = true;
 	}
 	closedir(d);
+	/* cached records no longer listed (pruned, dropped) make it stale */
+	for (size_t i = 0; i < ncached; i++)
+		dirty |= cached[i].session != NULL;
+	ckpt_free_all(cached, ncached);
+	oidset_release(&ids);
 	if (r < 0) {
 		ckpt_free_all(v, n);
 		return r;
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), rec_cmp);
+	if (dirty)
+		cache_save(s, v, n);
 	*out = v;
 	*n_out = n;
 	return 0;
@@ -237,9 +428,13 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
 			"checkpoint reference '%s' is ambiguous; candidates:%s",
 			ref, cands.ptr);
 	} else {
-		*out = v[found];
-		memset(&v[found], 0, sizeof(v[found]));
-		r = 0;
+		/* the list may come from the record cache: whatever acts on a
+		 * checkpoint reads and verifies the record itself */
+		char path[PATH_MAX + 80];
+		repo_file(path, s, "checkpoints");
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+			 "/%s", v[found].info.id);
+		r = ckpt_load_file(out, path, v[found].info.id);
 	}
 	ckpt_free_all(v, n);
 	buf_release(&cands);

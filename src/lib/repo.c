@@ -207,6 +207,11 @@ int repo_ensure(decree_store *s)
 		if ((r = fs_write_atomic(path, s->root, strlen(s->root),
 					 0644)) < 0)
 			return r;
+		/* ROOT's write synced <key>/ (and so checkpoints/ in it);
+		 * the new directories' own entries need their parents synced */
+		snprintf(path, sizeof(path), "%s/roots", s->dir);
+		if ((r = fs_fsync_dir_path(path)) < 0)
+			return r;
 		if ((r = fs_fsync_dir_path(s->dir)) < 0)
 			return r;
 	}

@@ -25,36 +25,16 @@
 #include <sys/wait.h>
 #include <time.h>
 
-typedef struct {
-	char dir[PATH_MAX];
-	char path[PATH_MAX + 16];
-} fixture;
+typedef testutil_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-lock-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof(f->path), "%s/lock", f->dir);
-	*state = f;
-	return 0;
+	return testutil_scratch_setup(state, "lock", "lock");
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	testutil_rm_rf(f->dir);
-	free(f);
-	return 0;
+	return testutil_scratch_teardown(state);
 }
 
 static long now_ms(void)

@@ -53,36 +53,16 @@ static void write_raw(const char *path, const void *data, size_t len)
 	close(fd);
 }
 
-typedef struct {
-	char dir[PATH_MAX];
-	char path[PATH_MAX + 16];
-} fixture;
+typedef testutil_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-oplog-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof(f->path), "%s/oplog", f->dir);
-	*state = f;
-	return 0;
+	return testutil_scratch_setup(state, "oplog", "oplog");
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	testutil_rm_rf(f->dir);
-	free(f);
-	return 0;
+	return testutil_scratch_teardown(state);
 }
 
 /* --- random entries

@@ -30,36 +30,16 @@
 #define SEC    1000000000LL
 #define SC_HDR 24
 
-typedef struct {
-	char dir[PATH_MAX];
-	char path[PATH_MAX + 16]; /* <dir>/statcache */
-} fixture;
+typedef testutil_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-sc-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof(f->path), "%s/statcache", f->dir);
-	*state = f;
-	return 0;
+	return testutil_scratch_setup(state, "sc", "statcache");
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	testutil_rm_rf(f->dir);
-	free(f);
-	return 0;
+	return testutil_scratch_teardown(state);
 }
 
 static snap_entry *add(snap *s, const char *path, uint32_t mode, uint64_t size,

@@ -43,37 +43,16 @@ static uint64_t test_seed(void)
 	return testutil_seed("test_wal");
 }
 
-typedef struct {
-	char dir[PATH_MAX];
-	char path[PATH_MAX + 16]; /* <dir>/txn.wal */
-} fixture;
+typedef testutil_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-wal-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof(f->path), "%s/txn.wal", f->dir);
-	*state = f;
-	return 0;
+	return testutil_scratch_setup(state, "wal", "txn.wal");
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	fs_fault_hook = NULL;
-	testutil_rm_rf(f->dir);
-	free(f);
-	return 0;
+	return testutil_scratch_teardown(state);
 }
 
 /* One test record: type and payload. */

@@ -6,11 +6,14 @@
  *   testutil_rnd(&state)       splitmix64: fast, seedable, good enough
  *   testutil_seed("suite")     the seed: DECREE_TEST_SEED, or time ^ pid;
  *                              printed once so a failure can be replayed
+ *   testutil_scratch_setup/teardown   a cmocka fixture: a fresh scratch
+ *                              directory (under $TMPDIR) and a file path in it
  */
 #ifndef DECREE_TESTUTIL_H
 #define DECREE_TESTUTIL_H
 
 #include <ftw.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,40 @@ static inline uint64_t testutil_seed(const char *suite)
 	printf("%s: DECREE_TEST_SEED=%llu\n", suite, (unsigned long long)seed);
 	done = 1;
 	return seed;
+}
+
+/* The fixture of suites that test one file in a scratch directory. */
+typedef struct {
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 16]; /* <dir>/<file> */
+} testutil_fixture;
+
+static inline int testutil_scratch_setup(void **state, const char *tag,
+					 const char *file)
+{
+	testutil_fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/decree-%s-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp", tag);
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/%s", f->dir, file);
+	*state = f;
+	return 0;
+}
+
+static inline int testutil_scratch_teardown(void **state)
+{
+	testutil_fixture *f = *state;
+
+	testutil_rm_rf(f->dir);
+	free(f);
+	return 0;
 }
 
 #endif

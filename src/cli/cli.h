@@ -65,7 +65,4 @@ int cmd_recover(cli_ctx *ctx);
 int cmd_gc(cli_ctx *ctx);
 int cmd_fsck(cli_ctx *ctx);
 
-/* Output helpers. */
-void out_json_kv_str(buf *b, const char *key, const char *val, bool comma);
-
 #endif

@@ -9,15 +9,6 @@
 
 #include <time.h>
 
-static void jstr(buf *b, const char *key, const char *val, bool comma)
-{
-	buf_printf(b, "%s\"%s\":", comma ? "," : "", key);
-	if (val)
-		json_str(b, val);
-	else
-		buf_puts(b, "null");
-}
-
 static void emit(buf *b)
 {
 	fwrite(b->ptr, 1, b->len, stdout);
@@ -109,9 +100,9 @@ static int ck_create(cli_ctx *ctx)
 static void info_json(buf *b, const decree_checkpoint_info *c, bool has_changes)
 {
 	buf_printf(b, "{\"id\":\"%s\"", c->id);
-	jstr(b, "session", c->session, true);
-	jstr(b, "message", c->message, true);
-	jstr(b, "label", c->label, true);
+	json_kv_str(b, "session", c->session, true);
+	json_kv_str(b, "message", c->message, true);
+	json_kv_str(b, "label", c->label, true);
 	buf_printf(b,
 		   ",\"created_at\":\"%s\",\"file_count\":%" PRIu64
 		   ",\"total_bytes\":%" PRIu64,
@@ -228,7 +219,7 @@ static int ck_show(cli_ctx *ctx)
 			first = false;
 			json_kv_path(&b, "path", f.path, false);
 			buf_printf(&b, ",\"size\":%" PRIu64, f.size);
-			jstr(&b, "reason", f.skip_reason, true);
+			json_kv_str(&b, "reason", f.skip_reason, true);
 			buf_putc(&b, '}');
 		}
 		buf_puts(&b, "]}\n");
@@ -283,7 +274,7 @@ static void on_plan(void *payload, const char *path, decree_action a)
 	if (p->ctx->json) {
 		buf_puts(&p->json, p->n ? ",{" : "{");
 		json_kv_path(&p->json, "path", path, false);
-		jstr(&p->json, "action", action_name(a), true);
+		json_kv_str(&p->json, "action", action_name(a), true);
 		buf_putc(&p->json, '}');
 	} else if (!p->ctx->quiet) {
 		printf("%s %s\n", action_name(a), path);
@@ -328,10 +319,11 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_printf(&b, "{\"operation\":\"%s\"", verb);
-		jstr(&b, "checkpoint", target, true);
+		json_kv_str(&b, "checkpoint", target, true);
 		buf_printf(&b, ",\"dry_run\":%s", po->dry ? "true" : "false");
-		jstr(&b, "pre_checkpoint",
-		     res->pre_checkpoint[0] ? res->pre_checkpoint : NULL, true);
+		json_kv_str(&b, "pre_checkpoint",
+			    res->pre_checkpoint[0] ? res->pre_checkpoint : NULL,
+			    true);
 		buf_printf(
 			&b,
 			",\"created\":%zu,\"restored\":%zu,\"deleted\":%zu,\"changes\":[%s]}\n",
@@ -548,9 +540,9 @@ int cmd_rollback(cli_ctx *ctx)
 		if (ctx->json) {
 			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"",
 				   k ? "," : "", k + 1, c->id);
-			jstr(&b, "session", c->session, true);
-			jstr(&b, "label", c->label, true);
-			jstr(&b, "message", c->message, true);
+			json_kv_str(&b, "session", c->session, true);
+			json_kv_str(&b, "label", c->label, true);
+			json_kv_str(&b, "message", c->message, true);
 			buf_printf(
 				&b,
 				",\"created_at\":\"%s\",\"files_differ\":%zu}",
@@ -798,8 +790,8 @@ static void on_problem(void *payload, const char *what, const char *problem)
 	struct fsck_out *f = payload;
 	if (f->ctx->json) {
 		buf_puts(&f->json, f->n ? ",{" : "{");
-		jstr(&f->json, "object", what, false);
-		jstr(&f->json, "problem", problem, true);
+		json_kv_str(&f->json, "object", what, false);
+		json_kv_str(&f->json, "problem", problem, true);
 		buf_putc(&f->json, '}');
 	} else {
 		printf("damaged: %s: %s\n", what, problem);

@@ -482,13 +482,6 @@ int ckpt_save_statcache(decree_store *s, const snap *cur, statcache *cache)
 	return r;
 }
 
-static int put_kv_str(buf *b, const char *key, const char *val)
-{
-	if (buf_printf(b, ",\"%s\":", key) < 0)
-		return -1;
-	return val ? json_str(b, val) : buf_puts(b, "null");
-}
-
 int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	       odb_writer *w, const snap *cur, const char *session,
 	       const char *message, const char *label)
@@ -508,11 +501,11 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	oid_to_hex(hex, &root);
 	format_time(created, sizeof(created), now);
 	if (buf_puts(&rec, "{\"version\":1,\"type\":\"checkpoint\"") < 0 ||
-	    put_kv_str(&rec, "root", s->root) < 0 ||
-	    put_kv_str(&rec, "session", session ? session : DEFAULT_SESSION) <
-		    0 ||
-	    put_kv_str(&rec, "message", message) < 0 ||
-	    put_kv_str(&rec, "label", label) < 0 ||
+	    json_kv_str(&rec, "root", s->root, true) < 0 ||
+	    json_kv_str(&rec, "session", session ? session : DEFAULT_SESSION,
+			true) < 0 ||
+	    json_kv_str(&rec, "message", message, true) < 0 ||
+	    json_kv_str(&rec, "label", label, true) < 0 ||
 	    buf_printf(&rec,
 		       ",\"created_at\":\"%s\",\"created_ns\":%" PRId64
 		       ",\"tree\":\"%s\",\"file_count\":%" PRIu64

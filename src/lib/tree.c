@@ -94,7 +94,6 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 	const unsigned char *p = (const unsigned char *)data, *end = p + len;
 	char name[NAME_MAX + 1], prev[NAME_MAX + 1];
 	uint32_t count;
-	size_t prevlen = 0;
 	int r;
 
 	if (len < 12 || memcmp(p, TREE_MAGIC, 4))
@@ -139,11 +138,9 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 			return decree_error_set(DECREE_ECORRUPT,
 						"tree entries out of order");
 		memcpy(prev, name, nlen + 1);
-		prevlen = nlen;
 		if ((r = fn(payload, name, mode, size, &id)) != 0)
 			return r;
 	}
-	(void)prevlen;
 	if (p != end)
 		return decree_error_set(DECREE_ECORRUPT,
 					"trailing bytes in tree object");

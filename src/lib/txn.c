@@ -1031,7 +1031,6 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	wal *w = NULL;
 	buf rec = BUF_INIT;
 	odb *db;
-	bool logged = false;
 	int r;
 
 	memset(&p, 0, sizeof(p));
@@ -1110,7 +1109,6 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	/* LOGGED */
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
-	logged = true;
 	if ((r = encode_begin(&rec, &p)) < 0 ||
 	    (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
 		goto fail;
@@ -1234,7 +1232,6 @@ fail : {
 	}
 }
 done:
-	(void)logged;
 	wal_close(w);
 	buf_release(&rec);
 	plan_release(&p, false);

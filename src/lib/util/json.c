@@ -89,6 +89,13 @@ bool json_is_utf8(const char *s, size_t n)
 	return true;
 }
 
+int json_kv_str(buf *b, const char *key, const char *value, bool comma)
+{
+	if (buf_printf(b, "%s\"%s\":", comma ? "," : "", key) < 0)
+		return -1;
+	return value ? json_str(b, value) : buf_puts(b, "null");
+}
+
 int json_kv_path(buf *b, const char *key, const char *value, bool comma)
 {
 	size_t n = strlen(value);

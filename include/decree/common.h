@@ -55,6 +55,14 @@ DECREE_API int decree_error_last_code(void);
 /** Forget the last error of this thread. */
 DECREE_API void decree_error_clear(void);
 
+/**
+ * For programs, not for libraries that embed decree: remove decree's temp
+ * files (a pack being written, say) at exit and on SIGINT, SIGTERM and
+ * SIGHUP, then let the signal take its default action.  Installs signal
+ * handlers, so the embedding application decides whether to call it.
+ */
+DECREE_API void decree_cleanup_on_signals(void);
+
 /** The library version, DECREE_VERSION_STRING of the built library. */
 DECREE_API const char *decree_version(void);
 

@@ -96,6 +96,7 @@ int main(int argc, char **argv)
 
 	memset(&ctx, 0, sizeof(ctx));
 	signal(SIGPIPE, SIG_IGN);
+	decree_cleanup_on_signals(); /* Ctrl-C leaves no temp pack behind */
 	if ((r = extract_globals(&ctx, &argc, argv, &help, &version)) != 0)
 		return r;
 	if (version) {

@@ -416,6 +416,11 @@ static void temp_signal(int sig)
 	raise(sig);
 }
 
+void decree_cleanup_on_signals(void)
+{
+	tempfile_install_handlers();
+}
+
 void tempfile_install_handlers(void)
 {
 	if (handlers_installed)

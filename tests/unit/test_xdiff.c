@@ -17,17 +17,15 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 /* ---- random inputs ---------------------------------------------------- */
 
 static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return testutil_rnd(&rng_state);
 }
 
 static size_t rndn(size_t n)

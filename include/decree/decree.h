@@ -3,7 +3,8 @@
  *
  * libdecree snapshots a directory tree into a content-addressed store,
  * compares and restores snapshots as crash-safe transactions, and keeps an
- * undo history.  See decree/store.h and decree/checkpoint.h.
+ * undo history; it diffs checkpoints and applies patches atomically.  See
+ * decree/store.h, decree/checkpoint.h and decree/diff.h.
  */
 #ifndef DECREE_DECREE_H
 #define DECREE_DECREE_H
@@ -11,5 +12,6 @@
 #include "common.h"
 #include "store.h"
 #include "checkpoint.h"
+#include "diff.h"
 
 #endif

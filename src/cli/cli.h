@@ -57,7 +57,13 @@ int lib_fail(int code);
 /* Open the store for this invocation (root resolution, config). */
 int open_store(decree_store **out, const cli_ctx *ctx);
 
+/* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the
+ * caller frees the array, not the strings). */
+char **cli_paths(const cli_ctx *ctx);
+
 int cmd_checkpoint(cli_ctx *ctx);
+int cmd_checkpoint_diff(cli_ctx *ctx);
+int cmd_apply(cli_ctx *ctx);
 int cmd_rollback(cli_ctx *ctx);
 int cmd_undo(cli_ctx *ctx);
 int cmd_redo(cli_ctx *ctx);

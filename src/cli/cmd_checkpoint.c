@@ -358,19 +358,8 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 	int r;
 
 	if (ctx->rest_argc) {
-		paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *));
-		if (!paths)
+		if (!(paths = cli_paths(ctx)))
 			return fail("out of memory");
-		for (int i = 0; i < ctx->rest_argc; i++) {
-			char *p = ctx->rest_argv[i];
-			size_t n = strlen(p);
-			while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir"
-							  */
-				p[--n] = '\0';
-			while (p[0] == '.' && p[1] == '/')
-				p += 2;
-			paths[i] = p;
-		}
 		o.paths = (const char *const *)paths;
 	}
 	o.dry_run = dry;
@@ -659,6 +648,9 @@ static const struct {
 	  "checkpoint create" },
 	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list" },
 	{ "show", ck_show, "checkpoint show REF", "checkpoint show" },
+	{ "diff", cmd_checkpoint_diff,
+	  "checkpoint diff REF [REF2] [--stat | --name-status] [-- PATH...]",
+	  "checkpoint diff" },
 	{ "restore", ck_restore,
 	  "checkpoint restore REF [--dry-run] [-- PATH...]",
 	  "checkpoint restore" },

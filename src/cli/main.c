@@ -18,7 +18,9 @@ typedef struct {
 
 static const command commands[] = {
 	{ "checkpoint", cmd_checkpoint,
-	  "create, list, show, restore, prune, drop checkpoints" },
+	  "create, list, show, diff, restore, prune, drop checkpoints" },
+	{ "apply", cmd_apply,
+	  "apply a unified diff as one undoable transaction" },
 	{ "rollback", cmd_rollback,
 	  "list checkpoints newest first, or restore number N" },
 	{ "undo", cmd_undo, "undo the last restore, apply or revert" },

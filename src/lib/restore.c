@@ -67,63 +67,6 @@ static void set_new(txn_change *t, const snap_entry *e)
 	t->new_id = e->id;
 }
 
-/* Capture whatever stands at `path` on disk now (not in the scan). */
-static int capture_disk(txn_change *t, decree_store *s, odb_writer *w,
-			bool *present)
-{
-	snap_entry e;
-	struct stat st;
-	const char *base;
-	int dfd, r;
-
-	*present = false;
-	memset(&e, 0, sizeof(e));
-	r = fs_open_parent(&dfd, &base, s->rootfd, t->path, false);
-	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
-		decree_error_clear();
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		close(dfd);
-		return errno == ENOENT
-			       ? 0
-			       : decree_error_os("cannot stat '%s'", t->path);
-	}
-	if (S_ISLNK(st.st_mode)) {
-		char target[PATH_MAX + 1];
-		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
-		close(dfd);
-		if (n < 0)
-			return decree_error_os("cannot read link '%s'",
-					       t->path);
-		e.mode = MODE_LINK;
-		e.size = (uint64_t)n;
-		if (w && (r = odb_writer_add(w, ODB_BLOB, target, (size_t)n,
-					     NULL, &e.id)) < 0)
-			return r;
-		if (!w)
-			sha256_buf(&e.id, target, (size_t)n);
-	} else if (S_ISREG(st.st_mode)) {
-		close(dfd);
-		if (w) {
-			if ((r = scan_capture_path(&e, s->rootfd, t->path, w)) <
-			    0)
-				return r;
-		} else {
-			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
-			e.size = (uint64_t)st.st_size;
-		}
-	} else {
-		close(dfd);
-		return 0; /* a directory: the transaction planner decides */
-	}
-	set_old(t, &e);
-	*present = true;
-	return 0;
-}
-
 /* --- ignore rules of a stored snapshot ------------------------------------ */
 
 struct snap_loader {
@@ -150,21 +93,6 @@ static int load_from_snap(void *payload, const char *dir, const char *name,
 	return 0;
 }
 
-/* --- path filter -----------------------------------------------------------
- */
-
-static bool path_selected(const char *const *paths, const char *p)
-{
-	if (!paths)
-		return true;
-	for (size_t i = 0; paths[i]; i++) {
-		size_t n = strlen(paths[i]);
-		if (!strncmp(p, paths[i], n) && (p[n] == '\0' || p[n] == '/'))
-			return true;
-	}
-	return false;
-}
-
 static int check_paths(const char *const *paths, const snap *a, const snap *b)
 {
 	if (!paths)
@@ -175,9 +103,9 @@ static int check_paths(const char *const *paths, const snap *a, const snap *b)
 		if (!fs_path_is_safe(paths[i], true))
 			return DECREE_EINVALID;
 		for (size_t k = 0; k < a->n && !hit; k++)
-			hit = path_selected(one, a->v[k].path);
+			hit = snap_path_selected(one, a->v[k].path);
 		for (size_t k = 0; k < b->n && !hit; k++)
-			hit = path_selected(one, b->v[k].path);
+			hit = snap_path_selected(one, b->v[k].path);
 		if (!hit)
 			return decree_error_set(
 				DECREE_ENOTFOUND,
@@ -228,7 +156,7 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 			i++;
 		if (c >= 0)
 			j++;
-		if (!path_selected(paths, path))
+		if (!snap_path_selected(paths, path))
 			continue;
 		if (a && b && snap_entry_same(a, b))
 			continue;
@@ -255,7 +183,7 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 		set_new(t, b);
 		if (a && a->mode != MODE_SKIP) {
 			set_old(t, a);
-		} else if ((r = capture_disk(t, s, w, &present)) < 0) {
+		} else if ((r = txn_capture_old(t, s, w, &present)) < 0) {
 			return r; /* absent, ignored now, or too large: read it
 				   */
 		}
@@ -436,7 +364,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 		txn_change *t;
 		bool present, expected;
 
-		if (!path_selected(o->paths, src->path))
+		if (!snap_path_selected(o->paths, src->path))
 			continue;
 		memset(&goal, 0, sizeof(goal));
 		goal.mode = undo ? src->old_mode : src->new_mode;
@@ -446,7 +374,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 			r = -1;
 			goto done;
 		}
-		if ((r = capture_disk(t, s, w, &present)) < 0)
+		if ((r = txn_capture_old(t, s, w, &present)) < 0)
 			goto done;
 		/* did anything change since the operation? */
 		expected = undo ? src->has_new : src->has_old;

@@ -155,3 +155,15 @@ void snap_totals(const snap *s, uint64_t *files, uint64_t *bytes)
 		*bytes += s->v[i].size;
 	}
 }
+
+bool snap_path_selected(const char *const *paths, const char *p)
+{
+	if (!paths)
+		return true;
+	for (size_t i = 0; paths[i]; i++) {
+		size_t n = strlen(paths[i]);
+		if (!strncmp(p, paths[i], n) && (p[n] == '\0' || p[n] == '/'))
+			return true;
+	}
+	return false;
+}

@@ -71,6 +71,10 @@ typedef int (*snap_diff_fn)(void *payload, const char *path,
 			    const snap_entry *a, const snap_entry *b);
 int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload);
 
+/* Is `p` one of `paths` or below one of them?  paths NULL-terminated;
+ * NULL selects everything. */
+bool snap_path_selected(const char *const *paths, const char *p);
+
 /* Totals over stored entries. */
 void snap_totals(const snap *s, uint64_t *files, uint64_t *bytes);
 

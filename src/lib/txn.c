@@ -40,6 +40,7 @@
 #include "error.h"
 #include "fs.h"
 #include "repo.h"
+#include "scan.h"
 #include "snap.h"
 #include "strset.h"
 #include "wal.h"
@@ -1051,6 +1052,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 			goto done;
 		p.has_entry = true;
 		memcpy(p.entry.id, p.txid, 17);
+		if (sp->pushed_id)
+			memcpy(sp->pushed_id, p.txid, 17);
 	}
 	/*
 	 * Everything both states need must be in the store already, and the
@@ -1236,6 +1239,68 @@ done:
 	buf_release(&rec);
 	plan_release(&p, false);
 	return r;
+}
+
+/* --- capture ---------------------------------------------------------------
+ */
+
+int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
+		    bool *present)
+{
+	snap_entry e;
+	struct stat st;
+	const char *base;
+	int dfd, r;
+
+	*present = false;
+	memset(&e, 0, sizeof(e));
+	r = fs_open_parent(&dfd, &base, s->rootfd, t->path, false);
+	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+		decree_error_clear();
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(dfd);
+		return errno == ENOENT
+			       ? 0
+			       : decree_error_os("cannot stat '%s'", t->path);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		close(dfd);
+		if (n < 0)
+			return decree_error_os("cannot read link '%s'",
+					       t->path);
+		e.mode = MODE_LINK;
+		e.size = (uint64_t)n;
+		if (w && (r = odb_writer_add(w, ODB_BLOB, target, (size_t)n,
+					     NULL, &e.id)) < 0)
+			return r;
+		if (!w)
+			sha256_buf(&e.id, target, (size_t)n);
+	} else if (S_ISREG(st.st_mode)) {
+		close(dfd);
+		if (w) {
+			if ((r = scan_capture_path(&e, s->rootfd, t->path, w)) <
+			    0)
+				return r;
+		} else {
+			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+			e.size = (uint64_t)st.st_size;
+		}
+	} else {
+		close(dfd);
+		return 0; /* a directory: the transaction planner decides */
+	}
+	t->has_old = true;
+	t->old_mode = e.mode;
+	t->old_size = e.size;
+	t->old_id = e.id;
+	*present = true;
+	return 0;
 }
 
 int txn_recover(decree_store *s, bool *recovered)

@@ -11,6 +11,7 @@
 #define DECREE_TXN_H
 
 #include "decree/checkpoint.h"
+#include "odb.h"
 #include "oplog.h"
 
 struct decree_store;
@@ -33,7 +34,18 @@ typedef struct {
 	void *payload;
 	bool *committed; /* out (may be NULL): true once COMMIT is durable,
 			    even if txn_run then fails on bookkeeping */
+	char *pushed_id; /* out (may be NULL, 17 bytes): PUSH: the entry's id */
 } txn_spec;
+
+/*
+ * Capture what stands at t->path on disk now as the old side of *t
+ * (has_old, mode, size, id): a file's bytes or a symlink's target, stored
+ * through w (with w NULL only hashed; a regular file then gets no id).
+ * Absent paths, directories and paths below a non-directory leave *t
+ * alone with *present false.
+ */
+int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
+		    bool *present);
 
 /* Run a transaction; the caller holds the store lock. */
 int txn_run(struct decree_store *s, const txn_spec *spec);

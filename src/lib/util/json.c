@@ -98,8 +98,11 @@ int json_kv_str(buf *b, const char *key, const char *value, bool comma)
 
 int json_kv_path(buf *b, const char *key, const char *value, bool comma)
 {
-	size_t n = strlen(value);
+	size_t n;
 
+	if (!value)
+		return json_kv_str(b, key, NULL, comma);
+	n = strlen(value);
 	if (buf_printf(b, "%s\"%s\":", comma ? "," : "", key) < 0 ||
 	    json_strn(b, value, n) < 0)
 		return -1;

@@ -18,6 +18,10 @@ bool json_is_utf8(const char *s, size_t n);
 /* ["," if comma] "key":"value", or "key":null when value is NULL */
 int json_kv_str(buf *b, const char *key, const char *value, bool comma);
 /* ["," if comma] "key":"value"[,"key_base64":"..."] */
-int json_kv_path(buf *b, const char *key, const char *value, bool comma);
+int json_kv_path(buf *b, const char *key, const char *value,
+		 bool comma); /* NULL
+				 value:
+				 null
+			       */
 
 #endif

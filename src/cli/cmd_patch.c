@@ -1,0 +1,488 @@
+/*
+ * cmd_patch.c - "decree checkpoint diff" and "decree apply".
+ *
+ * diff writes the records of docs/diff-format.md to stdout as they come
+ * (one file at a time, so a huge diff never sits in memory), or a --stat /
+ * --name-status summary, or one JSON document.  apply prints one stderr
+ * line per file as it is staged, applied or rolled back, and a summary on
+ * stdout; with --json it prints one event object per line on stdout
+ * instead (docs/cli/apply.md).
+ */
+#include "common.h"
+#include "cli.h"
+#include "json.h"
+
+/* --- checkpoint diff
+ * -----------------------------------------------------------
+ */
+
+typedef struct {
+	const cli_ctx *ctx;
+	bool stat, name_status;
+	buf json;
+	size_t n;
+	uint64_t added, removed;
+	/* --stat rows, printed at the end when the widths are known */
+	char **rows_path;
+	char **rows_text;
+	size_t nrows, cap;
+	size_t width;
+	uint64_t most;
+} diff_out;
+
+static int keep_row(diff_out *d, const char *path, const char *text)
+{
+	if (d->nrows == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		char **a = realloc(d->rows_path, cap * sizeof(char *));
+		if (!a)
+			return -1;
+		d->rows_path = a;
+		a = realloc(d->rows_text, cap * sizeof(char *));
+		if (!a)
+			return -1;
+		d->rows_text = a;
+		d->cap = cap;
+	}
+	d->rows_path[d->nrows] = strdup(path);
+	d->rows_text[d->nrows] = strdup(text);
+	if (!d->rows_path[d->nrows] || !d->rows_text[d->nrows])
+		return -1;
+	d->nrows++;
+	if (strlen(path) > d->width)
+		d->width = strlen(path);
+	return 0;
+}
+
+static const char *mode_name(unsigned mode)
+{
+	return mode == 0755 ? "100755" : mode == 0120000 ? "120000" : "100644";
+}
+
+static int on_diff_file(void *payload, const decree_diff_file *f)
+{
+	diff_out *d = payload;
+	char row[128];
+
+	d->added += f->added;
+	d->removed += f->removed;
+	if (f->skipped && !d->ctx->json)
+		fprintf(stderr,
+			"decree: '%s' is larger than the size limit and was never "
+			"stored; not diffed\n",
+			f->path);
+	if (d->ctx->json) {
+		buf *b = &d->json;
+		buf_puts(b, d->n ? ",{" : "{");
+		json_kv_path(b, "path", f->path, false);
+		buf_printf(b, ",\"status\":\"%c\"", f->status);
+		json_kv_str(b, "old_mode",
+			    f->old_mode ? mode_name(f->old_mode) : NULL, true);
+		json_kv_str(b, "new_mode",
+			    f->new_mode ? mode_name(f->new_mode) : NULL, true);
+		buf_printf(b,
+			   ",\"binary\":%s,\"skipped\":%s,\"added\":%" PRIu64
+			   ",\"removed\":%" PRIu64,
+			   f->binary ? "true" : "false",
+			   f->skipped ? "true" : "false", f->added, f->removed);
+		if (f->text && !d->stat && !d->name_status) {
+			buf_puts(b, ",\"diff\":");
+			json_strn(b, f->text, f->len);
+		}
+		buf_putc(b, '}');
+	} else if (d->name_status) {
+		printf("%c\t%s\n", f->status, f->path);
+	} else if (d->stat) {
+		if (f->binary || f->skipped)
+			snprintf(row, sizeof(row), "%s",
+				 f->skipped ? "not stored (size limit)"
+					    : "Bin");
+		else
+			snprintf(row, sizeof(row), "%" PRIu64 " %" PRIu64,
+				 f->added, f->removed);
+		if (f->added + f->removed > d->most)
+			d->most = f->added + f->removed;
+		if (keep_row(d, f->path, row) < 0)
+			return -1;
+	} else if (f->text) {
+		fwrite(f->text, 1, f->len, stdout);
+	}
+	d->n++;
+	return 0;
+}
+
+/* git's layout: " path | 12 ++++----" scaled to 50 columns of graph. */
+static void print_stat(diff_out *d)
+{
+	int w = (int)d->width;
+	int digits = snprintf(NULL, 0, "%" PRIu64, d->most);
+
+	for (size_t i = 0; i < d->nrows; i++) {
+		uint64_t a, r;
+		const char *t = d->rows_text[i];
+		if (sscanf(t, "%" SCNu64 " %" SCNu64, &a, &r) != 2) {
+			printf(" %-*s | %s\n", w, d->rows_path[i], t);
+			continue;
+		}
+		uint64_t na = a, nr = r;
+		if (d->most > 50) {
+			na = (a * 50 + d->most - 1) / d->most;
+			nr = (r * 50 + d->most - 1) / d->most;
+		}
+		printf(" %-*s | %*" PRIu64 " ", w, d->rows_path[i], digits,
+		       a + r);
+		for (uint64_t k = 0; k < na; k++)
+			putchar('+');
+		for (uint64_t k = 0; k < nr; k++)
+			putchar('-');
+		putchar('\n');
+	}
+	printf(" %zu file%s changed, %" PRIu64 " insertion%s(+), %" PRIu64
+	       " deletion%s(-)\n",
+	       d->n, d->n == 1 ? "" : "s", d->added, d->added == 1 ? "" : "s",
+	       d->removed, d->removed == 1 ? "" : "s");
+}
+
+static void diff_out_release(diff_out *d)
+{
+	for (size_t i = 0; i < d->nrows; i++) {
+		free(d->rows_path[i]);
+		free(d->rows_text[i]);
+	}
+	free(d->rows_path);
+	free(d->rows_text);
+	buf_release(&d->json);
+}
+
+/* A copy of the "--" paths without "./" prefixes and trailing slashes
+ * (NULL if none); the caller frees the array, not the strings. */
+char **cli_paths(const cli_ctx *ctx)
+{
+	char **paths;
+
+	if (!ctx->rest_argc)
+		return NULL;
+	if (!(paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *))))
+		return NULL;
+	for (int i = 0; i < ctx->rest_argc; i++) {
+		char *p = ctx->rest_argv[i];
+		size_t n = strlen(p);
+		while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir" */
+			p[--n] = '\0';
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		paths[i] = p;
+	}
+	return paths;
+}
+
+int cmd_checkpoint_diff(cli_ctx *ctx)
+{
+	bool stat = false, name_status = false;
+	const char *unified = NULL;
+	opt_spec specs[] = {
+		{ "stat", 0, false, NULL, &stat, NULL },
+		{ "name-status", 0, false, NULL, &name_status, NULL },
+		{ "unified", 'U', true, &unified, NULL, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_diff_options o = DECREE_DIFF_OPTIONS_INIT;
+	diff_out d;
+	decree_store *s;
+	char **paths = NULL;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc < 1 || ctx->argc > 2)
+		return usage_error(
+			ctx,
+			"usage: decree checkpoint diff REF [REF2] [--stat | --name-status] "
+			"[-U N] [-- PATH...]");
+	if (stat && name_status)
+		return usage_error(
+			ctx, "--stat and --name-status exclude each other");
+	if (unified) {
+		char *end;
+		long n = strtol(unified, &end, 10);
+		if (*end || end == unified || n < 0 || n > 100000)
+			return usage_error(
+				ctx, "-U needs a number of lines, not '%s'",
+				unified);
+		o.context = (unsigned)n;
+	}
+	if (ctx->rest_argc && !(paths = cli_paths(ctx)))
+		return fail("out of memory");
+	o.paths = (const char *const *)paths;
+	o.no_text = name_status;
+	d.ctx = ctx;
+	d.stat = stat;
+	d.name_status = name_status;
+	if ((r = open_store(&s, ctx)) != 0) {
+		free(paths);
+		return r;
+	}
+	r = decree_checkpoint_diff(s, ctx->argv[0],
+				   ctx->argc > 1 ? ctx->argv[1] : NULL, &o,
+				   on_diff_file, &d);
+	decree_store_free(s);
+	free(paths);
+	if (r < 0) {
+		diff_out_release(&d);
+		return lib_fail(r);
+	}
+	if (ctx->json)
+		printf("{\"files\":[%s],\"added\":%" PRIu64
+		       ",\"removed\":%" PRIu64 "}\n",
+		       d.json.ptr ? d.json.ptr : "", d.added, d.removed);
+	else if (stat && d.n)
+		print_stat(&d);
+	diff_out_release(&d);
+	return EXIT_OK;
+}
+
+/* --- apply
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct {
+	const cli_ctx *ctx;
+	bool check;
+} apply_out;
+
+static const char *phase_word(decree_phase ph)
+{
+	switch (ph) {
+	case DECREE_PHASE_STAGING:
+		return "staging";
+	case DECREE_PHASE_APPLYING:
+		return "applying";
+	case DECREE_PHASE_COMMITTING:
+		return "committing";
+	case DECREE_PHASE_ROLLING_BACK:
+		return "rolling_back";
+	default:
+		return "done";
+	}
+}
+
+static const char *apply_action_word(decree_apply_action a)
+{
+	switch (a) {
+	case DECREE_APPLY_CREATE:
+		return "create";
+	case DECREE_APPLY_MODIFY:
+		return "modify";
+	case DECREE_APPLY_DELETE:
+		return "delete";
+	case DECREE_APPLY_SKIP:
+		return "skip";
+	default:
+		return "conflict";
+	}
+}
+
+static void event(const char *phase, const char *path, const char *action,
+		  const char *message)
+{
+	buf b = BUF_INIT;
+	json_kv_str(&b, "phase", phase, false);
+	json_kv_path(&b, "path", path, true);
+	json_kv_str(&b, "action", action, true);
+	if (message)
+		json_kv_str(&b, "message", message, true);
+	printf("{%s}\n", b.ptr);
+	buf_release(&b);
+}
+
+static void on_report(void *payload, const char *path, decree_apply_action a,
+		      const char *detail)
+{
+	apply_out *o = payload;
+	const char *act = apply_action_word(a);
+
+	if (o->ctx->json) {
+		if (o->check || a == DECREE_APPLY_CONFLICT)
+			event("checking", path, act, detail);
+		else if (a == DECREE_APPLY_SKIP)
+			event("staging", path, act, NULL);
+		return;
+	}
+	if (a == DECREE_APPLY_CONFLICT)
+		fprintf(stderr, "conflict: %s\n", detail ? detail : path);
+	else if (o->check && !o->ctx->quiet)
+		printf("%s %s\n", act, path);
+	else if (a == DECREE_APPLY_SKIP && !o->ctx->quiet)
+		fprintf(stderr, "skip %s (already as the patch leaves it)\n",
+			path);
+}
+
+static void on_apply_progress(void *payload, decree_phase ph, const char *path,
+			      const char *action)
+{
+	apply_out *o = payload;
+
+	if (ph == DECREE_PHASE_DONE)
+		return; /* the summary is the last event */
+	if (o->ctx->json)
+		event(phase_word(ph), path, action, NULL);
+	else if (path && !o->ctx->quiet)
+		fprintf(stderr, "%s %s %s\n", phase_word(ph),
+			action ? action : "", path);
+}
+
+static int read_input(buf *out, const char *name)
+{
+	FILE *f = strcmp(name, "-") ? fopen(name, "rb") : stdin;
+	char chunk[65536];
+	size_t n;
+
+	if (!f)
+		return fail("cannot open '%s': %s", name, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_put(out, chunk, n) < 0) {
+			if (f != stdin)
+				fclose(f);
+			return fail("out of memory");
+		}
+	if (ferror(f)) {
+		int e = errno;
+		if (f != stdin)
+			fclose(f);
+		return fail("cannot read '%s': %s", name, strerror(e));
+	}
+	if (f != stdin)
+		fclose(f);
+	return 0;
+}
+
+static const char apply_help[] =
+	"usage: decree apply PATCH|- [--check] [--reverse] [--exec CMD] [-p N]\n"
+	"\n"
+	"Apply a unified diff (decree's own, diff -u, diff -ruN, git diff) to the\n"
+	"working tree as one transaction.  Every file is checked against its\n"
+	"current bytes first; on any conflict each one is reported and nothing is\n"
+	"written.  Files already as the patch leaves them are skipped.  The\n"
+	"writes are all-or-nothing and survive a crash; 'decree undo' reverts them.\n"
+	"\n"
+	"  --check         only check and list what would change\n"
+	"  -R, --reverse   apply the patch backwards\n"
+	"  -p N            strip N leading path components (default: a/ b/)\n"
+	"  --exec CMD      run CMD (/bin/sh -c, in the project root) after the\n"
+	"                  writes; if it fails, put the tree back: restore changed\n"
+	"                  files, remove created ones, sweep files that appeared\n"
+	"                  while CMD ran.  CMD's effects outside the project's\n"
+	"                  files (processes, network, ignored files) are NOT undone.\n"
+	"  --session S     session of the safety checkpoint taken when CMD fails\n"
+	"\n"
+	"Progress goes to stderr, one line per file and step; with --json, stdout\n"
+	"carries one event per line: {\"phase\",\"path\",\"action\"}.";
+
+int cmd_apply(cli_ctx *ctx)
+{
+	bool check = false, reverse = false;
+	const char *exec = NULL, *strip = NULL, *session = NULL;
+	opt_spec specs[] = {
+		{ "check", 0, false, NULL, &check, NULL },
+		{ "reverse", 'R', false, NULL, &reverse, NULL },
+		{ "exec", 0, true, &exec, NULL, NULL },
+		{ "strip", 'p', true, &strip, NULL, NULL },
+		{ "session", 's', true, &session, NULL, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_apply_options o = DECREE_APPLY_OPTIONS_INIT;
+	decree_apply_result res;
+	apply_out ao = { ctx, false };
+	decree_store *s;
+	buf text = BUF_INIT;
+	const char *name;
+	int r;
+
+	if (ctx->help) {
+		puts(apply_help);
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) < 0)
+		return EXIT_USAGE;
+	if (ctx->argc != 1 || ctx->rest_argc)
+		return usage_error(
+			ctx,
+			"usage: decree apply PATCH|- [--check] [--reverse] [--exec CMD]");
+	if (check && exec)
+		return usage_error(ctx, "--check runs no command; drop --exec");
+	if (exec && !*exec)
+		return usage_error(ctx, "--exec needs a command");
+	if (strip) {
+		char *end;
+		long n = strtol(strip, &end, 10);
+		if (*end || end == strip || n < 0 || n > 1000)
+			return usage_error(ctx, "-p needs a number, not '%s'",
+					   strip);
+		o.strip = (int)n;
+	}
+	name = strcmp(ctx->argv[0], "-") ? ctx->argv[0] : "<stdin>";
+	if ((r = read_input(&text, ctx->argv[0])) != 0)
+		return r;
+	if ((r = open_store(&s, ctx)) != 0) {
+		buf_release(&text);
+		return r;
+	}
+	ao.check = check;
+	o.check_only = check;
+	o.reverse = reverse;
+	o.exec = exec;
+	o.exec_stdout_to_stderr = ctx->json;
+	o.session = session;
+	o.report = on_report;
+	o.progress = on_apply_progress;
+	o.payload = &ao;
+	r = decree_apply(&res, s, name, text.ptr, text.len, &o);
+	decree_store_free(s);
+	buf_release(&text);
+	if (ctx->json) {
+		buf b = BUF_INIT;
+		buf_printf(
+			&b,
+			"{\"phase\":\"done\",\"path\":null,\"action\":null,"
+			"\"ok\":%s,\"check\":%s,\"created\":%zu,\"modified\":%zu,"
+			"\"deleted\":%zu,\"skipped\":%zu,\"conflicts\":%zu",
+			r == 0 ? "true" : "false", check ? "true" : "false",
+			res.created, res.modified, res.deleted, res.skipped,
+			res.conflicts);
+		if (res.exec_ran)
+			buf_printf(&b,
+				   ",\"exec_status\":%d,\"restored\":%zu,"
+				   "\"removed\":%zu,\"swept\":%zu",
+				   res.exec_status, res.restored, res.removed,
+				   res.swept);
+		json_kv_str(&b, "exec_checkpoint",
+			    res.exec_checkpoint[0] ? res.exec_checkpoint : NULL,
+			    true);
+		json_kv_str(&b, "error", r < 0 ? decree_error_last() : NULL,
+			    true);
+		buf_puts(&b, "}\n");
+		fwrite(b.ptr, 1, b.len, stdout);
+		buf_release(&b);
+	}
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json || ctx->quiet)
+		return EXIT_OK;
+	if (check)
+		printf("%s applies cleanly: would create %zu, modify %zu, delete %zu; "
+		       "%zu already done\n",
+		       name, res.created, res.modified, res.deleted,
+		       res.skipped);
+	else if (!res.created && !res.modified && !res.deleted)
+		printf("nothing to apply: every file is already as %s leaves it\n",
+		       name);
+	else
+		printf("applied %s: created %zu, modified %zu, deleted %zu, skipped %zu; "
+		       "'decree undo' reverts this\n",
+		       name, res.created, res.modified, res.deleted,
+		       res.skipped);
+	if (res.exec_ran)
+		printf("'%s' succeeded\n", exec);
+	return EXIT_OK;
+}

@@ -1,0 +1,194 @@
+/*
+ * diff.c - decree_checkpoint_diff (decree/diff.h).
+ *
+ * Both sides become snaps: a checkpoint through its stored tree, the
+ * working tree through a scan with the stat cache (nothing is stored).
+ * snap_diff() yields the paths that differ in canonical order; for each,
+ * the contents come from the store (checkpoint side) or from the disk
+ * (working tree side, read below the root without following symlinks),
+ * and unidiff formats the record.  Line counts are taken from the
+ * formatted record, so they are exactly what the text shows.
+ */
+#include "common.h"
+#include "decree/diff.h"
+#include "alloc.h"
+#include "ckpt.h"
+#include "error.h"
+#include "fs.h"
+#include "repo.h"
+#include "tree.h"
+#include "unidiff.h"
+
+typedef struct {
+	decree_store *s;
+	odb *db;
+	bool worktree; /* side b is the working tree */
+	const decree_diff_options *o;
+	decree_diff_cb cb;
+	void *payload;
+	buf old, new, text;
+} diff_ctx;
+
+static unsigned public_mode(uint32_t mode)
+{
+	return mode == MODE_EXEC ? 0755 : mode == MODE_LINK ? 0120000 : 0644;
+}
+
+/* Read the working-tree content of `e` (a symlink's target for links). */
+static int read_worktree(buf *out, decree_store *s, const snap_entry *e)
+{
+	int fd, r;
+
+	if (e->mode == MODE_LINK) {
+		char target[PATH_MAX + 1];
+		const char *base;
+		ssize_t n;
+		int dfd;
+		if ((r = fs_open_parent(&dfd, &base, s->rootfd, e->path,
+					false)) < 0)
+			return r;
+		n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		close(dfd);
+		if (n < 0)
+			return decree_error_os("cannot read link '%s'",
+					       e->path);
+		return buf_put(out, target, (size_t)n);
+	}
+	if ((fd = fs_open_beneath(s->rootfd, e->path,
+				  O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return decree_error_os("cannot open '%s'", e->path);
+	r = fs_read_fd(fd, out, e->path);
+	close(fd);
+	return r;
+}
+
+static int load_side(diff_ctx *c, buf *out, const snap_entry *e, bool disk)
+{
+	buf_clear(out);
+	if (!e)
+		return 0;
+	if (disk)
+		return read_worktree(out, c->s, e);
+	return odb_read(out, NULL, c->db, &e->id);
+}
+
+/* Count the '+' and '-' lines inside the hunks of formatted records. */
+static void count_lines(const buf *t, uint64_t *added, uint64_t *removed)
+{
+	const char *p = t->ptr, *end = t->ptr + t->len;
+	bool in_hunk = false;
+
+	*added = *removed = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n >= 11 && !memcmp(p, "diff --git ", 11))
+			in_hunk = false;
+		else if (n >= 2 && p[0] == '@' && p[1] == '@')
+			in_hunk = true;
+		else if (in_hunk && p[0] == '+')
+			(*added)++;
+		else if (in_hunk && p[0] == '-')
+			(*removed)++;
+		p += n + 1;
+	}
+}
+
+static int diff_one(void *payload, const char *path, const snap_entry *a,
+		    const snap_entry *b)
+{
+	diff_ctx *c = payload;
+	decree_diff_file f;
+	int r;
+
+	if (!snap_path_selected(c->o->paths, path))
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.path = path;
+	f.status = !a ? 'A' : !b ? 'D' : 'M';
+	f.old_mode = a ? public_mode(a->mode) : 0;
+	f.new_mode = b ? public_mode(b->mode) : 0;
+	f.skipped = (a && !snap_entry_is_stored(a)) ||
+		    (b && !snap_entry_is_stored(b));
+	if (!c->o->no_text && !f.skipped) {
+		unidiff_file u = UNIDIFF_FILE_INIT;
+		unidiff_options uo = UNIDIFF_OPTIONS_INIT;
+		if ((r = load_side(c, &c->old, a, false)) < 0 ||
+		    (r = load_side(c, &c->new, b, c->worktree)) < 0)
+			return r;
+		u.old_path = u.new_path = path;
+		u.old_exists = a != NULL;
+		u.new_exists = b != NULL;
+		u.old_mode = a ? a->mode : 0;
+		u.new_mode = b ? b->mode : 0;
+		u.old_data = c->old.ptr;
+		u.old_len = c->old.len;
+		u.new_data = c->new.ptr;
+		u.new_len = c->new.len;
+		uo.context = c->o->context;
+		buf_clear(&c->text);
+		if ((r = unidiff_format(&c->text, &u, &uo)) < 0)
+			return r;
+		if (!c->text.len)
+			return 0; /* same bytes after all (a racing edit) */
+		f.binary = unidiff_is_binary(c->old.ptr, c->old.len) ||
+			   unidiff_is_binary(c->new.ptr, c->new.len);
+		if (!f.binary)
+			count_lines(&c->text, &f.added, &f.removed);
+		f.text = c->text.ptr;
+		f.len = c->text.len;
+	}
+	return c->cb(c->payload, &f);
+}
+
+int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
+			   const decree_diff_options *o, decree_diff_cb cb,
+			   void *payload)
+{
+	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
+	ckpt_rec a, b;
+	snap sa = SNAP_INIT, sb = SNAP_INIT;
+	diff_ctx c;
+	int r;
+
+	DECREE_ASSERT_ARG(s);
+	DECREE_ASSERT_ARG(ref);
+	DECREE_ASSERT_ARG(cb);
+	if (!o)
+		o = &def;
+	if (o->version != DECREE_DIFF_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid diff options");
+	for (size_t i = 0; o->paths && o->paths[i]; i++)
+		if (!fs_path_is_safe(o->paths[i], false))
+			return DECREE_EINVALID;
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	if ((r = ckpt_resolve(&a, s, ref)) < 0)
+		return r;
+	c.s = s;
+	c.o = o;
+	c.cb = cb;
+	c.payload = payload;
+	c.worktree = ref2 == NULL;
+	if ((r = repo_odb(&c.db, s, false)) < 0 ||
+	    (r = tree_read(&sa, c.db, &a.tree)) < 0)
+		goto done;
+	if (ref2) {
+		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
+		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
+			goto done;
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL)) < 0) {
+		goto done;
+	}
+	r = snap_diff(&sa, &sb, diff_one, &c);
+done:
+	buf_release(&c.old);
+	buf_release(&c.new);
+	buf_release(&c.text);
+	snap_release(&sa);
+	snap_release(&sb);
+	ckpt_rec_release(&a);
+	ckpt_rec_release(&b);
+	return r;
+}

@@ -6,10 +6,11 @@
  *   1. parse the whole patch (patch.h); nothing is read before it parses.
  *   2. check: for every file patch, in order (reverse order with
  *      --reverse), read the current bytes of its paths once, then feed the
- *      result of a path into the next patch for the same path.  A patch
- *      that does not apply but whose reverse applies to the current bytes
- *      is "already applied" and skipped.  Conflicts are collected for
- *      every path, then reported together; nothing is written.
+ *      result of a path into the next patch for the same path.  A hunk
+ *      may match away from its line (the nearest exact match, as git apply
+ *      does; never fuzz).  A patch that does not apply but whose reverse
+ *      applies at the exact lines is "already applied" and skipped.  Conflicts
+ * are collected for every path, then reported together; nothing is written.
  *   3. write: old and new contents go into the store, then txn_run() makes
  *      the change all-or-nothing and pushes it on the undo history.  Paths
  *      whose final bytes and mode equal their current ones are not part of
@@ -47,6 +48,8 @@ typedef struct {
 	bool exists;
 	uint32_t mode;
 	buf data;      /* content after the file patches so far */
+	bool is_dir;   /* a directory stands at the path (absent for us) */
+	bool blocked;  /* a parent is a file or a symlink (absent for us) */
 	char *problem; /* conflict message, or NULL */
 } pstate;
 
@@ -97,11 +100,12 @@ static int load_disk(pstate *p, decree_store *s)
 		decree_error_clear();
 		return 0;
 	}
-	if (r == DECREE_EINVALID)
-		return conflict_at(p,
-				   "a parent of '%s' is a symlink or not a "
-				   "directory",
-				   p->path);
+	if (r == DECREE_EINVALID) {
+		/* absent; fine if the patch removes what is in the way */
+		decree_error_clear();
+		p->blocked = true;
+		return 0;
+	}
 	if (r < 0)
 		return r;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -122,11 +126,14 @@ static int load_disk(pstate *p, decree_store *s)
 		p->orig_exists = true;
 		return buf_put(&p->orig, target, (size_t)n);
 	}
+	if (S_ISDIR(st.st_mode)) {
+		close(dfd);
+		p->is_dir = true; /* fine if the patch empties it */
+		return 0;
+	}
 	if (!S_ISREG(st.st_mode)) {
 		close(dfd);
-		return conflict_at(p, "'%s' is %s, not a file", p->path,
-				   S_ISDIR(st.st_mode) ? "a directory"
-						       : "a special file");
+		return conflict_at(p, "'%s' is a special file", p->path);
 	}
 	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	close(dfd);
@@ -206,9 +213,13 @@ static int check_one(pstates *t, decree_store *s, const patch_file *fp,
 		/* Already applied?  Then the reverse applies to the target. */
 		if (!moves || (fp->is_rename && !src->exists)) {
 			patch_result back = PATCH_RESULT_INIT;
+			/* at the exact lines only: an offset match of the
+			 * reverse is too weak to skip a file silently */
+			unsigned back_flags = (flags ^ PATCH_REVERSE) &
+					      ~(unsigned)PATCH_ALLOW_OFFSET;
 			done_already = patch_apply(&back, fp, dst->data.ptr,
 						   dst->data.len, dst->exists,
-						   flags ^ PATCH_REVERSE) == 0;
+						   back_flags) == 0;
 			patch_result_release(&back);
 			decree_error_clear();
 		}
@@ -244,6 +255,54 @@ static int check_one(pstates *t, decree_store *s, const patch_file *fp,
 	}
 	dst->exists = res.exists;
 	patch_result_release(&res);
+	return 0;
+}
+
+/* Does the patch delete a file at `path`, or below it (below = true)? */
+static bool deletes(const pstates *t, const char *path, size_t len, bool below)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const pstate *q = &t->v[i];
+		if (!q->orig_exists || q->exists)
+			continue;
+		if (below ? !strncmp(q->path, path, len) && q->path[len] == '/'
+			  : strlen(q->path) == len &&
+				    !memcmp(q->path, path, len))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A file that ends up where a directory stands, or below a file or a
+ * symlink, needs the patch to delete what is in the way; the transaction
+ * removes emptied directories and refuses anything else.
+ */
+static int check_shapes(pstates *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		pstate *p = &t->v[i];
+		bool clear = false;
+		int r = 0;
+		if (!p->exists || p->problem)
+			continue;
+		if (p->is_dir && !deletes(t, p->path, strlen(p->path), true))
+			r = conflict_at(p, "'%s' is a directory", p->path);
+		if (p->blocked) {
+			for (const char *c = strchr(p->path, '/'); c && !clear;
+			     c = strchr(c + 1, '/'))
+				clear = deletes(t, p->path,
+						(size_t)(c - p->path), false);
+			if (!clear)
+				r = conflict_at(
+					p,
+					"a parent of '%s' is a file or a "
+					"symlink",
+					p->path);
+		}
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -666,6 +725,8 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		if ((r = check_one(&st, s, &ps->files[i], flags)) < 0)
 			goto done;
 	}
+	if ((r = check_shapes(&st)) < 0)
+		goto done;
 	for (size_t i = 0; i < st.n; i++)
 		report(o, res, &st.v[i]);
 	if (res->conflicts) {

@@ -7,7 +7,8 @@
  * deleted below directories that appear and disappear, and (second pair)
  * a file that becomes a directory and a directory that becomes a file.
  * For each step name of the fs.c seam ("write", "rename", "fsync",
- * "unlink", "mkdir") restore, undo and redo run with the Nth such step
+ * "unlink", "mkdir") restore, undo, redo, and an apply of the diff that
+ * does what the restore does (then its undo) run with the Nth such step
  * failing, for N = 1, 2, ... until the operation succeeds.  Every failure
  * must:
  *   - return an error and leave the tree exactly as it was (every path,
@@ -121,6 +122,10 @@ static int open_store(decree_store **out, const fixture *f)
 	return decree_store_open(out, &o);
 }
 
+/* The diff from ref_ckpt (below) to the tree before the restore: applied
+ * in reverse it does what the restore does. */
+static buf patch_text = BUF_INIT;
+
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
@@ -148,6 +153,7 @@ static int teardown(void **state)
 
 	fs_fault_hook = NULL;
 	alloc_fail_at(0);
+	buf_release(&patch_text);
 	decree_store_free(f->s);
 	free(f->before);
 	free(f->after);
@@ -413,14 +419,23 @@ static int nth_fault(const char *step)
 	return ++f_calls == f_n ? EIO : 0;
 }
 
-enum op { OP_RESTORE, OP_UNDO, OP_REDO };
+enum op { OP_RESTORE, OP_UNDO, OP_REDO, OP_APPLY };
 
 static const char *op_name(enum op op)
 {
-	return op == OP_RESTORE ? "restore" : op == OP_UNDO ? "undo" : "redo";
+	return op == OP_RESTORE ? "restore"
+	       : op == OP_UNDO	? "undo"
+	       : op == OP_REDO	? "redo"
+				: "apply";
 }
 
 static char ref_ckpt[DECREE_ID_HEXLEN + 1]; /* the checkpoint restored */
+
+static int add_record(void *payload, const decree_diff_file *df)
+{
+	(void)payload;
+	return df->text ? buf_put(&patch_text, df->text, df->len) : 0;
+}
 
 static int run_op(fixture *f, enum op op)
 {
@@ -430,8 +445,15 @@ static int run_op(fixture *f, enum op op)
 		return decree_checkpoint_restore(&res, f->s, ref_ckpt, NULL);
 	case OP_UNDO:
 		return decree_undo(&res, f->s, NULL);
-	default:
+	case OP_REDO:
 		return decree_redo(&res, f->s, NULL);
+	default: {
+		decree_apply_options o = DECREE_APPLY_OPTIONS_INIT;
+		decree_apply_result ar;
+		o.reverse = true;
+		return decree_apply(&ar, f->s, "t.diff", patch_text.ptr,
+				    patch_text.len, &o);
+	}
 	}
 }
 
@@ -527,6 +549,11 @@ static void prepare(fixture *f, const struct ent *from, const struct ent *to)
 	free(f->before);
 	f->before = image(f->root);
 	assert_string_not_equal(f->before, f->after);
+	buf_clear(&patch_text);
+	assert_int_equal(decree_checkpoint_diff(f->s, ref_ckpt, NULL, NULL,
+						add_record, NULL),
+			 0);
+	assert_true(patch_text.len > 0);
 }
 
 static void faults_between(fixture *f, const struct ent *from,
@@ -545,6 +572,9 @@ static void faults_between(fixture *f, const struct ent *from,
 		fault_loop(f, steps[i], OP_RESTORE, f->before, f->after, &st);
 		fault_loop(f, steps[i], OP_UNDO, f->after, f->before, &st);
 		fault_loop(f, steps[i], OP_REDO, f->before, f->after, &st);
+		assert_int_equal(run_op(f, OP_UNDO), 0);
+		fault_loop(f, steps[i], OP_APPLY, f->before, f->after, &st);
+		fault_loop(f, steps[i], OP_UNDO, f->after, f->before, &st);
 		printf("  %-6s: %3d injected failures (%d after commit), %3d steps\n",
 		       steps[i], st.failures, st.applied, st.steps_seen);
 		assert_true(st.failures > 0);
@@ -616,6 +646,19 @@ static void test_restore_shape_changes(void **state)
 		assert_int_equal(decree_redo(&res, f->s, NULL), 0);
 		assert_image(snapshot_now(f), f->after, cases[i].what);
 		assert_int_equal(leftovers(f), 0);
+		/* the diff, applied in reverse, does the same */
+		assert_int_equal(decree_undo(&res, f->s, NULL), 0);
+		r = run_op(f, OP_APPLY);
+		if (r != 0) {
+			fprintf(stderr, "apply with %s: %d (%s)\n%s",
+				cases[i].what, r, decree_error_last(),
+				patch_text.ptr);
+			bad++;
+			continue;
+		}
+		assert_image(snapshot_now(f), f->after, cases[i].what);
+		assert_int_equal(decree_undo(&res, f->s, NULL), 0);
+		assert_image(snapshot_now(f), f->before, cases[i].what);
 	}
 	if (bad)
 		fail_msg("%d of %zu shape changes do not restore (see above)",
@@ -768,14 +811,14 @@ static void reset_store(fixture *f)
 	prepare(f, state_a, state_b);
 }
 
-static void test_alloc_failures_restore(void **state)
+/* Fail every allocation of a restore (or of the apply doing the same) in
+ * turn: clean failure, the tree as before, or applied and recoverable. */
+static void alloc_failures(fixture *f, enum op op)
 {
-	fixture *f = *state;
 	unsigned long n, failures = 0, applied = 0, resets = 0;
 
 	reset_store(f);
 	for (n = 1; n < 20000; n++) {
-		decree_restore_result res;
 		unsigned long start;
 		bool fired;
 		char msg[1200], where[1300], hist[96], hist_after[96];
@@ -785,13 +828,13 @@ static void test_alloc_failures_restore(void **state)
 		history(hist, sizeof(hist), f->s);
 		start = alloc_count();
 		alloc_fail_at(n);
-		r = decree_checkpoint_restore(&res, f->s, ref_ckpt, NULL);
+		r = run_op(f, op);
 		alloc_fail_at(0);
 		fired = alloc_count() - start >= n;
 		snprintf(msg, sizeof(msg), "%s", decree_error_last());
 		img = snapshot_now(f);
 		if (r == 0) {
-			assert_image(img, f->after, "restore");
+			assert_image(img, f->after, op_name(op));
 			if (!fired)
 				break;
 			/* tolerated (a cache, say): the restore happened; start
@@ -802,8 +845,8 @@ static void test_alloc_failures_restore(void **state)
 		}
 		if (!fired)
 			fail_msg(
-				"restore failed without an injected allocation failure: %s",
-				msg);
+				"%s failed without an injected allocation failure: %s",
+				op_name(op), msg);
 		failures++;
 		if (strstr(msg, "unusable"))
 			fail_msg(
@@ -811,8 +854,7 @@ static void test_alloc_failures_restore(void **state)
 				n, msg);
 		if (strstr(msg, "was applied")) {
 			applied++;
-			assert_image(img, f->after,
-				     "restore failing after commit");
+			assert_image(img, f->after, "failing after commit");
 			assert_int_equal(decree_recover(f->s, NULL, NULL), 0);
 			if (leftovers(f))
 				fail_msg(
@@ -823,7 +865,8 @@ static void test_alloc_failures_restore(void **state)
 			continue;
 		}
 		snprintf(where, sizeof(where),
-			 "restore with allocation %lu failing (%s)", n, msg);
+			 "%s with allocation %lu failing (%s)", op_name(op), n,
+			 msg);
 		assert_image(img, f->before, where);
 		if (leftovers(f))
 			fail_msg(
@@ -836,9 +879,19 @@ static void test_alloc_failures_restore(void **state)
 				where, hist, hist_after);
 	}
 	assert_true(n < 20000);
-	printf("  restore: %lu allocations, %lu failed (%lu after commit), %lu store resets\n",
-	       n - 1, failures, applied, resets);
+	printf("  %s: %lu allocations, %lu failed (%lu after commit), %lu store resets\n",
+	       op_name(op), n - 1, failures, applied, resets);
 	check_leaks();
+}
+
+static void test_alloc_failures_restore(void **state)
+{
+	alloc_failures(*state, OP_RESTORE);
+}
+
+static void test_alloc_failures_apply(void **state)
+{
+	alloc_failures(*state, OP_APPLY);
 }
 
 /* --- content addressing and types
@@ -919,6 +972,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_faults_shapes,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures_create,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_failures_apply,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures_restore,
 						setup, teardown),

@@ -74,6 +74,14 @@ typedef void (*decree_apply_report_cb)(void *payload, const char *path,
 				       decree_apply_action action,
 				       const char *detail);
 
+/** Checks the final state of every path the patch touches before anything
+ * is written (exists false: absent; mode 0644/0755/0120000; sha256 of the
+ * content or link target).  Non-zero: the path is wrong, nothing is
+ * written and decree_apply fails with DECREE_EVERIFY naming it. */
+typedef int (*decree_apply_verify_cb)(void *payload, const char *path,
+				      bool exists, unsigned mode,
+				      const char *sha256_hex);
+
 #define DECREE_APPLY_OPTIONS_VERSION 1
 typedef struct {
 	unsigned version;
@@ -87,14 +95,15 @@ typedef struct {
 	const char *session;	    /**< session of safety captures
 				       (NULL: "default") */
 	decree_apply_report_cb report;
-	decree_progress_cb progress; /**< phase per path as it is written or
-					rolled back */
+	decree_progress_cb progress;   /**< phase per path as it is written or
+					  rolled back */
+	decree_apply_verify_cb verify; /**< NULL: no check */
 	void *payload;
 } decree_apply_options;
 #define DECREE_APPLY_OPTIONS_INIT                                            \
 	{                                                                    \
 		DECREE_APPLY_OPTIONS_VERSION, false, false, -1, NULL, false, \
-			NULL, NULL, NULL, NULL                               \
+			NULL, NULL, NULL, NULL, NULL                         \
 	}
 
 typedef struct {
@@ -127,6 +136,7 @@ typedef struct {
  * @param name  how messages call the patch ("fix.diff", "<stdin>")
  * @return 0; DECREE_EINVALID (malformed or unsafe patch),
  *         DECREE_ECONFLICT (conflicts, or the tree changed meanwhile),
+ *         DECREE_EVERIFY (opts->verify refused a result),
  *         DECREE_EAPPLY, DECREE_EEXEC (the command failed; rolled back),
  *         DECREE_ELOCKED, -1.
  */

@@ -618,6 +618,41 @@ static void report(const decree_apply_options *o, decree_apply_result *res,
 		o->report(o->payload, p->path, a, p->problem);
 }
 
+/* Let the caller check every final state; name the refused paths. */
+static int verify_all(const decree_apply_options *o, const pstates *t)
+{
+	buf bad = BUF_INIT;
+	size_t nbad = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const pstate *p = &t->v[i];
+		char hex[SHA256_HEXLEN + 1] = "";
+		unsigned mode = 0;
+		if (p->exists) {
+			oid id;
+			sha256_buf(&id, p->data.ptr, p->data.len);
+			oid_to_hex(hex, &id);
+			mode = p->mode == MODE_EXEC   ? 0755
+			       : p->mode == MODE_LINK ? 0120000
+						      : 0644;
+		}
+		if (!o->verify(o->payload, p->path, p->exists, mode, hex))
+			continue;
+		if (nbad++ < 10)
+			buf_printf(&bad, "%s'%s'", nbad > 1 ? ", " : "",
+				   p->path);
+	}
+	if (nbad)
+		r = decree_error_set(DECREE_EVERIFY,
+				     "%zu path(s) would not match after the "
+				     "apply: %s%s; nothing was written",
+				     nbad, bad.ptr ? bad.ptr : "",
+				     nbad > 10 ? ", ..." : "");
+	buf_release(&bad);
+	return r;
+}
+
 /* Store both sides of every changed path; fill `out` in path order. */
 static int stage_changes(txn_change **out, size_t *nout, odb_writer *w,
 			 const pstates *t)
@@ -736,6 +771,8 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 			res->conflicts, st.n, name);
 		goto done;
 	}
+	if (o->verify && (r = verify_all(o, &st)) < 0)
+		goto done;
 	if (o->check_only)
 		goto done;
 

@@ -1,35 +1,36 @@
 /*
- * config.c - project root discovery and the checkpoint part of
- * .decree/config.yml (libyaml).
+ * config.c - project root discovery and .decree/config.yml (libyaml).
  *
- * Keys read here (docs/config.md):
+ * Keys (docs/config.md):
  *   store: DIR                      store location (relative to the root)
  *   checkpoint:
  *     max_file_size: 50M            bytes, or with K/M/G suffix
  *     exclude: [PATTERN, ...]       extra ignore patterns
  *     store: DIR                    same as the top-level key
- * Unknown keys are left to other parts of decree (the pipeline).  A file
- * that is not valid YAML, or a key with a value of the wrong type, is an
- * error naming the file and line.
+ *   commands:
+ *     router: CMD                   {prompt} -> shell-quoted prompt
+ *     ai: CMD                       for routines (DECREE_AI_COMMAND)
+ *   max_retries: 3
+ *   max_depth: 10
+ *   default_routine: develop
+ *   notebook_support: false
+ * Unknown keys are ignored.  A file that is not valid YAML, or a key with
+ * a value of the wrong type, is an error naming the file and line.
  */
 #include "common.h"
-#include "cli.h"
+#include "pipeline.h"
 
 #include <yaml.h>
 
-typedef struct {
-	char *store;
-	uint64_t max_file_size;
-	char **excludes;
-	size_t nexcludes;
-} config;
-
-static void config_release(config *c)
+void config_release(config *c)
 {
 	free(c->store);
 	for (size_t i = 0; i < c->nexcludes; i++)
 		free(c->excludes[i]);
 	free(c->excludes);
+	free(c->router);
+	free(c->ai);
+	free(c->default_routine);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -95,7 +96,51 @@ static int bad(const char *file, yaml_node_t *n, const char *what)
 		    n ? (unsigned long)n->start_mark.line + 1 : 0UL, what);
 }
 
-static int config_load(config *c, const char *root)
+static int get_long(long *out, yaml_document_t *doc, yaml_node_t *top,
+		    const char *key, long min, long max, const char *path)
+{
+	yaml_node_t *n = map_get(doc, top, key);
+	const char *v;
+	char *end;
+	long x;
+
+	if (!n)
+		return 0;
+	v = scalar(doc, n);
+	errno = 0;
+	x = v ? strtol(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || x < min || x > max) {
+		char what[160];
+		snprintf(what, sizeof(what),
+			 "'%s' must be a number from %ld to %ld", key, min,
+			 max);
+		return bad(path, n, what);
+	}
+	*out = x;
+	return 0;
+}
+
+static int get_str(char **out, yaml_document_t *doc, yaml_node_t *map,
+		   const char *key, const char *path)
+{
+	yaml_node_t *n = map_get(doc, map, key);
+	const char *v;
+
+	if (!n)
+		return 0;
+	if (!(v = scalar(doc, n))) {
+		char what[160];
+		snprintf(what, sizeof(what), "'%s' must be a string", key);
+		return bad(path, n, what);
+	}
+	free(*out);
+	*out = NULL;
+	if (*v && !(*out = strdup(v)))
+		return fail("out of memory");
+	return 0;
+}
+
+int config_load(config *c, const char *root)
 {
 	char path[PATH_MAX];
 	FILE *f;
@@ -105,6 +150,10 @@ static int config_load(config *c, const char *root)
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
+	c->max_retries = 3;
+	c->max_depth = 10;
+	if (!(c->default_routine = strdup("develop")))
+		return fail("out of memory");
 	snprintf(path, sizeof(path), "%s/.decree/config.yml", root);
 	if (!(f = fopen(path, "rb")))
 		return 0;
@@ -174,6 +223,43 @@ static int config_load(config *c, const char *root)
 			c->excludes[c->nexcludes++] = strdup(v);
 		}
 	}
+	{
+		yaml_node_t *cmds = map_get(&doc, top, "commands");
+		const char *nb;
+		if (cmds && cmds->type != YAML_MAPPING_NODE &&
+		    !(cmds->type == YAML_SCALAR_NODE &&
+		      !cmds->data.scalar.length)) {
+			r = bad(path, cmds, "'commands' must be a mapping");
+			goto done;
+		}
+		if ((r = get_str(&c->router, &doc, cmds, "router", path)) ||
+		    (r = get_str(&c->ai, &doc, cmds, "ai", path)) ||
+		    (r = get_str(&c->default_routine, &doc, top,
+				 "default_routine", path)) ||
+		    (r = get_long(&c->max_retries, &doc, top, "max_retries", 1,
+				  100, path)) ||
+		    (r = get_long(&c->max_depth, &doc, top, "max_depth", 1,
+				  1000000, path)))
+			goto done;
+		if (!c->default_routine &&
+		    !(c->default_routine = strdup("develop"))) {
+			r = fail("out of memory");
+			goto done;
+		}
+		if ((n = map_get(&doc, top, "notebook_support"))) {
+			nb = scalar(&doc, n);
+			if (nb && (!strcmp(nb, "true") || !strcmp(nb, "yes")))
+				c->notebook_support = true;
+			else if (nb && (!strcmp(nb, "false") ||
+					!strcmp(nb, "no") || !*nb))
+				c->notebook_support = false;
+			else {
+				r = bad(path, n,
+					"'notebook_support' must be true or false");
+				goto done;
+			}
+		}
+	}
 done:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
@@ -208,6 +294,19 @@ static int find_root(char *out, size_t len)
 	return 0;
 }
 
+int project_root(char *out, size_t len, const cli_ctx *ctx)
+{
+	struct stat st;
+
+	if (!ctx->root_opt)
+		return find_root(out, len);
+	if (stat(ctx->root_opt, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail("cannot use '%s' as project root: not a directory",
+			    ctx->root_opt);
+	snprintf(out, len, "%s", ctx->root_opt);
+	return 0;
+}
+
 int open_store(decree_store **out, const cli_ctx *ctx)
 {
 	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
@@ -215,19 +314,11 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 	config c;
 	const char *env = getenv("DECREE_STORE");
 	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS"), *thr;
-	struct stat st;
 	int r;
 
 	*out = NULL;
-	if (ctx->root_opt) {
-		if (stat(ctx->root_opt, &st) < 0 || !S_ISDIR(st.st_mode))
-			return fail(
-				"cannot use '%s' as project root: not a directory",
-				ctx->root_opt);
-		snprintf(root, sizeof(root), "%s", ctx->root_opt);
-	} else if ((r = find_root(root, sizeof(root))) != 0) {
+	if ((r = project_root(root, sizeof(root), ctx)) != 0)
 		return r;
-	}
 	if ((r = config_load(&c, root)) != 0)
 		return r;
 	o.root = root;
@@ -245,4 +336,35 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 	r = decree_store_open(out, &o);
 	config_release(&c);
 	return r < 0 ? lib_fail(r) : 0;
+}
+
+/* --- projects ---------------------------------------------------------------
+ */
+
+void project_path(char *out, const project *p, const char *rel)
+{
+	snprintf(out, PATH_MAX, "%s/%s", p->root, rel);
+}
+
+int project_open(project *p, const cli_ctx *ctx)
+{
+	char root[PATH_MAX], probe[PATH_MAX + 32];
+	struct stat st;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->ctx = ctx;
+	if ((r = project_root(root, sizeof(root), ctx)) != 0)
+		return r;
+	if (!realpath(root, p->root))
+		return fail("cannot resolve '%s': %s", root, strerror(errno));
+	snprintf(probe, sizeof(probe), "%s/.decree/inbox", p->root);
+	if (stat(probe, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail("not a decree project (run decree init)");
+	return config_load(&p->cfg, p->root);
+}
+
+void project_release(project *p)
+{
+	config_release(&p->cfg);
 }

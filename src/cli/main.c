@@ -29,6 +29,14 @@ static const command commands[] = {
 	  "finish or roll back an interrupted transaction" },
 	{ "gc", cmd_gc, "delete objects no checkpoint or history needs" },
 	{ "fsck", cmd_fsck, "verify every object and record of the store" },
+	{ "init", cmd_init, "make this directory a decree project (pipeline)" },
+	{ "run", cmd_run, "queue a message and process it with a routine" },
+	{ "process", cmd_process,
+	  "process the inbox and every unprocessed spec" },
+	{ "status", cmd_status, "specs, inbox and recent runs" },
+	{ "log", cmd_log, "the logs of a run's attempts" },
+	{ "diff", cmd_diff, "the changes.diff of a run or chain" },
+	{ "revert", cmd_revert, "reverse a run's changes, verified" },
 	{ NULL, NULL, NULL },
 };
 

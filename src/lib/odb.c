@@ -53,6 +53,10 @@ struct odb {
 	char *dir;
 	pack *packs;
 	size_t npacks, cap;
+	/* one decompression context, reused: creating one per object costs
+	 * more than decompressing a small object */
+	pthread_mutex_t zmu;
+	ZSTD_DCtx *dctx;
 };
 
 typedef struct {
@@ -233,6 +237,7 @@ int odb_open(odb **out, const char *packdir)
 		return -1;
 	if (!(db = decree_calloc(1, sizeof(*db))))
 		return -1;
+	pthread_mutex_init(&db->zmu, NULL);
 	if (!(db->dir = decree_strdup(packdir))) {
 		odb_free(db);
 		return -1;
@@ -251,6 +256,8 @@ void odb_free(odb *db)
 		return;
 	for (size_t i = 0; i < db->npacks; i++)
 		pack_release(&db->packs[i]);
+	ZSTD_freeDCtx(db->dctx);
+	pthread_mutex_destroy(&db->zmu);
 	decree_free(db->packs);
 	decree_free(db->dir);
 	decree_free(db);
@@ -386,8 +393,16 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 			buf_release(&tmp);
 			return -1;
 		}
-		got = ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1, tmp.ptr,
-				      tmp.len);
+		pthread_mutex_lock(&db->zmu);
+		if (!db->dctx)
+			db->dctx = ZSTD_createDCtx();
+		got = db->dctx
+			      ? ZSTD_decompressDCtx(db->dctx, out->ptr,
+						    (size_t)e.raw_len + 1,
+						    tmp.ptr, tmp.len)
+			      : ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1,
+						tmp.ptr, tmp.len);
+		pthread_mutex_unlock(&db->zmu);
 		buf_release(&tmp);
 		if (ZSTD_isError(got) || got != e.raw_len)
 			return decree_error_set(

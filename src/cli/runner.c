@@ -923,12 +923,7 @@ static int normalize(runner *r, message *out, const message *in,
 		return fail("out of memory");
 	memcpy(out->body, in->body, in->body_len + 1);
 	out->body_len = in->body_len;
-	/* already complete (same keys first, same values): keep the bytes */
-	if (!*changed)
-		for (size_t i = 0; i < 5 && i < in->n; i++)
-			if (strcmp(in->fields[i].key, std[i]))
-				*changed = true;
-	return ret;
+	return ret; /* a complete message (*changed false) keeps its bytes */
 }
 
 /* Dead-letter the follow-ups of `chain` after seq `after` left in the
@@ -957,7 +952,7 @@ static void dead_letter_followups(runner *r, const char *chain, long after,
 
 /* Returns 0 (processed: done or dead), 130 (interrupted), or another exit
  * code on a hard error. */
-static int process_message(runner *r, const inbox_item *it)
+static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 {
 	project *p = r->p;
 	char path[PATH_MAX], rundir[PATH_MAX], rel[PATH_MAX], file[PATH_MAX];
@@ -997,6 +992,7 @@ static int process_message(runner *r, const inbox_item *it)
 			goto done;
 	}
 	id = message_get(&m, "id");
+	snprintf(chain_out, 17, "%s", message_get(&m, "chain"));
 	routine_name = message_get(&m, "routine");
 	input = message_get(&m, "input_file");
 	snprintf(seqs, sizeof(seqs), "%s", message_get(&m, "seq"));
@@ -1006,7 +1002,10 @@ static int process_message(runner *r, const inbox_item *it)
 	{
 		buf mb = BUF_INIT;
 		char mp[PATH_MAX + 16];
-		message_format(&mb, &m);
+		if (changed)
+			message_format(&mb, &m);
+		else
+			buf_put(&mb, text.ptr, text.len);
 		snprintf(mp, sizeof(mp), "%s/message.md", rundir);
 		ret = write_atomic(mp, mb.ptr, mb.len);
 		buf_release(&mb);
@@ -1110,8 +1109,11 @@ static int process_message(runner *r, const inbox_item *it)
 			snprintf(logp, sizeof(logp), "%s/%s-%d.log", rundir,
 				 ri->notebook ? "papermill" : "routine", k);
 		attempts = k;
-		if ((ret = run_routine(&status, &interrupted, r, &x, logp)) !=
-		    0)
+		if (got_signal)
+			interrupted = true; /* before the routine even started
+					     */
+		else if ((ret = run_routine(&status, &interrupted, r, &x,
+					    logp)) != 0)
 			goto done;
 		if (interrupted) {
 			snprintf(diffp, sizeof(diffp), "%s/changes-%d.diff",
@@ -1246,25 +1248,16 @@ static int process_chain(runner *r, const char *chain, bool *any)
 		}
 		*any = true;
 		{
-			inbox_item it = v[best];
-			char c[17];
-			ret = process_message(r, &it);
+			char c[17] = "";
+			bool more;
+			ret = process_message(r, &v[best], c);
+			items_free(v, n);
+			if (ret || got_signal)
+				return ret ? ret : 130;
 			/* stay on this chain for the follow-ups */
-			if (!chain && it.has_id) {
-				memcpy(c, it.chain, 17);
-				items_free(v, n);
-				if (ret)
-					return ret;
-				bool more;
-				return process_chain(r, c, &more);
-			}
+			if (!chain)
+				return c[0] ? process_chain(r, c, &more) : 0;
 		}
-		items_free(v, n);
-		if (ret)
-			return ret;
-		if (!chain)
-			return 0; /* an id-less message got a chain: caller
-				     loops */
 	}
 }
 

@@ -823,15 +823,17 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	res->exec_ran = true;
 	if (res->exec_status == 0)
 		goto done;
-	if ((r = repo_lock(s)) < 0)
-		goto done;
-	locked = true;
-	if ((r = roll_back(res, s, o, &pre, ch, nch, pushed, session)) < 0) {
+	if ((r = repo_lock(s)) == 0) {
+		locked = true;
+		r = roll_back(res, s, o, &pre, ch, nch, pushed, session);
+	}
+	if (r < 0) {
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", decree_error_last());
 		r = decree_error_set(r,
 				     "'%s' failed (status %d) and rolling back "
-				     "failed: %s",
+				     "failed: %s; the patch is still applied "
+				     "('decree undo' reverts it)",
 				     o->exec, res->exec_status, msg);
 		goto done;
 	}

@@ -4,7 +4,8 @@
 #
 # 1. SIGKILL an apply of a multi-file patch (modify, create, delete, mode
 #    changes, a new nested directory, the files of a deleted directory,
-#    symlinks created/retargeted/deleted, file <-> symlink, binary content
+#    symlinks created/retargeted/deleted, file <-> symlink, a file that
+#    becomes a directory and the reverse, binary content
 #    with NUL bytes, CRLF, empty, no final newline) at sampled steps of
 #    every kind of mutating syscall, then run the next decree command
 #    (`decree recover`, or every 4th time the next `decree apply` of another
@@ -24,6 +25,13 @@
 #    no temps (tree or store), fsck clean, and the apply works once the
 #    error is gone.  A failure after the COMMIT may leave the patch applied
 #    if decree says so (or exits 0); then `decree undo` must work.
+# 4. SIGKILL `decree recover` while it rolls back an apply that was killed
+#    in the middle of its renames: the next recover reaches exactly pre.
+# 5. ENOSPC/EIO in the rollback of a failed --exec: exit 1, one `decree:`
+#    line, then (after `decree recover` if decree asked for it) exactly pre
+#    or exactly the tree the command left, never a mix.
+# 6. The command leaves a process holding the tree lock: decree cannot roll
+#    back and must say that the command failed.
 #
 # The killed process is the non-sanitized build (LeakSanitizer cannot run
 # under ptrace; DECREE_KILLED); recovery and fsck run $DECREE, the follow-up
@@ -33,6 +41,7 @@
 need_strace
 pick_killed_binary
 BUDGET=${KILL_BUDGET:-4}
+[ "$BUDGET" -ge 2 ] 2>/dev/null || BUDGET=2 # pick_points needs 2
 
 # --- the trees -------------------------------------------------------------
 make_pre() { # dir
@@ -55,6 +64,8 @@ make_pre() { # dir
 	printf '\000\001\377\376binary\000\n' >bin.dat
 	printf '\000gone binary' >oldbin.dat
 	printf 'deleted\n' >del.txt
+	printf 'a file that becomes a directory\n' >wasfile
+	mkdir -p wasdir/x && printf 'in a directory that becomes a file\n' >wasdir/x/y.txt
 	cd - >/dev/null
 }
 make_change() { # dir: pre -> post
@@ -78,6 +89,8 @@ make_change() { # dir: pre -> post
 	printf '\377\000binary2\000' >bin.dat
 	printf '\000\000new\001binary' >newbin.dat
 	rm oldbin.dat del.txt
+	rm wasfile && mkdir -p wasfile/z && printf 'a directory now\n' >wasfile/z/f.txt
+	rm -r wasdir && printf 'a file now\n' >wasdir
 	cd - >/dev/null
 }
 
@@ -223,10 +236,22 @@ for sc in $KINDS; do
 	b=$BUDGET
 	case $sc in
 	fsync | syncfs | fdatasync) b=$((BUDGET * 2)) ;; # phase boundaries
-	renameat | unlinkat | write | openat) b=$((BUDGET + 2)) ;;
+	renameat | unlinkat | write) b=$((BUDGET + 2)) ;;
+	mkdirat | symlinkat) b=$((BUDGET * 2)) ;; # few: all (type changes)
 	fchmod | mkdir | rename | unlink) b=$(((BUDGET + 1) / 2)) ;;
 	esac
-	for n in $(pick_points "$m" "$b"); do echo "apply:$sc $n $m" >>"$SCRATCH/points"; done
+	[ "$b" -ge 2 ] || b=2
+	{
+		pick_points "$m" "$b"
+		# the middle of the transaction: temps renamed over their targets,
+		# files and directories of the tree deleted, directories created
+		case $sc in
+		renameat) pick_calls "$SCRATCH/apply.trace" renameat '"[.]decree-tmp-' 3 ;;
+		unlinkat) pick_calls "$SCRATCH/apply.trace" unlinkat '"[^.][^"]*", 0[)] += 0$' 3
+			pick_calls "$SCRATCH/apply.trace" unlinkat 'AT_REMOVEDIR[)] += 0$' 2 ;;
+		mkdirat) pick_calls "$SCRATCH/apply.trace" mkdirat . 3 ;;
+		esac
+	} | sort -n | uniq | while read -r n; do echo "apply:$sc $n $m"; done >>"$SCRATCH/points"
 	case $sc in renameat | unlinkat) echo "apply:$sc $((m + 1)) $m" >>"$SCRATCH/points" ;; esac
 done
 
@@ -324,10 +349,18 @@ $(show_diff "$FP_POST" "$st")" ;;
 # --- 2. kills of the rollback after a failed --exec ------------------------------
 # The invocation numbers (per syscall, in decree's own process: the first pid
 # of the log) of calls made after the command started (its first logged call).
-rollback_calls() { # log syscall
-	awk -v sc="$2" 'NR == 1 { main = $1 }
+rollback_calls() { # log syscall [regex]
+	awk -v sc="$2" -v re="${3:-.}" 'NR == 1 { main = $1 }
 		$1 != main { child = 1 }
-		$1 == main { s = $2; sub(/\(.*/, "", s); if (s == sc) { n++; if (child) print n } }' "$1"
+		$1 == main { s = $2; sub(/\(.*/, "", s)
+			if (s == sc) { n++; if (child && $0 ~ re) print n } }' "$1"
+}
+sample() { # budget: sample the numbers on stdin (pick_points over their ranks)
+	local all k
+	all=$(cat)
+	k=$(echo "$all" | grep -c .)
+	[ "$k" -gt 0 ] || return 0
+	for i in $(pick_points "$k" "$1"); do echo "$all" | sed -n "${i}p"; done
 }
 # The most calls of a kind made by the command's processes (their when=
 # counters are their own: a kill point must lie beyond them).
@@ -349,13 +382,23 @@ for sc in $KINDS; do
 	b=$BUDGET
 	case $sc in
 	fsync | syncfs | fdatasync | renameat | unlinkat) b=$((BUDGET + 2)) ;;
-	fchmod | mkdir | rename | unlink) b=$(((BUDGET + 1) / 2)) ;;
+	write) ;;
+	*) b=$(((BUDGET + 1) / 2)) ;; # openat fchmod mkdir rename unlink ...
 	esac
-	for i in $(pick_points "$k" "$b"); do
-		n=$(sed -n "${i}p" "$SCRATCH/rb.$sc")
+	[ "$b" -ge 2 ] || b=2
+	{
+		sample "$b" <"$SCRATCH/rb.$sc"
+		# the middle of the rollback transaction (as for the apply)
+		case $sc in
+		renameat) rollback_calls "$SCRATCH/exec.trace" renameat '"[.]decree-tmp-' | sample 3 ;;
+		unlinkat) rollback_calls "$SCRATCH/exec.trace" unlinkat '"[^.][^"]*", 0[)] += 0$' | sample 3
+			rollback_calls "$SCRATCH/exec.trace" unlinkat 'AT_REMOVEDIR[)] += 0$' | sample 2 ;;
+		mkdirat) rollback_calls "$SCRATCH/exec.trace" mkdirat | sample 3 ;;
+		esac
+	} | sort -n | uniq | while read -r n; do
 		[ "$n" -gt "$cm" ] || continue # would hit the command, not decree
-		echo "rb:$sc $n $m" >>"$SCRATCH/rbpoints"
-	done
+		echo "rb:$sc $n $m"
+	done >>"$SCRATCH/rbpoints"
 done
 
 # check_point SLOTDIR rb:SYSCALL N M IDX
@@ -399,13 +442,6 @@ $(show_diff "$FP_PRE" "$st")" ;;
 # --- 3. I/O errors -------------------------------------------------------------
 F=$SCRATCH/apply.trace
 : >"$SCRATCH/fpoints"
-sample() { # budget: sample the numbers on stdin (pick_points over their ranks)
-	local all k
-	all=$(cat)
-	k=$(echo "$all" | grep -c .)
-	[ "$k" -gt 0 ] || return 0
-	for i in $(pick_points "$k" "$1"); do echo "$all" | sed -n "${i}p"; done
-}
 addf() { # sc errno list-of-n
 	local sc=$1 e=$2 m n
 	shift 2
@@ -415,17 +451,17 @@ addf() { # sc errno list-of-n
 middle() { awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 # writes to stdout/stderr are left alone (progress and summary lines)
 WRE='^[0-9]+ +write[(]([03-9]|[0-9][0-9]+),'
-addf write ENOSPC $(calls_in "$F" write "$WRE" | sample $((BUDGET + 2)))
-addf openat ENOSPC $(calls_in "$F" openat 'O_CREAT' | sample $((BUDGET + 2)))
-addf fsync EIO $(calls_in "$F" fsync | sample $((BUDGET * 2)))
+addf write ENOSPC $(pick_calls "$F" write "$WRE" $((BUDGET + 1)))
+addf openat ENOSPC $(pick_calls "$F" openat 'O_CREAT' $((BUDGET + 1)))
+addf fsync EIO $(pick_calls "$F" fsync . $((BUDGET * 2)))
 addf syncfs EIO $(calls_in "$F" syncfs)
-addf fdatasync EIO $(calls_in "$F" fdatasync | sample "$BUDGET")
-addf renameat EIO $(calls_in "$F" renameat | sample $((BUDGET + 2)))
-addf rename EIO $(calls_in "$F" rename | sample "$BUDGET")
-addf unlinkat EIO $(calls_in "$F" unlinkat '= 0$' | sample "$BUDGET")
-addf mkdirat ENOSPC $(calls_in "$F" mkdirat | sample "$BUDGET")
-addf symlinkat ENOSPC $(calls_in "$F" symlinkat | sample "$BUDGET")
-addf fchmod EIO $(calls_in "$F" fchmod | sample 2)
+addf fdatasync EIO $(pick_calls "$F" fdatasync . "$BUDGET")
+addf renameat EIO $(pick_calls "$F" renameat . $((BUDGET + 2)))
+addf rename EIO $(pick_calls "$F" rename . "$BUDGET")
+addf unlinkat EIO $(pick_calls "$F" unlinkat '= 0$' "$BUDGET")
+addf mkdirat ENOSPC $(pick_calls "$F" mkdirat . "$BUDGET")
+addf symlinkat ENOSPC $(pick_calls "$F" symlinkat . "$BUDGET")
+addf fchmod EIO $(pick_calls "$F" fchmod . 2)
 # the disk stays full (or keeps failing) from some point on, rollback included
 addf write ENOSPC "$(calls_in "$F" write "$WRE" | middle)+"
 addf openat ENOSPC "$(calls_in "$F" openat 'O_CREAT' | middle)+"
@@ -486,8 +522,164 @@ $(show_diff "$FP_PRE" "$st")" ;;
 	if [ -z "$why" ]; then echo "PASS|$what"; else echo "FAIL|$what|${why#; }"; fi
 }
 
+# --- 4. kills of the recovery of an interrupted apply ------------------------
+# The apply killed in the middle of its renames over the targets (files of
+# the patch half old, half new, the deleted directory gone, the new one
+# there), then `decree recover` killed at its own steps: the next `decree
+# recover` must still roll back to exactly pre (recovery is idempotent).
+MIDREN=$(pick_calls "$SCRATCH/apply.trace" renameat '"[.]decree-tmp-' 3 | sed -n 2p)
+make_mid() { # slotdir: $1/mid = a tree whose apply was killed mid-apply
+	reset "$1"
+	kill_at renameat "${MIDREN:-0}" "$KILLED" -C "$1/w" apply "$PATCH"
+	[ "$RC" -eq 137 ] && [ -n "$(wal_in "$1/w")" ] || return 1
+	rm -rf "$1/mid" && cp -a "$1/w" "$1/mid"
+}
+if make_mid "$SCRATCH/s0"; then
+	st=$(full_state "$W0")
+	if [ "$(state_name "$st")" = other ]; then
+		ok "apply killed mid-apply (renameat #$MIDREN) leaves a mixed tree and a log"
+	else
+		not_ok "apply killed mid-apply (renameat #$MIDREN) leaves a mixed tree and a log" \
+			"the tree is already $(state_name "$st")"
+	fi
+else
+	not_ok "apply killed mid-apply (renameat #${MIDREN:-?}) leaves a log to recover" "exit $RC"
+fi
+trace_log "$SCRATCH/recover.trace" "$KILLED" -C "$W0" recover
+st=$(full_state "$W0")
+if [ "$RC" -eq 0 ] && [ "$st" = "$FP_PRE" ]; then
+	ok "recovery from mid-apply rolls back to the pre state"
+else
+	not_ok "recovery from mid-apply rolls back to the pre state" "exit $RC
+$(show_diff "$FP_PRE" "$st")"
+fi
+: >"$SCRATCH/recpoints"
+for sc in renameat unlinkat write openat mkdirat symlinkat fchmod fsync syncfs; do
+	m=$(count_calls "$SCRATCH/recover.trace" "$sc")
+	[ "$m" -gt 0 ] || continue
+	b=$(((BUDGET + 1) / 2))
+	case $sc in renameat | unlinkat | mkdirat) b=$BUDGET ;; esac
+	[ "$b" -ge 2 ] || b=2
+	for n in $(pick_points "$m" "$b"); do echo "rec:$sc $n $m" >>"$SCRATCH/recpoints"; done
+done
+
+# check_point SLOTDIR rec:SYSCALL N M IDX
+check_recover_kill() {
+	local d=$1 sc=${2#*:} n=$3 m=$4 w=$1/w why="" st
+	if [ ! -d "$d/mid" ] && ! make_mid "$d"; then
+		echo "FAIL|recover killed at $sc #$n/$m|could not interrupt the apply (exit $RC)"
+		return
+	fi
+	rm -rf "$w" && cp -a "$d/mid" "$w"
+	kill_at "$sc" "$n" "$KILLED" -C "$w" recover
+	[ "$RC" -eq 137 ] || why="$why; recover not killed at $sc #$n (exit $RC)"
+	"$DECREE" -C "$w" recover >"$d/rec.out" 2>&1 ||
+		why="$why; second recover failed: $(tail -3 "$d/rec.out")"
+	st=$(full_state "$w")
+	[ "$st" = "$FP_PRE" ] || why="$why; the tree is not pre after the second recover:
+$(show_diff "$FP_PRE" "$st")"
+	check_clean "$d" "$w"
+	[ -n "$why" ] || check_history "$d" "$w" pre
+	if [ -z "$why" ]; then echo "PASS|recover of an interrupted apply killed at $sc #$n/$m, recovered again"
+	else echo "FAIL|recover of an interrupted apply killed at $sc #$n/$m|${why#; }"; fi
+}
+
+# --- 5. I/O errors in the rollback of a failed --exec -----------------------------
+# The command failed; the rollback transaction meets ENOSPC/EIO.  decree
+# must exit 1 with one `decree:` line; a log may stay only if decree said
+# to run `decree recover`.  After that the tree is exactly pre (the rollback
+# happened) or exactly the tree the command left (it did not); no temps,
+# fsck clean, and the history matches the tree.
+E=$SCRATCH/exec.trace
+: >"$SCRATCH/rbfpoints"
+addrb() { # sc errno regex budget
+	local sc=$1 e=$2 re=$3 b=$4 cm m n
+	cm=$(child_max "$E" "$sc")
+	m=$(count_calls "$E" "$sc")
+	for n in $(rollback_calls "$E" "$sc" "$re" | sample "$b"); do
+		[ "$n" -gt "$cm" ] || continue
+		echo "rbio:$sc:$e $n $m"
+	done >>"$SCRATCH/rbfpoints"
+}
+half=$(((BUDGET + 1) / 2))
+[ "$half" -ge 2 ] || half=2
+addrb write ENOSPC "$WRE" "$half"
+addrb openat ENOSPC O_CREAT "$half"
+addrb fsync EIO . "$BUDGET"
+addrb syncfs EIO . 2
+addrb renameat EIO . "$half"
+addrb renameat EIO '"[.]decree-tmp-' 3
+addrb unlinkat EIO '= 0$' "$half"
+addrb mkdirat ENOSPC . 2
+addrb symlinkat ENOSPC . 2
+addrb fchmod EIO . 2
+mid_rb() { rollback_calls "$E" "$1" "$2" | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+n=$(mid_rb write "$WRE") && [ -n "$n" ] && echo "rbio:write:ENOSPC $n+ $(count_calls "$E" write)" >>"$SCRATCH/rbfpoints"
+n=$(mid_rb renameat '"[.]decree-tmp-') && [ -n "$n" ] && echo "rbio:renameat:EIO $n+ $(count_calls "$E" renameat)" >>"$SCRATCH/rbfpoints"
+
+# check_point SLOTDIR rbio:SYSCALL:ERRNO N M IDX
+check_rollback_io() {
+	local d=$1 sc e n=$3 m=$4 w=$1/w why="" st state rc err persistent=no ndecree next
+	sc=${2#rbio:} e=${sc#*:} sc=${sc%%:*}
+	local what="$e at $sc #$n/$m in the rollback"
+	case $n in *+) persistent=yes ;; esac
+	reset "$d"
+	fail_at "$sc" "$e" "$n" "$KILLED" -C "$w" apply "$PATCH" --exec "$CMD"
+	rc=$RC err=$ERR
+	[ "$rc" -eq 1 ] || why="$why; exit $rc, wanted 1 (the command failed)"
+	if ! { [ $persistent = yes ] && [ "$sc" = write ]; }; then
+		ndecree=$(echo "$err" | grep -c '^decree: ')
+		[ "$ndecree" = 1 ] || why="$why; $ndecree 'decree:' lines, wanted 1: $(echo "$err" | grep -v '^\(staging\|applying\|rolling_back\|skip\) ' | head -4)"
+	fi
+	if [ -n "$(wal_in "$w")" ]; then
+		case "$err" in
+		*"decree recover"*) ;;
+		*) [ $persistent = yes ] && [ "$sc" = write ] ||
+			why="$why; a txn.wal was left behind without telling to run 'decree recover' ($(echo "$err" | tail -1))" ;;
+		esac
+		"$DECREE" -C "$w" recover >"$d/rec.out" 2>&1 ||
+			why="$why; recover failed: $(tail -2 "$d/rec.out")"
+		what="$what, log left, recovered"
+	fi
+	st=$(full_state "$w")
+	state=$(state_name "$st")
+	case $state in
+	pre) next=redo ;;
+	post+swept) next=undo
+		# the message must say that the command failed (and so that the
+		# tree is not what the apply left): docs/cli/apply.md
+		case "$err" in
+		*"'$CMD' failed"*) ;;
+		*) [ $persistent = yes ] && [ "$sc" = write ] ||
+			why="$why; the rollback did not happen and the message does not say that '$CMD' failed: $(echo "$err" | grep '^decree: ')" ;;
+		esac ;;
+	*) next=none
+		why="$why; the tree is neither the tree the command left nor pre:
+$(show_diff "$FP_POSTX" "$st")
+-- vs pre:
+$(show_diff "$FP_PRE" "$st")" ;;
+	esac
+	local stemps
+	stemps=$(find "$w/.decree" -name '*tmp*' 2>/dev/null)
+	[ -z "$stemps" ] || why="$why; store temp files left: $(echo "$stemps" | head -3)"
+	check_clean "$d" "$w"
+	if [ -z "$why" ] && [ $next = redo ]; then
+		if ! "$KILLED" -C "$w" redo >"$d/h.out" 2>&1 || [ "$(full_state "$w")" != "$FP_POST" ]; then
+			why="$why; redo after the rollback did not reach post: $(tail -2 "$d/h.out")"
+		fi
+	elif [ -z "$why" ] && [ $next = undo ]; then
+		if ! "$KILLED" -C "$w" undo >"$d/h.out" 2>&1 || [ "$(full_state "$w")" != "$FP_PRE_S" ]; then
+			why="$why; undo after the failed rollback did not reach pre (plus the command's file): $(tail -2 "$d/h.out")"
+		fi
+	fi
+	what="$what: $state, then $next"
+	if [ -z "$why" ]; then echo "PASS|$what"; else echo "FAIL|$what|${why#; }"; fi
+}
+
 check_point() {
 	case $2 in
+	rbio:*) check_rollback_io "$@" ;;
+	rec:*) check_recover_kill "$@" ;;
 	apply:*) check_apply_kill "$@" ;;
 	rb:*) check_rollback_kill "$@" ;;
 	io:*) check_io_error "$@" ;;
@@ -495,11 +687,56 @@ check_point() {
 	esac
 }
 
-# All three lists in one parallel run (one round of slots).
-cat "$SCRATCH/points" "$SCRATCH/rbpoints" "$SCRATCH/fpoints" >"$SCRATCH/all"
+# --- 6. the lock cannot be taken back for the rollback ------------------------
+# The command leaves a process behind that holds the project's tree lock
+# (an flock on the root directory, docs/transactions.md) beyond decree's
+# lock timeout.  decree cannot roll back; then it must say so: exit 1 and
+# one `decree:` line that names the failed command (as "'CMD' failed
+# (status N) and rolling back failed: ..." does), and the tree is exactly
+# the one the command left.  (The same happens when opening the store's
+# lock file fails: ENOSPC at the first openat(O_CREAT) of the rollback.)
+if command -v flock >/dev/null 2>&1; then
+	w=$W0
+	reset "$SCRATCH/s0"
+	rm -f "$SCRATCH/holder.pid"
+	LCMD="touch swept; flock . sh -c 'echo \$\$ >$SCRATCH/holder.pid; exec sleep 60' >/dev/null 2>&1 &
+i=0; while [ ! -s $SCRATCH/holder.pid ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done; exit 1"
+	DECREE_LOCK_TIMEOUT_MS=300 t_exit 1 "lock held by the command's child: the apply --exec exits 1" \
+		"$DECREE" -C "$w" apply "$PATCH" --exec "$LCMD"
+	lerr=$(echo "$ERR" | grep '^decree: ')
+	holder=$(cat "$SCRATCH/holder.pid" 2>/dev/null)
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null
+	# (flock exits when its child does: the lock is free again)
+	for _ in $(seq 1 40); do flock -n "$w" true 2>/dev/null && break; sleep 0.05; done
+	if [ "$(echo "$lerr" | grep -c .)" = 1 ]; then ok "... with one decree: line"
+	else not_ok "... with one decree: line" "$ERR"; fi
+	case "$lerr" in
+	*"failed (status 1)"*) ok "... which says that the command failed ($lerr)" ;;
+	*) not_ok "... which says that the command failed (and that nothing was rolled back)" \
+		"got: $lerr" ;;
+	esac
+	st=$(full_state "$w")
+	case $(state_name "$st") in
+	pre | post+swept) ok "... the tree is exactly $(state_name "$st")" ;;
+	*) not_ok "... the tree is exactly pre or the tree the command left" "$(show_diff "$FP_POSTX" "$st")" ;;
+	esac
+	if [ -z "$(wal_in "$w")" ] && [ -z "$(temps_in "$w")" ] && "$DECREE" -C "$w" fsck >/dev/null 2>&1; then
+		ok "... no log, no temps, fsck clean"
+	else
+		not_ok "... no log, no temps, fsck clean" "$(wal_in "$w"; temps_in "$w")"
+	fi
+else
+	ok "# SKIP the lock held by the command: no flock(1)"
+fi
+
+# All lists in one parallel run (one round of slots).
+cat "$SCRATCH/points" "$SCRATCH/rbpoints" "$SCRATCH/fpoints" "$SCRATCH/recpoints" \
+	"$SCRATCH/rbfpoints" >"$SCRATCH/all"
 start=$(date +%s)
 run_points "$SCRATCH/all" "$SCRATCH/res"
 echo "# kill points: $(wc -l <"$SCRATCH/points") in apply, $(wc -l <"$SCRATCH/rbpoints")" \
-	"in the --exec rollback; I/O error points: $(wc -l <"$SCRATCH/fpoints")" \
+	"in the --exec rollback, $(wc -l <"$SCRATCH/recpoints") in the recovery of an apply;" \
+	"I/O error points: $(wc -l <"$SCRATCH/fpoints") in apply," \
+	"$(wc -l <"$SCRATCH/rbfpoints") in the rollback" \
 	"($(($(date +%s) - start))s)"
 done_testing

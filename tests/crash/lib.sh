@@ -228,3 +228,15 @@ calls_in() {
 	awk -v sc="$2" -v re="${3:-.}" '{ s = $2; sub(/\(.*/, "", s)
 		if (s == sc) { n[$1]++; if ($0 ~ re) print n[$1] } }' "$1"
 }
+
+# pick_calls LOG SYSCALL REGEX BUDGET: the invocation numbers (strace's when=
+# unit) of the calls of SYSCALL whose line matches REGEX, sampled with
+# pick_points over their ranks (e.g. the renames of temps over their targets
+# in the middle of a transaction, not the store's renames around it).
+pick_calls() {
+	local all k i
+	all=$(calls_in "$1" "$2" "$3")
+	k=$(printf '%s\n' "$all" | grep -c .)
+	[ "$k" -gt 0 ] || return 0
+	for i in $(pick_points "$k" "$4"); do printf '%s\n' "$all" | sed -n "${i}p"; done
+}

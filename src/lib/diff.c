@@ -7,7 +7,9 @@
  * the contents come from the store (checkpoint side) or from the disk
  * (working tree side, read below the root without following symlinks),
  * and unidiff formats the record.  Line counts are taken from the
- * formatted record, so they are exactly what the text shows.
+ * formatted record, so they are exactly what the text shows.  Records are
+ * formatted in batches on one thread per CPU (DECREE_THREADS) and handed
+ * to the callback in path order.
  */
 #include "common.h"
 #include "decree/diff.h"
@@ -19,6 +21,18 @@
 #include "tree.h"
 #include "unidiff.h"
 
+#include <pthread.h>
+
+/* One changed path; formatted by a worker, emitted in order. */
+typedef struct {
+	const char *path;
+	const snap_entry *a, *b;
+	decree_diff_file f;
+	buf text;
+	int err;
+	char *errmsg;
+} diff_item;
+
 typedef struct {
 	decree_store *s;
 	odb *db;
@@ -26,7 +40,11 @@ typedef struct {
 	const decree_diff_options *o;
 	decree_diff_cb cb;
 	void *payload;
-	buf old, new, text;
+	diff_item *items;
+	size_t n, cap;
+	/* the batch being formatted */
+	pthread_mutex_t mu;
+	size_t next, end;
 } diff_ctx;
 
 static unsigned public_mode(uint32_t mode)
@@ -94,51 +112,126 @@ static void count_lines(const buf *t, uint64_t *added, uint64_t *removed)
 	}
 }
 
-static int diff_one(void *payload, const char *path, const snap_entry *a,
-		    const snap_entry *b)
+static int collect(void *payload, const char *path, const snap_entry *a,
+		   const snap_entry *b)
 {
 	diff_ctx *c = payload;
-	decree_diff_file f;
-	int r;
+	diff_item *it;
 
 	if (!snap_path_selected(c->o->paths, path))
 		return 0;
-	memset(&f, 0, sizeof(f));
-	f.path = path;
-	f.status = !a ? 'A' : !b ? 'D' : 'M';
-	f.old_mode = a ? public_mode(a->mode) : 0;
-	f.new_mode = b ? public_mode(b->mode) : 0;
-	f.skipped = (a && !snap_entry_is_stored(a)) ||
-		    (b && !snap_entry_is_stored(b));
-	if (!c->o->no_text && !f.skipped) {
-		unidiff_file u = UNIDIFF_FILE_INIT;
-		unidiff_options uo = UNIDIFF_OPTIONS_INIT;
-		if ((r = load_side(c, &c->old, a, false)) < 0 ||
-		    (r = load_side(c, &c->new, b, c->worktree)) < 0)
-			return r;
-		u.old_path = u.new_path = path;
-		u.old_exists = a != NULL;
-		u.new_exists = b != NULL;
-		u.old_mode = a ? a->mode : 0;
-		u.new_mode = b ? b->mode : 0;
-		u.old_data = c->old.ptr;
-		u.old_len = c->old.len;
-		u.new_data = c->new.ptr;
-		u.new_len = c->new.len;
-		uo.context = c->o->context;
-		buf_clear(&c->text);
-		if ((r = unidiff_format(&c->text, &u, &uo)) < 0)
-			return r;
-		if (!c->text.len)
-			return 0; /* same bytes after all (a racing edit) */
-		f.binary = unidiff_is_binary(c->old.ptr, c->old.len) ||
-			   unidiff_is_binary(c->new.ptr, c->new.len);
-		if (!f.binary)
-			count_lines(&c->text, &f.added, &f.removed);
-		f.text = c->text.ptr;
-		f.len = c->text.len;
+	if (GROW(c->items, c->cap, c->n + 1) < 0)
+		return DECREE_ERROR;
+	it = &c->items[c->n++];
+	memset(it, 0, sizeof(*it));
+	it->path = path;
+	it->a = a;
+	it->b = b;
+	return 0;
+}
+
+/* Fill it->f and it->text.  Runs on worker threads: nothing shared but
+ * the store handle, whose reads are thread-safe. */
+static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new)
+{
+	const snap_entry *a = it->a, *b = it->b;
+	decree_diff_file *f = &it->f;
+	unidiff_file u = UNIDIFF_FILE_INIT;
+	unidiff_options uo = UNIDIFF_OPTIONS_INIT;
+	int r;
+
+	f->path = it->path;
+	f->status = !a ? 'A' : !b ? 'D' : 'M';
+	f->old_mode = a ? public_mode(a->mode) : 0;
+	f->new_mode = b ? public_mode(b->mode) : 0;
+	f->skipped = (a && !snap_entry_is_stored(a)) ||
+		     (b && !snap_entry_is_stored(b));
+	if (c->o->no_text || f->skipped)
+		return 0;
+	if ((r = load_side(c, old, a, false)) < 0 ||
+	    (r = load_side(c, new, b, c->worktree)) < 0)
+		return r;
+	u.old_path = u.new_path = it->path;
+	u.old_exists = a != NULL;
+	u.new_exists = b != NULL;
+	u.old_mode = a ? a->mode : 0;
+	u.new_mode = b ? b->mode : 0;
+	u.old_data = old->ptr;
+	u.old_len = old->len;
+	u.new_data = new->ptr;
+	u.new_len = new->len;
+	uo.context = c->o->context;
+	if ((r = unidiff_format(&it->text, &u, &uo)) < 0)
+		return r;
+	f->binary = unidiff_is_binary(old->ptr, old->len) ||
+		    unidiff_is_binary(new->ptr, new->len);
+	if (!f->binary)
+		count_lines(&it->text, &f->added, &f->removed);
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	diff_ctx *c = arg;
+	buf old = BUF_INIT, new = BUF_INIT;
+
+	for (;;) {
+		diff_item *it;
+		pthread_mutex_lock(&c->mu);
+		it = c->next < c->end ? &c->items[c->next++] : NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (!it)
+			break;
+		if ((it->err = format_item(c, it, &old, &new)) < 0)
+			it->errmsg = decree_strdup(decree_error_last());
 	}
-	return c->cb(c->payload, &f);
+	buf_release(&old);
+	buf_release(&new);
+	return NULL;
+}
+
+/* Format items in batches on up to `nthreads` threads; hand each to the
+ * callback in path order as soon as its batch is done. */
+static int run_items(diff_ctx *c, unsigned nthreads)
+{
+	enum { BATCH = 256 };
+	pthread_t tids[16];
+	int r = 0;
+
+	if (nthreads > ARRAY_SIZE(tids))
+		nthreads = ARRAY_SIZE(tids);
+	for (size_t from = 0; from < c->n && !r; from += BATCH) {
+		unsigned started = 0;
+		c->next = from;
+		c->end = from + BATCH < c->n ? from + BATCH : c->n;
+		while (started + 1 < nthreads && started + 1 < c->end - from &&
+		       pthread_create(&tids[started], NULL, worker, c) == 0)
+			started++;
+		worker(c); /* this thread works too */
+		for (unsigned t = 0; t < started; t++)
+			pthread_join(tids[t], NULL);
+		for (size_t i = from; i < c->end; i++) {
+			diff_item *it = &c->items[i];
+			if (!r && it->err < 0) {
+				r = decree_error_set(it->err, "%s",
+						     it->errmsg
+							     ? it->errmsg
+							     : "out of memory");
+			} else if (!r && (it->f.status &&
+					  (c->o->no_text || it->f.skipped ||
+					   it->text.len))) {
+				/* (no text: same bytes after all, a racing
+				 * edit) */
+				it->f.text = it->text.len ? it->text.ptr : NULL;
+				it->f.len = it->text.len;
+				r = c->cb(c->payload, &it->f);
+			}
+			buf_release(&it->text);
+			decree_free(it->errmsg);
+			it->errmsg = NULL;
+		}
+	}
+	return r;
 }
 
 int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
@@ -166,6 +259,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 	memset(&c, 0, sizeof(c));
 	if ((r = ckpt_resolve(&a, s, ref)) < 0)
 		return r;
+	pthread_mutex_init(&c.mu, NULL);
 	c.s = s;
 	c.o = o;
 	c.cb = cb;
@@ -181,11 +275,22 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 	} else if ((r = ckpt_scan(&sb, s, NULL, NULL)) < 0) {
 		goto done;
 	}
-	r = snap_diff(&sa, &sb, diff_one, &c);
+	if ((r = snap_diff(&sa, &sb, collect, &c)) == 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned nt = s->threads ? s->threads
+			      : ncpu > 0 ? (unsigned)ncpu
+					 : 1;
+		if (o->no_text)
+			nt = 1; /* nothing to read */
+		r = run_items(&c, nt);
+	}
 done:
-	buf_release(&c.old);
-	buf_release(&c.new);
-	buf_release(&c.text);
+	for (size_t i = 0; i < c.n; i++) {
+		buf_release(&c.items[i].text);
+		decree_free(c.items[i].errmsg);
+	}
+	decree_free(c.items);
+	pthread_mutex_destroy(&c.mu);
 	snap_release(&sa);
 	snap_release(&sb);
 	ckpt_rec_release(&a);

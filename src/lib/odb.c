@@ -53,10 +53,11 @@ struct odb {
 	char *dir;
 	pack *packs;
 	size_t npacks, cap;
-	/* one decompression context, reused: creating one per object costs
-	 * more than decompressing a small object */
+	/* decompression contexts, reused: creating one per object costs more
+	 * than decompressing a small object; one per concurrent reader */
 	pthread_mutex_t zmu;
-	ZSTD_DCtx *dctx;
+	ZSTD_DCtx *dctx[8];
+	size_t ndctx;
 };
 
 typedef struct {
@@ -256,7 +257,8 @@ void odb_free(odb *db)
 		return;
 	for (size_t i = 0; i < db->npacks; i++)
 		pack_release(&db->packs[i]);
-	ZSTD_freeDCtx(db->dctx);
+	for (size_t i = 0; i < db->ndctx; i++)
+		ZSTD_freeDCtx(db->dctx[i]);
 	pthread_mutex_destroy(&db->zmu);
 	decree_free(db->packs);
 	decree_free(db->dir);
@@ -393,16 +395,25 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 			buf_release(&tmp);
 			return -1;
 		}
+		ZSTD_DCtx *dc = NULL;
 		pthread_mutex_lock(&db->zmu);
-		if (!db->dctx)
-			db->dctx = ZSTD_createDCtx();
-		got = db->dctx
-			      ? ZSTD_decompressDCtx(db->dctx, out->ptr,
-						    (size_t)e.raw_len + 1,
-						    tmp.ptr, tmp.len)
-			      : ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1,
-						tmp.ptr, tmp.len);
+		if (db->ndctx)
+			dc = db->dctx[--db->ndctx];
 		pthread_mutex_unlock(&db->zmu);
+		if (!dc)
+			dc = ZSTD_createDCtx();
+		got = dc ? ZSTD_decompressDCtx(dc, out->ptr,
+					       (size_t)e.raw_len + 1, tmp.ptr,
+					       tmp.len)
+			 : ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1,
+					   tmp.ptr, tmp.len);
+		pthread_mutex_lock(&db->zmu);
+		if (dc && db->ndctx < ARRAY_SIZE(db->dctx)) {
+			db->dctx[db->ndctx++] = dc;
+			dc = NULL;
+		}
+		pthread_mutex_unlock(&db->zmu);
+		ZSTD_freeDCtx(dc);
 		buf_release(&tmp);
 		if (ZSTD_isError(got) || got != e.raw_len)
 			return decree_error_set(

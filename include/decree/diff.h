@@ -29,7 +29,9 @@ typedef struct {
 	bool binary;		     /**< a NUL byte on either side */
 	bool skipped; /**< larger than max_file_size: not stored, no text */
 	uint64_t added, removed; /**< lines (0 for binary and skipped) */
-	const char *text; /**< the record(s); NULL with no_text/skipped */
+	const char *text; /**< the record(s), NUL-terminated, no NUL inside
+			     (binary content is base64); NULL with
+			     no_text/skipped */
 	size_t len;
 } decree_diff_file;
 

@@ -85,10 +85,10 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 			   ",\"removed\":%" PRIu64,
 			   f->binary ? "true" : "false",
 			   f->skipped ? "true" : "false", f->added, f->removed);
-		if (f->text && !d->stat && !d->name_status) {
-			buf_puts(b, ",\"diff\":");
-			json_strn(b, f->text, f->len);
-		}
+		/* the text is NUL-free and NUL-terminated (diff.h); bytes that
+		 * are not UTF-8 also go into an exact "diff_base64" */
+		if (f->text && !d->stat && !d->name_status)
+			json_kv_path(b, "diff", f->text, true);
 		buf_putc(b, '}');
 	} else if (d->name_status) {
 		printf("%c\t%s\n", f->status, f->path);

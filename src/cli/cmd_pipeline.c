@@ -225,6 +225,12 @@ static int take_vars(cli_ctx *ctx, run_request *rq, bool *any)
 				"-v needs KEY=VALUE with a key of letters, "
 				"digits, '_' or '-', not '%s'",
 				kv);
+		if (!json_is_utf8(eq + 1, strlen(eq + 1)))
+			return usage_error(
+				ctx,
+				"-v %.*s: the value is not valid UTF-8 "
+				"(frontmatter is YAML)",
+				(int)(eq - kv), kv);
 		{
 			char key[128];
 			snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
@@ -296,6 +302,20 @@ int cmd_run(cli_ctx *ctx)
 		return r;
 	}
 	any = any || name || prompt;
+	/* an absolute input_file inside the project becomes relative */
+	if (!r && run_request_get(&rq, "input_file") &&
+	    run_request_get(&rq, "input_file")[0] == '/') {
+		const char *in = run_request_get(&rq, "input_file");
+		char abs[PATH_MAX];
+		size_t n = strlen(p.root);
+		if (!realpath(in, abs))
+			r = fail("input file '%s' does not exist", in);
+		else if (strncmp(abs, p.root, n) || abs[n] != '/')
+			r = fail("input file '%s' is outside the project %s",
+				 in, p.root);
+		else
+			r = run_request_set(&rq, "input_file", abs + n + 1);
+	}
 	if (name && !(rq.name = strdup(name)))
 		r = fail("out of memory");
 	if (!r && prompt && !(rq.body = strdup(prompt)))

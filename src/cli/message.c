@@ -169,6 +169,22 @@ int message_parse(message *m, const char *text, size_t len, char **err)
 	return r;
 }
 
+/* U+0085, U+2028, U+2029 and U+FEFF: valid UTF-8 that YAML treats as line
+ * breaks or a byte order mark; written as \u escapes.  Returns the
+ * escape, or NULL. */
+static const char *yaml_special(const unsigned char *p)
+{
+	if (p[0] == 0xc2 && p[1] == 0x85)
+		return "\\u0085";
+	if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa8)
+		return "\\u2028";
+	if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa9)
+		return "\\u2029";
+	if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+		return "\\ufeff";
+	return NULL;
+}
+
 static bool plain_ok(const char *s)
 {
 	size_t n = strlen(s);
@@ -178,7 +194,8 @@ static bool plain_ok(const char *s)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' ||
+		    (c >= 0x80 && yaml_special((const unsigned char *)s + i)))
 			return false;
 		if (c == ':' && (s[i + 1] == ' ' || !s[i + 1]))
 			return false;
@@ -211,10 +228,14 @@ int yaml_scalar(buf *out, const char *s)
 			buf_puts(out, "\\r");
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				buf_printf(out, "\\x%02x", *p);
-			else
+			} else if (*p >= 0x80 && yaml_special(p)) {
+				buf_puts(out, yaml_special(p));
+				p += *p == 0xc2 ? 1 : 2;
+			} else {
 				buf_putc(out, (char)*p);
+			}
 		}
 	}
 	return buf_putc(out, '"');

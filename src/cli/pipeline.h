@@ -12,8 +12,9 @@
  * processing loop), interactive.c (the TTY form of `decree run`),
  * cmd_pipeline.c (the commands).
  *
- * Errors: functions returning int return 0 or -1 after printing one
- * "decree: ..." line (fail()), unless they say otherwise.
+ * Errors: functions returning int return 0, or an exit code (non-zero)
+ * after printing one "decree: ..." line with fail(), unless they say
+ * otherwise.
  */
 #ifndef DECREE_PIPELINE_H
 #define DECREE_PIPELINE_H
@@ -87,7 +88,8 @@ const char *message_get(const message *m, const char *key);
 int message_set(message *m, const char *key, const char *value);
 /* Frontmatter (if any field) + body. */
 int message_format(buf *out, const message *m);
-/* Append a YAML scalar, plain when that reads back as the same string. */
+/* Append a YAML scalar, plain when that reads back as the same string.
+ * `s` must be valid UTF-8 (YAML cannot carry other bytes). */
 int yaml_scalar(buf *out, const char *s);
 
 /* Lowercase ASCII kebab-case, at most `max` bytes; "" if nothing left. */

@@ -100,7 +100,8 @@ static int add_param(routine_info *r, const char *name, size_t nlen, char *def)
 oom:
 	free(nm);
 	free(def);
-	return fail("out of memory");
+	fail("out of memory");
+	return -1;
 }
 
 static int scan_shell(routine_info *r, const char *text, size_t len)

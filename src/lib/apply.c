@@ -288,6 +288,21 @@ static int check_shapes(pstates *t)
 			continue;
 		if (p->is_dir && !deletes(t, p->path, strlen(p->path), true))
 			r = conflict_at(p, "'%s' is a directory", p->path);
+		/* a file or symlink this patch leaves at a parent's place */
+		for (const char *c = strchr(p->path, '/'); c && !r;
+		     c = strchr(c + 1, '/')) {
+			char parent[PATH_MAX];
+			int at;
+			snprintf(parent, sizeof(parent), "%.*s",
+				 (int)(c - p->path), p->path);
+			if (strset_get(&t->index, parent, &at) &&
+			    t->v[at].exists)
+				r = conflict_at(
+					p,
+					"a parent of '%s' is a file or a "
+					"symlink",
+					p->path);
+		}
 		if (p->blocked) {
 			for (const char *c = strchr(p->path, '/'); c && !clear;
 			     c = strchr(c + 1, '/'))
@@ -519,10 +534,84 @@ static void on_rollback_step(void *payload, decree_phase ph, const char *path,
 		       p->plan->label[at]);
 }
 
+/* Does a directory exist at `rel` below the root (no symlink followed)? */
+static bool dir_exists(decree_store *s, const char *rel)
+{
+	struct stat st;
+	const char *base;
+	int dfd;
+	bool yes;
+
+	if (fs_open_parent(&dfd, &base, s->rootfd, rel, false) < 0) {
+		decree_error_clear();
+		return false;
+	}
+	yes = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	      S_ISDIR(st.st_mode);
+	close(dfd);
+	return yes;
+}
+
+/* The directories the apply will create: missing ancestors of created
+ * paths (so a rollback can remove them even when the command deleted the
+ * file the patch put there). */
+static int missing_dirs(strset *out, decree_store *s, const txn_change *ch,
+			size_t n)
+{
+	char dir[PATH_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (ch[i].has_old || !ch[i].has_new)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", ch[i].path);
+		for (char *sl = strrchr(dir, '/'); sl; sl = strrchr(dir, '/')) {
+			*sl = '\0';
+			if (strset_has(out, dir) || dir_exists(s, dir))
+				break;
+			if (strset_put(out, dir, 1) < 0)
+				return DECREE_ERROR;
+		}
+	}
+	return 0;
+}
+
+static int by_depth(const void *a, const void *b)
+{
+	size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+	return (la < lb) - (la > lb); /* deepest (longest) first */
+}
+
+/* Remove those directories again where they are empty. */
+static void remove_dirs(decree_store *s, const strset *dirs)
+{
+	char **v = decree_calloc(dirs->count + 1, sizeof(char *));
+	size_t n = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < dirs->cap; i++)
+		if (dirs->keys[i])
+			v[n++] = dirs->keys[i];
+	qsort(v, n, sizeof(char *), by_depth);
+	for (size_t i = 0; i < n; i++) {
+		const char *base;
+		int dfd;
+		if (fs_open_parent(&dfd, &base, s->rootfd, v[i], false) < 0) {
+			decree_error_clear();
+			continue;
+		}
+		unlinkat(dfd, base, AT_REMOVEDIR); /* fails if not empty: fine
+						    */
+		close(dfd);
+	}
+	decree_free(v);
+}
+
 static int roll_back(decree_apply_result *res, decree_store *s,
 		     const decree_apply_options *o, const snap *pre,
 		     const txn_change *applied, size_t napplied,
-		     const char *pushed_id, const char *session)
+		     const char *pushed_id, const char *session,
+		     const strset *made_dirs)
 {
 	snap post = SNAP_INIT;
 	rb_list plan = { NULL, NULL, 0, 0, 0 };
@@ -581,7 +670,8 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 		sp.history = TXN_HISTORY_PUSH;
 		sp.entry = &e;
 	}
-	r = txn_run(s, &sp);
+	if ((r = txn_run(s, &sp)) == 0)
+		remove_dirs(s, made_dirs);
 done:
 	oplog_release(&hist);
 	strset_release(&prog.index);
@@ -720,6 +810,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	txn_change *ch = NULL;
 	size_t nch = 0;
 	snap pre = SNAP_INIT;
+	strset made_dirs = STRSET_INIT;
 	odb_writer *w = NULL;
 	char pushed[17] = "";
 	bool locked = false;
@@ -783,7 +874,8 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		goto done;
 	if (nch > 1)
 		qsort(ch, nch, sizeof(*ch), cmp_change);
-	if (o->exec && (r = ckpt_scan(&pre, s, w, NULL)) < 0)
+	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL)) < 0 ||
+			(r = missing_dirs(&made_dirs, s, ch, nch)) < 0))
 		goto done;
 	if ((r = odb_writer_commit(w)) < 0)
 		goto done;
@@ -825,7 +917,8 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		goto done;
 	if ((r = repo_lock(s)) == 0) {
 		locked = true;
-		r = roll_back(res, s, o, &pre, ch, nch, pushed, session);
+		r = roll_back(res, s, o, &pre, ch, nch, pushed, session,
+			      &made_dirs);
 	}
 	if (r < 0) {
 		char msg[1024];
@@ -850,6 +943,7 @@ done:
 		decree_free(ch[i].path);
 	decree_free(ch);
 	snap_release(&pre);
+	strset_release(&made_dirs);
 	odb_writer_free(w);
 	pstates_release(&st);
 	patch_set_free(ps);

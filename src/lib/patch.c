@@ -1192,16 +1192,42 @@ static int put_checked(buf *out, const char *s, size_t n, bool *joined)
 	return buf_put(out, s, n);
 }
 
+/* hunk_matches() *bad for a hunk that matches, but not where its missing
+ * context says it must be (the start or the end of the file) */
+#define BAD_ANCHOR (SIZE_MAX - 1)
+
+/*
+ * A hunk with context but none before its changes, starting at line 1,
+ * must match at the start of the file; one with context but none after
+ * its changes must match at the end (what git apply requires too).  A
+ * hunk without any context (diff -U0) may match anywhere.
+ */
+static void hunk_anchors(const patch_file *fp, const patch_hunk *h, char del,
+			 bool *at_start, bool *at_end)
+{
+	size_t trail = 0, i, ctx = 0;
+	size_t fs = del == '+' ? h->new_start : h->old_start;
+
+	for (i = h->nlines; i > 0 && fp->lines[h->first + i - 1].op == ' '; i--)
+		trail++;
+	for (i = 0; i < h->nlines; i++)
+		ctx += fp->lines[h->first + i].op == ' ';
+	*at_start = ctx && fs <= 1;
+	*at_end = ctx && !trail;
+}
+
 static bool hunk_matches(const patch_file *fp, const patch_hunk *h, char del,
 			 const char *old, const xdiff_lines *ol, size_t pos,
 			 size_t *bad)
 {
-	size_t i, k = pos;
+	size_t i, k = pos, len = 0;
+	bool at_start, at_end;
 
 	if (pos > ol->nlines) {
 		*bad = SIZE_MAX;
 		return false;
 	}
+
 	for (i = h->first; i < h->first + h->nlines; i++) {
 		const patch_line *l = &fp->lines[i];
 		size_t n;
@@ -1218,6 +1244,12 @@ static bool hunk_matches(const patch_file *fp, const patch_hunk *h, char del,
 			return false;
 		}
 		k++;
+		len++;
+	}
+	hunk_anchors(fp, h, del, &at_start, &at_end);
+	if ((at_start && pos != 0) || (at_end && pos + len != ol->nlines)) {
+		*bad = BAD_ANCHOR;
+		return false;
 	}
 	return true;
 }
@@ -1233,6 +1265,19 @@ static int conflict(patch_result *out, const patch_file *fp,
 	size_t k = pos, i, gn;
 
 	out->conflict_hunk = hunkno;
+	if (bad == BAD_ANCHOR) {
+		bool at_start, at_end;
+		hunk_anchors(fp, h, del, &at_start, &at_end);
+		at_start = at_start && pos != 0; /* the anchor that failed */
+		(void)at_end;
+		return perr_at(
+			fp->patch_name, h->lineno, DECREE_ECONFLICT,
+			"hunk #%zu does not apply to '%s': it must match "
+			"at the %s of the file (it has no context %s "
+			"its changes)",
+			hunkno, path, at_start ? "start" : "end",
+			at_start ? "before" : "after");
+	}
 	if (bad == SIZE_MAX)
 		return perr_at(fp->patch_name, h->lineno, DECREE_ECONFLICT,
 			       "hunk #%zu does not apply to '%s': it starts "

@@ -20,10 +20,14 @@ same() { # name got want
 check() { name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi; }
 # same_tree NAME DIR WANT_DIR: identical files, modes and links
 same_tree() { same "$1" "$(tree_state "$2")" "$(tree_state "$3")"; }
+# same_shape: the same, and the same directories (decree removes the
+# directories it empties and creates the ones it needs)
+dirs() { (cd "$1" && find . -path ./.decree -prune -o -name .git -prune -o -type d -print | LC_ALL=C sort); }
+same_shape() { same "$1" "$(tree_state "$2"; dirs "$2")" "$(tree_state "$3"; dirs "$3")"; }
 # rec FILE PATH: the record(s) of the diff in FILE whose header is exactly
 # "diff --git a/PATH b/PATH" (PATH as written, i.e. already quoted if needed)
 rec() {
-	awk -v h="diff --git $2" 'index($0, "diff --git ") == 1 { on = ($0 == h) } on' "$1"
+	H="diff --git $2" awk 'index($0, "diff --git ") == 1 { on = ($0 == ENVIRON["H"]) } on' "$1"
 }
 # hdr PATH: the diff --git name pair for a path that needs no quoting
 hdr() { printf 'a/%s b/%s' "$1" "$1"; }
@@ -58,6 +62,8 @@ printf 'old\0bin' >oldbin.bin
 printf 'text for now\n' >tobin.txt
 printf 'a file, later a link\n' >f2l
 ln -s keep.txt l2f
+printf 'a file, later a directory\n' >shape
+mkdir -p sub2 && printf 'a directory, later a file\n' >sub2/x.txt
 t_match '[0-9a-f]*' "checkpoint A" D --store "$S" checkpoint create --message A
 A=$OUT
 cp -a "$T" "$SCRATCH/A"
@@ -107,10 +113,10 @@ diff --git a/latin.txt b/latin.txt
 diff --git a/link b/link
 diff --git a/mod.txt b/mod.txt
 diff --git "a/my file" "b/my file"
-diff --git "a/n\351e" "b/n\351e"
 diff --git a/new.txt b/new.txt
 diff --git a/newlink b/newlink
 diff --git a/nonl.txt b/nonl.txt
+diff --git "a/n\351e" "b/n\351e"
 diff --git a/sub/new/created.txt b/sub/new/created.txt
 diff --git "a/t\tab" "b/t\tab"'
 
@@ -180,7 +186,7 @@ index 0000000..$(linkblob7 "$SCRATCH/B/newlink")
 @@ -0,0 +1 @@
 +mod.txt
 \\ No newline at end of file"
-same "CRLF lines keep their CR" "$(rec "$AB" "$(hdr crlf.txt)" | tail -n +5 | od -An -c | tr -s ' ')" \
+same "CRLF lines keep their CR" "$(rec "$AB" "$(hdr crlf.txt)" | tail -n +6 | od -An -c | tr -s ' ')" \
 	"$(printf ' one\r\n-two\r\n+TWO\r\n three\r\n' | od -An -c | tr -s ' ')"
 same "no final newline on both sides: two markers" "$(rec "$AB" "$(hdr nonl.txt)" | tail -n +5)" \
 "@@ -1,2 +1,2 @@
@@ -207,6 +213,23 @@ same "non-UTF-8 name: octal escape" "$(rec "$AB" '"a/n\351e" "b/n\351e"' | sed -
 check "no record for unchanged keep.txt, sub/deep.txt, binaries" \
 	test -z "$(grep -E '^diff --git a/(keep.txt|sub/deep.txt|blob.bin|oldbin.bin)' "$AB")"
 
+# --json with non-UTF-8 names and contents: valid UTF-8 JSON; a name that
+# is not UTF-8 has an exact path_base64; the record texts stay exact too
+# (in "diff", or in a base64 copy when they are not UTF-8)
+D --store "$S" --json checkpoint diff "$A" "$B" >"$SCRATCH/AB.json" 2>"$SCRATCH/.err"
+same "--json of A..B: one valid UTF-8 JSON document, exit 0" "$?|$(python3 -c '
+import json, sys
+json.loads(open(sys.argv[1], "rb").read().decode("utf-8")); print("ok")' "$SCRATCH/AB.json" 2>&1 | tail -1)" "0|ok"
+same "... the non-UTF-8 name has an exact path_base64" "$(python3 -c '
+import base64, json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+print([base64.b64decode(f["path_base64"]) for f in d["files"] if "path_base64" in f])' "$SCRATCH/AB.json" 2>&1)" "[b'n\\xe9e']"
+same "... the record texts concatenated are the text diff, byte for byte (latin.txt has bytes >= 0x80)" "$(python3 -c '
+import base64, json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+out = b"".join(base64.b64decode(f["diff_base64"]) if "diff_base64" in f else f["diff"].encode("utf-8") for f in d["files"])
+sys.stdout.buffer.write(out)' "$SCRATCH/AB.json" | sha256sum)" "$(sha256sum <"$AB")"
+
 # ===== oracles: GNU patch and git apply on the text-only diff A..B ==========
 rm -rf "$SCRATCH/w" && cp -a "$SCRATCH/A" "$SCRATCH/w"
 (cd "$SCRATCH/w" && patch -p1 -s -f <"$AB") >"$SCRATCH/.o" 2>&1
@@ -227,9 +250,9 @@ same_tree "git apply -R: B becomes A exactly" "$SCRATCH/g" "$SCRATCH/A"
 # ===== decree apply of its own diff A..B =====================================
 rm -rf "$SCRATCH/d" && cp -a "$SCRATCH/A" "$SCRATCH/d"
 t "decree apply diff A..B on a copy of A" D --store "$SCRATCH/store-d" -C "$SCRATCH/d" apply "$AB"
-same_tree "... copy of A becomes B exactly" "$SCRATCH/d" "$SCRATCH/B"
+same_shape "... copy of A becomes B exactly" "$SCRATCH/d" "$SCRATCH/B"
 t "decree apply -R" D --store "$SCRATCH/store-d" -C "$SCRATCH/d" apply -R "$AB"
-same_tree "... back to A exactly" "$SCRATCH/d" "$SCRATCH/A"
+same_shape "... back to A exactly (sub/new removed again)" "$SCRATCH/d" "$SCRATCH/A"
 
 # ===== state C: binary content and type changes ================================
 printf 'bin\0ARY\xff\n' >blob.bin
@@ -238,6 +261,8 @@ head -c 200 /dev/urandom >newbin.bin && printf '\0' >>newbin.bin   # several bas
 printf 'text\0now binary' >tobin.txt
 rm f2l && ln -s keep.txt f2l
 rm l2f && printf 'a link, now a file\n' >l2f
+rm shape && mkdir shape && printf 'inside\n' >shape/inner.txt   # file -> directory
+rm -r sub2 && printf 'now a file\n' >sub2                        # directory -> file
 cp -a "$T" "$SCRATCH/C"
 t_match '[0-9a-f]*' "checkpoint C" D --store "$S" checkpoint create --message C
 C=$OUT
@@ -251,9 +276,9 @@ index $(blob7 "$SCRATCH/B/blob.bin")..$(blob7 "$SCRATCH/C/blob.bin") 100644
 GIT binary patch
 decree-base64 old 8
 $(base64 -w 76 <"$SCRATCH/B/blob.bin")
-decree-base64 new 10
+decree-base64 new 9
 $(base64 -w 76 <"$SCRATCH/C/blob.bin")"
-same "binary record ends with one empty line" "$(rec "$BC" "$(hdr blob.bin)" | tail -c 3 | od -An -c | tr -d ' ')" '=\n\n'
+same "binary record ends with one empty line" "$(rec "$BC" "$(hdr blob.bin)" | tail -c 3 | od -An -c | tr -d ' ')" "$(base64 <"$SCRATCH/C/blob.bin" | tail -c 2 | head -c 1)\\n\\n"
 same "created binary: only a new section, 76-column base64 lines" "$(rec "$BC" "$(hdr newbin.bin)")" \
 "diff --git a/newbin.bin b/newbin.bin
 new file mode 100644
@@ -268,7 +293,7 @@ index $(blob7 "$SCRATCH/B/oldbin.bin")..0000000
 GIT binary patch
 decree-base64 old 7
 $(base64 <"$SCRATCH/B/oldbin.bin")"
-check "text file turned binary gets a base64 record" grep -qx 'decree-base64 new 16' "$BC"
+check "text file turned binary gets a base64 record" grep -qx "decree-base64 new $(stat -c %s "$SCRATCH/C/tobin.txt")" "$BC"
 same "file -> symlink: a deletion, then a creation of the same path" \
 	"$(rec "$BC" "$(hdr f2l)" | grep -E '^(diff|new|deleted)')" \
 "diff --git a/f2l b/f2l
@@ -281,15 +306,21 @@ same "symlink -> file: the same, modes swapped" \
 deleted file mode 120000
 diff --git a/l2f b/l2f
 new file mode 100644"
+same "file -> directory and directory -> file: deletions and creations" \
+	"$(grep -E '^diff --git a/(shape|sub2)' "$BC")" \
+"diff --git a/shape b/shape
+diff --git a/shape/inner.txt b/shape/inner.txt
+diff --git a/sub2 b/sub2
+diff --git a/sub2/x.txt b/sub2/x.txt"
 
 rm -rf "$SCRATCH/d" && cp -a "$SCRATCH/A" "$SCRATCH/d"
-t "decree apply diff A..C (binary records, type changes) on a copy of A" D --store "$SCRATCH/store-d" -C "$SCRATCH/d" -q apply "$AC"
-same_tree "... copy of A becomes C exactly" "$SCRATCH/d" "$SCRATCH/C"
+t "decree apply diff A..C (binary records, type and shape changes) on a copy of A" D --store "$SCRATCH/store-d" -C "$SCRATCH/d" -q apply "$AC"
+same_shape "... copy of A becomes C exactly" "$SCRATCH/d" "$SCRATCH/C"
 t "decree apply -R diff A..C" D --store "$SCRATCH/store-d" -C "$SCRATCH/d" -q apply -R "$AC"
-same_tree "... back to A exactly" "$SCRATCH/d" "$SCRATCH/A"
+same_shape "... back to A exactly (sub/new removed again)" "$SCRATCH/d" "$SCRATCH/A"
 rm -rf "$SCRATCH/d" && cp -a "$SCRATCH/B" "$SCRATCH/d"
 t "decree apply diff B..C on a copy of B" D --store "$SCRATCH/store-d2" -C "$SCRATCH/d" -q apply "$BC"
-same_tree "... copy of B becomes C exactly" "$SCRATCH/d" "$SCRATCH/C"
+same_shape "... copy of B becomes C exactly" "$SCRATCH/d" "$SCRATCH/C"
 
 # what the other tools do with the binary record (docs/diff-format.md 1.5)
 rm -rf "$SCRATCH/g" && cp -a "$SCRATCH/B" "$SCRATCH/g" && git init -q "$SCRATCH/g"
@@ -343,7 +374,7 @@ def new_file(rel):
     if rel == "lnk" or rng.random() < 0.08:
         link(rel, rng.choice(NAMES[:4]))
     else:
-        write(rel, render(lines(rng.randint(0, 14)), binary=(rel == "bin.dat" or rng.random() < 0.1)),
+        write(rel, render(lines(rng.randint(0, 30)), binary=(rel == "bin.dat" or rng.random() < 0.1)),
               0o755 if rng.random() < 0.2 else 0o644)
 
 if what == "new":
@@ -376,7 +407,7 @@ for rel in NAMES:
     else:
         data = open(p, "rb").read()
         ls = data.splitlines(True)
-        for _ in range(rng.randint(1, 4)):
+        for _ in range(rng.randint(1, 5)):
             k = rng.randint(0, len(ls))
             op = rng.random()
             if op < 0.4 and ls and k < len(ls): ls[k] = rng.choice(VOC) + b"\n"
@@ -442,13 +473,13 @@ printf 's2\n' >>sub/s.txt
 sed -i 's/^L10$/TEN/' long.txt
 printf 'Q\n' >'q"uote.txt'
 
-t_out " a.txt       | 2 +-
- b.txt       | 1 -
- c.bin       | Bin
- d.txt       | 2 ++
- long.txt    | 2 +-
+t_out " a.txt      | 2 +-
+ b.txt      | 1 -
+ c.bin      | Bin
+ d.txt      | 2 ++
+ long.txt   | 2 +-
  q\"uote.txt | 2 +-
- sub/s.txt   | 1 +
+ sub/s.txt  | 1 +
  7 files changed, 6 insertions(+), 4 deletions(-)" "--stat: one row per file and the summary line" D --store "$S" checkpoint diff "$SM" --stat
 t_out " a.txt | 2 +-
  1 file changed, 1 insertion(+), 1 deletion(-)" "--stat -- a.txt: singular summary" D --store "$S" checkpoint diff "$SM" --stat -- a.txt

@@ -897,12 +897,12 @@ struct conflict_case {
 static void test_conflicts(void **state)
 {
 	static const char two[] = "--- a/f\n+++ b/f\n"
-				  "@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+				  "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
 				  "@@ -6,2 +6,2 @@\n f\n-g\n+G\n";
 	static const struct conflict_case cases[] = {
 		{ "second hunk", two, "a\nb\nc\nd\ne\nf\nX\n", true, 0,
 		  DECREE_ECONFLICT, 2,
-		  "c.diff:7: hunk #2 does not apply to 'f' at line 7: "
+		  "c.diff:8: hunk #2 does not apply to 'f' at line 7: "
 		  "expected \"g\", found \"X\"" },
 		{ "short file", two, "a\nb\nc\nd\ne\n", true, 0,
 		  DECREE_ECONFLICT, 2,
@@ -939,6 +939,19 @@ static void test_conflicts(void **state)
 		  "a\nb\nc\n", true, 0, DECREE_ECONFLICT, 1, "at line 1" },
 		{ "offset allowed", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-c\n+C\n",
 		  "a\nb\nc\n", true, PATCH_ALLOW_OFFSET, 0, 0, NULL },
+		/* no context after the change: at the end of the file only
+		 * (as git apply); so a second application is refused */
+		{ "end anchor",
+		  "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n a\n b\n+b\n",
+		  "a\nb\nb\n", true, PATCH_ALLOW_OFFSET, DECREE_ECONFLICT, 1,
+		  "must match at the end of the file" },
+		{ "start anchor",
+		  "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n a\n+a\n b\n",
+		  "a\na\nb\n", true, PATCH_ALLOW_OFFSET, DECREE_ECONFLICT, 1,
+		  "at line 2: expected \"b\", found \"a\"" },
+		{ "no context: anywhere",
+		  "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-c\n+C\n", "a\nc\n", true,
+		  PATCH_ALLOW_OFFSET, 0, 0, NULL },
 		{ "beyond end", "--- a/f\n+++ b/f\n@@ -9,0 +10 @@\n+x\n", "a\n",
 		  true, 0, DECREE_ECONFLICT, 1,
 		  "it starts at line 10, the file has 1 lines" },

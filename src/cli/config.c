@@ -165,6 +165,7 @@ int config_load(config *c, const char *root)
 			 parser.problem ? parser.problem : "invalid YAML");
 		yaml_parser_delete(&parser);
 		fclose(f);
+		config_release(c);
 		return r;
 	}
 	top = yaml_document_get_root_node(&doc);

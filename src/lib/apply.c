@@ -629,7 +629,7 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	memset(&e, 0, sizeof(e));
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0 ||
-	    (r = ckpt_scan(&post, s, w, NULL)) < 0 ||
+	    (r = ckpt_scan(&post, s, w, NULL, pre)) < 0 ||
 	    (r = plan_rollback(&plan, s, w, pre, &post, applied, napplied)) <
 		    0 ||
 	    (r = ckpt_write(res->exec_checkpoint, s, w, &post, session, NULL,
@@ -679,6 +679,20 @@ done:
 	odb_writer_free(w);
 	snap_release(&post);
 	return r;
+}
+
+/* The command as messages show it: one line, at most ~500 bytes. */
+static void command_label(char *out, size_t len, const char *cmd)
+{
+	size_t n = 0, max = len - 4;
+
+	for (; *cmd && n < max; cmd++)
+		out[n++] = (unsigned char)*cmd < 0x20 ? ' ' : *cmd;
+	if (*cmd) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = '\0';
 }
 
 /* --- decree_apply -----------------------------------------------------------
@@ -812,7 +826,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	snap pre = SNAP_INIT;
 	strset made_dirs = STRSET_INIT;
 	odb_writer *w = NULL;
-	char pushed[17] = "";
+	char pushed[17] = "", label[512];
 	bool locked = false;
 	unsigned flags;
 	odb *db;
@@ -856,10 +870,19 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	for (size_t i = 0; i < st.n; i++)
 		report(o, res, &st.v[i]);
 	if (res->conflicts) {
+		buf names = BUF_INIT;
+		size_t k = 0;
+		for (size_t i = 0; i < st.n; i++)
+			if (st.v[i].problem && k++ < 5)
+				buf_printf(&names, "%s'%s'", k > 1 ? ", " : "",
+					   st.v[i].path);
 		r = decree_error_set(
 			DECREE_ECONFLICT,
-			"%zu of %zu file(s) in %s do not apply; nothing was written",
-			res->conflicts, st.n, name);
+			"%zu of %zu file(s) in %s do not apply (%s%s); nothing "
+			"was written",
+			res->conflicts, st.n, name, names.ptr ? names.ptr : "",
+			k > 5 ? ", ..." : "");
+		buf_release(&names);
 		goto done;
 	}
 	if (o->verify && (r = verify_all(o, &st)) < 0)
@@ -874,7 +897,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		goto done;
 	if (nch > 1)
 		qsort(ch, nch, sizeof(*ch), cmp_change);
-	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL)) < 0 ||
+	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL, NULL)) < 0 ||
 			(r = missing_dirs(&made_dirs, s, ch, nch)) < 0))
 		goto done;
 	if ((r = odb_writer_commit(w)) < 0)
@@ -913,6 +936,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 			     o->exec_stdout_to_stderr)) < 0)
 		goto done;
 	res->exec_ran = true;
+	command_label(label, sizeof(label), o->exec);
 	if (res->exec_status == 0)
 		goto done;
 	if ((r = repo_lock(s)) == 0) {
@@ -927,14 +951,14 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 				     "'%s' failed (status %d) and rolling back "
 				     "failed: %s; the patch is still applied "
 				     "('decree undo' reverts it)",
-				     o->exec, res->exec_status, msg);
+				     label, res->exec_status, msg);
 		goto done;
 	}
 	r = decree_error_set(
 		DECREE_EEXEC,
 		"'%s' failed (status %d); rolled back: restored %zu, "
 		"removed %zu, swept %zu file(s)",
-		o->exec, res->exec_status, res->restored, res->removed,
+		label, res->exec_status, res->restored, res->removed,
 		res->swept);
 done:
 	if (locked)

@@ -444,10 +444,28 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref)
 /* --- scanning and writing ---------------------------------------------------
  */
 
-int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out)
+int ckpt_rules_load(void *payload, const char *dir, const char *name, buf *out,
+		    bool *found)
+{
+	const ckpt_rules *l = payload;
+	char path[PATH_MAX];
+	const snap_entry *e;
+
+	*found = false;
+	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
+	e = snap_find(l->s, path);
+	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
+		return 0;
+	*found = true;
+	return odb_read(out, NULL, l->db, &e->id);
+}
+
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out,
+	      const snap *rules)
 {
 	char path[PATH_MAX];
 	statcache *cache = NULL;
+	ckpt_rules cr;
 	scan_opts o;
 	int r;
 
@@ -463,6 +481,15 @@ int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out)
 	o.store = w;
 	o.cache = cache;
 	o.skip_dir = s->store_rel;
+	if (rules) {
+		cr.s = rules;
+		if ((r = repo_odb(&cr.db, s, false)) < 0) {
+			statcache_free(cache);
+			return r;
+		}
+		o.ignore_load = ckpt_rules_load;
+		o.ignore_payload = &cr;
+	}
 	r = scan_tree(out, s->rootfd, &o);
 	if (r == 0 && cache_out)
 		*cache_out = cache;
@@ -598,7 +625,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
-	if ((r = ckpt_scan(&cur, s, w, &cache)) < 0)
+	if ((r = ckpt_scan(&cur, s, w, &cache, NULL)) < 0)
 		goto done;
 	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message,
 			    o->label)) < 0)
@@ -629,7 +656,7 @@ struct decree_checkpoint_list {
 static int worktree_tree(oid *out, decree_store *s)
 {
 	snap cur = SNAP_INIT;
-	int r = ckpt_scan(&cur, s, NULL, NULL);
+	int r = ckpt_scan(&cur, s, NULL, NULL, NULL);
 	if (r == 0)
 		r = tree_write(out, NULL, &cur);
 	snap_release(&cur);
@@ -823,7 +850,7 @@ int decree_checkpoint_compare(decree_store *s, const char *ref,
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL)) < 0) {
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa)) < 0) {
 		goto done;
 	}
 	r = snap_diff(&sa, &sb, cmp_one, &c);

@@ -31,10 +31,21 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
 
 /* Scan the working tree with the stat cache; with w, contents are stored.
  * With cache_out the loaded cache is handed to the caller (for
- * ckpt_save_statcache), else freed. */
+ * ckpt_save_statcache), else freed.  With `rules`, the ignore files are
+ * those of that snapshot instead of the ones on disk: the tree as the
+ * snapshot's rules see it (what a restore to it or a diff against it
+ * must cover). */
 struct statcache;
 int ckpt_scan(snap *out, decree_store *s, odb_writer *w,
-	      struct statcache **cache_out);
+	      struct statcache **cache_out, const snap *rules);
+
+/* An ignore_load_fn reading .gitignore/.decreeignore from a snapshot. */
+typedef struct {
+	const snap *s;
+	odb *db;
+} ckpt_rules;
+int ckpt_rules_load(void *payload, const char *dir, const char *name, buf *out,
+		    bool *found);
 
 /* Write trees of `cur` through w, commit w, write the record.  Returns
  * the new id in id_out.  The caller holds the lock. */

@@ -272,7 +272,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL)) < 0) {
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa)) < 0) {
 		goto done;
 	}
 	if ((r = snap_diff(&sa, &sb, collect, &c)) == 0) {

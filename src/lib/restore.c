@@ -67,32 +67,6 @@ static void set_new(txn_change *t, const snap_entry *e)
 	t->new_id = e->id;
 }
 
-/* --- ignore rules of a stored snapshot ------------------------------------ */
-
-struct snap_loader {
-	const snap *s;
-	odb *db;
-};
-
-static int load_from_snap(void *payload, const char *dir, const char *name,
-			  buf *out, bool *found)
-{
-	struct snap_loader *l = payload;
-	char path[PATH_MAX];
-	const snap_entry *e;
-	int r;
-
-	*found = false;
-	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
-	e = snap_find(l->s, path);
-	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
-		return 0;
-	if ((r = odb_read(out, NULL, l->db, &e->id)) < 0)
-		return r;
-	*found = true;
-	return 0;
-}
-
 static int check_paths(const char *const *paths, const snap *a, const snap *b)
 {
 	if (!paths)
@@ -229,25 +203,16 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	    (r = tree_read(&target, db, &rec.tree)) < 0)
 		goto done;
 	{
-		struct snap_loader *ld = decree_malloc(sizeof(*ld));
-		if (!ld) {
-			r = -1;
-			goto done;
-		}
-		ld->s = &target;
-		ld->db = db;
-		r = ignore_matcher_new(&rules, load_from_snap, ld,
+		ckpt_rules ld = { &target, db };
+		r = ignore_matcher_new(&rules, ckpt_rules_load, &ld,
 				       (const char *const *)s->excludes);
-		if (r < 0) {
-			decree_free(ld);
+		if (r < 0)
 			goto done;
-		}
-		/* the loader lives as long as the matcher: freed below */
-		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0) {
-			decree_free(ld);
+		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0)
 			goto done;
-		}
-		r = ckpt_scan(&cur, s, w, &cache);
+		/* the tree as the checkpoint's ignore rules see it: after the
+		 * restore those rules are the tree's again */
+		r = ckpt_scan(&cur, s, w, &cache, &target);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0)
@@ -255,7 +220,6 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 					 o->paths);
 		ignore_matcher_free(rules);
 		rules = NULL;
-		decree_free(ld);
 		if (r < 0)
 			goto done;
 	}
@@ -399,7 +363,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (drifted) {
 		/* Edits made after the operation: keep them reachable. */
 		snap cur = SNAP_INIT;
-		r = ckpt_scan(&cur, s, w, NULL);
+		r = ckpt_scan(&cur, s, w, NULL, NULL);
 		if (r == 0)
 			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
 				       e->session, NULL,

@@ -552,8 +552,11 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	for (unsigned i = 0; i < nthreads; i++) {
 		wks[i].w = &w;
 		buf_init(&wks[i].data);
-		if ((r = ignore_matcher_new(&wks[i].ign, load_ignore, &wks[i],
-					    o->excludes)) < 0)
+		if ((r = ignore_matcher_new(
+			     &wks[i].ign,
+			     o->ignore_load ? o->ignore_load : load_ignore,
+			     o->ignore_load ? o->ignore_payload : &wks[i],
+			     o->excludes)) < 0)
 			goto done;
 	}
 	w.wks = wks;

@@ -13,6 +13,7 @@
 #ifndef DECREE_SCAN_H
 #define DECREE_SCAN_H
 
+#include "ignore.h"
 #include "odb.h"
 #include "snap.h"
 #include "statcache.h"
@@ -27,6 +28,10 @@ typedef struct {
 	statcache *cache;	     /* may be NULL; counts hits */
 	const char *skip_dir;	     /* a directory never scanned (the store
 					when it lives inside the root), or NULL */
+	/* where .gitignore/.decreeignore contents come from; NULL: the files
+	 * on disk.  Called from several threads at once. */
+	ignore_load_fn ignore_load;
+	void *ignore_payload;
 } scan_opts;
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */

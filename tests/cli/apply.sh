@@ -171,7 +171,7 @@ conflict_case() {
 	[ $RC -eq 1 ] || why="exit $RC, wanted 1"
 	[ "$(nlines "$ERR")" -eq 2 ] || why="$why; stderr has $(nlines "$ERR") lines, wanted 2"
 	case "$(printf '%s\n' "$ERR" | sed -n 1p)" in "conflict: "*"'$path'"*) ;; *) why="$why; line 1 is not a conflict on '$path'" ;; esac
-	case "$(printf '%s\n' "$ERR" | sed -n 2p)" in "decree: 1 of 5 file(s) in $P do not apply; nothing was written") ;; *) why="$why; line 2 is not the decree: summary" ;; esac
+	case "$(printf '%s\n' "$ERR" | sed -n 2p)" in "decree: 1 of 5 file(s) in $P do not apply ('$path'); nothing was written") ;; *) why="$why; line 2 is not the decree: summary" ;; esac
 	[ -z "$OUT" ] || why="$why; stdout not empty"
 	[ "$(stamps "$W")" = "$st" ] || why="$why; the tree changed: $(diff <(printf '%s\n' "$st") <(stamps "$W") | head -6)"
 	if [ -z "$why" ]; then ok "conflict, $nm: exit 1, one conflict line, nothing written (mtimes too)"
@@ -199,7 +199,7 @@ conflict:
 conflict:
 conflict:
 decree:"
-same "... the summary counts them" "$(printf '%s\n' "$ERR" | tail -1)" "decree: 4 of 5 file(s) in $P do not apply; nothing was written"
+same "... the summary counts them" "$(printf '%s\n' "$ERR" | tail -1)" "decree: 4 of 5 file(s) in $P do not apply ('a.txt', 'b.txt', 'c.txt', 'gone.txt'); nothing was written"
 same "... nothing written, not even dir/x.txt which applies" "$(stamps "$W")" "$B"
 t_exit 1 "... --json: exit 1" D --json apply "$P"
 same "... --json: a checking/conflict event per file with its message, then done with ok false" "$(j '"\n".join("%s %s %s %s" % (o["phase"], o["path"], o["action"], bool(o.get("message"))) for o in L[:-1]) + "\n%s %s %s %s" % (L[-1]["phase"], L[-1]["ok"], L[-1]["conflicts"], L[-1]["error"])')" \
@@ -207,7 +207,7 @@ same "... --json: a checking/conflict event per file with its message, then done
 checking b.txt conflict True
 checking c.txt conflict True
 checking gone.txt conflict True
-done False 4 4 of 5 file(s) in $P do not apply; nothing was written"
+done False 4 4 of 5 file(s) in $P do not apply ('a.txt', 'b.txt', 'c.txt', 'gone.txt'); nothing was written"
 same "... still nothing written" "$(stamps "$W")" "$B"
 
 # a hunk is found after unrelated lines were inserted above it (offset),

@@ -686,15 +686,22 @@ static int cat_file(const char *path, const char *header)
 	return 0;
 }
 
-/* runs_cmd_start printed the help: the command returns EXIT_OK */
+/* The runs a command works on: ID resolved (resolve_runs). */
+typedef struct {
+	project p;
+	run_ref *v;
+	size_t n, first, count;
+} run_sel;
+
+/* run_sel_open printed the help: the command returns EXIT_OK */
 #define HELP_SHOWN 1000
 
-static int runs_cmd_start(project *p, run_ref **v, size_t *n, size_t *first,
-			  size_t *count, cli_ctx *ctx, const char *help,
-			  bool id_required)
+static int run_sel_open(run_sel *rs, cli_ctx *ctx, const char *help,
+			bool id_required)
 {
 	int r;
 
+	memset(rs, 0, sizeof(*rs));
 	if (ctx->help) {
 		puts(help);
 		return HELP_SHOWN;
@@ -702,98 +709,102 @@ static int runs_cmd_start(project *p, run_ref **v, size_t *n, size_t *first,
 	if (opt_parse(ctx, NULL) < 0)
 		return EXIT_USAGE;
 	if (ctx->argc > 1 || ctx->rest_argc || (id_required && !ctx->argc))
-		return usage_error(
-			ctx, "%s",
-			strchr(help, '\n') ? "see --help for the usage" : help);
-	if ((r = project_open(p, ctx)) != 0 || (r = list_runs(v, n, p)) != 0 ||
-	    (r = resolve_runs(first, count, *v, *n,
+		return usage_error(ctx, "see --help for the usage");
+	if ((r = project_open(&rs->p, ctx)) != 0 ||
+	    (r = list_runs(&rs->v, &rs->n, &rs->p)) != 0 ||
+	    (r = resolve_runs(&rs->first, &rs->count, rs->v, rs->n,
 			      ctx->argc ? ctx->argv[0] : NULL)) != 0)
 		return r;
 	return 0;
 }
 
+static int run_sel_close(run_sel *rs, int r)
+{
+	free(rs->v);
+	project_release(&rs->p);
+	return r == HELP_SHOWN ? EXIT_OK : r;
+}
+
+/* Call fn for each selected run, in order, until one fails. */
+static int each_run(cli_ctx *ctx, const char *help,
+		    int (*fn)(run_sel *rs, size_t i))
+{
+	run_sel rs;
+	int r = run_sel_open(&rs, ctx, help, false);
+
+	for (size_t i = rs.first; r == 0 && i < rs.first + rs.count; i++)
+		r = fn(&rs, i);
+	return run_sel_close(&rs, r);
+}
+
+static int show_log(run_sel *rs, size_t i)
+{
+	char dir[PATH_MAX + 64], path[PATH_MAX + 100], head[PATH_MAX + 200];
+	json_t *o = NULL;
+	const char *out = run_outcome(&rs->p, rs->v[i].id, &o);
+
+	printf("%s== run %s: %s ==\n", i > rs->first ? "\n" : "", rs->v[i].id,
+	       out ? out : "unfinished");
+	json_decref(o);
+	snprintf(dir, sizeof(dir), "%s/.decree/runs/%s", rs->p.root,
+		 rs->v[i].id);
+	for (int k = 1; k < 1000; k++) {
+		bool any = false;
+		for (int nb = 0; nb < 2; nb++) {
+			const char *base = nb ? "papermill" : "routine";
+			if (k == 1)
+				snprintf(path, sizeof(path), "%s/%s.log", dir,
+					 base);
+			else
+				snprintf(path, sizeof(path), "%s/%s-%d.log",
+					 dir, base, k);
+			snprintf(head, sizeof(head), "-- attempt %d (%s) --\n",
+				 k, path + strlen(rs->p.root) + 1);
+			if (cat_file(path, head) == 0)
+				any = true;
+		}
+		if (!any)
+			break;
+	}
+	return 0;
+}
+
 int cmd_log(cli_ctx *ctx)
 {
-	project p;
-	run_ref *v = NULL;
-	size_t n = 0, first = 0, count = 0;
+	return each_run(ctx,
+			"usage: decree log [ID]\n\nThe logs of every attempt "
+			"of a run (default: the latest run); a chain\nid shows "
+			"each of its runs in order.",
+			show_log);
+}
+
+static int show_diff(run_sel *rs, size_t i)
+{
+	char path[PATH_MAX + 100];
+	json_t *o = NULL;
+	const char *out;
 	int r;
 
-	memset(&p, 0, sizeof(p));
-	r = runs_cmd_start(
-		&p, &v, &n, &first, &count, ctx,
-		"usage: decree log [ID]\n\nThe logs of every attempt of a "
-		"run (default: the latest run); a chain\nid shows each of "
-		"its runs in order.",
-		false);
-	for (size_t i = first; r == 0 && i < first + count; i++) {
-		char dir[PATH_MAX + 64], path[PATH_MAX + 100],
-			head[PATH_MAX + 200];
-		json_t *o = NULL;
-		const char *out = run_outcome(&p, v[i].id, &o);
-		printf("%s== run %s: %s ==\n", i > first ? "\n" : "", v[i].id,
-		       out ? out : "unfinished");
-		json_decref(o);
-		snprintf(dir, sizeof(dir), "%s/.decree/runs/%s", p.root,
-			 v[i].id);
-		for (int k = 1; k < 1000; k++) {
-			bool any = false;
-			for (int nb = 0; nb < 2; nb++) {
-				const char *base = nb ? "papermill" : "routine";
-				if (k == 1)
-					snprintf(path, sizeof(path),
-						 "%s/%s.log", dir, base);
-				else
-					snprintf(path, sizeof(path),
-						 "%s/%s-%d.log", dir, base, k);
-				snprintf(head, sizeof(head),
-					 "-- attempt %d (%s) --\n", k,
-					 path + strlen(p.root) + 1);
-				if (cat_file(path, head) == 0)
-					any = true;
-			}
-			if (!any)
-				break;
-		}
-	}
-	free(v);
-	project_release(&p);
-	return r == HELP_SHOWN ? EXIT_OK : r;
+	snprintf(path, sizeof(path), "%s/.decree/runs/%s/changes.diff",
+		 rs->p.root, rs->v[i].id);
+	if (cat_file(path, NULL) == 0 || rs->count > 1)
+		return 0; /* in a chain, runs without a diff print nothing */
+	out = run_outcome(&rs->p, rs->v[i].id, &o);
+	r = fail("run %s has no changes.diff (%s); the diffs of failed "
+		 "attempts are changes-<k>.diff in its directory",
+		 rs->v[i].id, out ? out : "unfinished");
+	json_decref(o);
+	return r;
 }
 
 int cmd_diff(cli_ctx *ctx)
 {
-	project p;
-	run_ref *v = NULL;
-	size_t n = 0, first = 0, count = 0;
-	int r;
-
-	memset(&p, 0, sizeof(p));
-	r = runs_cmd_start(
-		&p, &v, &n, &first, &count, ctx,
+	return each_run(
+		ctx,
 		"usage: decree diff [ID]\n\nThe changes.diff of a run "
 		"(default: the latest run): its net change.\nA chain id "
 		"prints every run of the chain in seq order.",
-		false);
-	for (size_t i = first; r == 0 && i < first + count; i++) {
-		char path[PATH_MAX + 100];
-		snprintf(path, sizeof(path), "%s/.decree/runs/%s/changes.diff",
-			 p.root, v[i].id);
-		if (cat_file(path, NULL) < 0) {
-			json_t *o = NULL;
-			const char *out = run_outcome(&p, v[i].id, &o);
-			if (count == 1)
-				r = fail(
-					"run %s has no changes.diff (%s); the diffs "
-					"of failed attempts are changes-<k>.diff "
-					"in its directory",
-					v[i].id, out ? out : "unfinished");
-			json_decref(o);
-		}
-	}
-	free(v);
-	project_release(&p);
-	return r == HELP_SHOWN ? EXIT_OK : r;
+		show_diff);
 }
 
 /* --- revert
@@ -830,32 +841,30 @@ static int check_manifest(void *payload, const char *path, bool exists,
 
 int cmd_revert(cli_ctx *ctx)
 {
-	project p;
-	run_ref *v = NULL;
-	size_t n = 0, first = 0, count = 0;
+	run_sel rs;
 	decree_store *s = NULL;
 	char dir[PATH_MAX + 64], path[PATH_MAX + 100];
 	buf text = BUF_INIT;
 	json_t *man = NULL;
 	int r;
 
-	memset(&p, 0, sizeof(p));
-	r = runs_cmd_start(
-		&p, &v, &n, &first, &count, ctx,
+	r = run_sel_open(
+		&rs, ctx,
 		"usage: decree revert ID\n\nApply the run's changes.diff "
 		"in reverse as one transaction and verify\nevery affected "
 		"file against the run's manifest.json; a mismatch is an\n"
 		"error naming the paths, and nothing is written.  'decree "
 		"undo' reverts\nthe revert.",
 		true);
-	if (r == 0 && count != 1)
+	if (r == 0 && rs.count != 1)
 		r = fail(
 			"'%s' is a chain of %zu runs; revert one run at a time "
 			"(the last first)",
-			ctx->argv[0], count);
+			ctx->argv[0], rs.count);
 	if (r)
 		goto done;
-	snprintf(dir, sizeof(dir), "%s/.decree/runs/%s", p.root, v[first].id);
+	snprintf(dir, sizeof(dir), "%s/.decree/runs/%s", rs.p.root,
+		 rs.v[rs.first].id);
 	snprintf(path, sizeof(path), "%s/changes.diff", dir);
 	{
 		FILE *f = fopen(path, "rb");
@@ -864,7 +873,7 @@ int cmd_revert(cli_ctx *ctx)
 		if (!f) {
 			r = fail(
 				"run %s has no changes.diff: nothing to revert",
-				v[first].id);
+				rs.v[rs.first].id);
 			goto done;
 		}
 		while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
@@ -874,13 +883,13 @@ int cmd_revert(cli_ctx *ctx)
 	if (!text.len) {
 		if (!ctx->quiet)
 			printf("run %s changed nothing; nothing to revert\n",
-			       v[first].id);
+			       rs.v[rs.first].id);
 		goto done;
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	if (!(man = load_json(path)) ||
 	    !json_is_object(json_object_get(man, "files"))) {
-		r = fail("cannot read %s/manifest.json", v[first].id);
+		r = fail("cannot read %s/manifest.json", rs.v[rs.first].id);
 		goto done;
 	}
 	if ((r = open_store(&s, ctx)) != 0)
@@ -891,7 +900,7 @@ int cmd_revert(cli_ctx *ctx)
 		manifest_check mc = { json_object_get(man, "files"), 0 };
 		char name[PATH_MAX];
 		snprintf(name, sizeof(name), ".decree/runs/%s/changes.diff",
-			 v[first].id);
+			 rs.v[rs.first].id);
 		o.reverse = true;
 		o.verify = check_manifest;
 		o.payload = &mc;
@@ -903,20 +912,18 @@ int cmd_revert(cli_ctx *ctx)
 		if (ctx->json)
 			printf("{\"id\":\"%s\",\"restored\":%zu,\"created\":%zu,"
 			       "\"deleted\":%zu,\"unchanged\":%zu}\n",
-			       v[first].id, res.modified, res.created,
+			       rs.v[rs.first].id, res.modified, res.created,
 			       res.deleted, res.skipped);
 		else if (!ctx->quiet)
 			printf("reverted run %s: %zu restored, %zu re-created, %zu "
 			       "removed; %zu file(s) verified against manifest.json; "
 			       "'decree undo' brings the changes back\n",
-			       v[first].id, res.modified, res.created,
+			       rs.v[rs.first].id, res.modified, res.created,
 			       res.deleted, mc.checked);
 	}
 done:
 	json_decref(man);
 	buf_release(&text);
 	decree_store_free(s);
-	free(v);
-	project_release(&p);
-	return r == HELP_SHOWN ? EXIT_OK : r;
+	return run_sel_close(&rs, r);
 }

@@ -10,6 +10,9 @@
  *	reviewer=alice                         <- parameter, default "alice"
  *	set -e                                 <- first other line ends them
  *
+ * (A plain `reviewer=alice` is listed too, but bash overwrites the value
+ * the message passed when it runs that line: docs/pipeline.md.)
+ *
  * The standard variables (spec_file, message_file, message_id, message_dir,
  * chain, seq) are not custom parameters even when assigned there.  A
  * notebook declares them in the code cell tagged "parameters" (papermill's

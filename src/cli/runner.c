@@ -447,6 +447,15 @@ static int run_routine(int *status, bool *interrupted, const runner *r,
 		dup2(logfd, 2);
 		if (chdir(p->root) < 0)
 			_exit(126);
+		/* the parameters the routine declares, where the message sets
+		 * them (absent ones keep the routine's default); first, so that
+		 * nothing below can be overridden by a message */
+		for (size_t i = 0; i < x->ri->nparams; i++) {
+			const char *v =
+				message_get(x->m, x->ri->params[i].name);
+			if (v)
+				setenv(x->ri->params[i].name, v, 1);
+		}
 		setenv("spec_file", x->spec_file, 1);
 		setenv("message_file", msgfile, 1);
 		setenv("message_id", x->id, 1);
@@ -462,21 +471,6 @@ static int run_routine(int *status, bool *interrupted, const runner *r,
 			setenv("DECREE_FAILURE_CONTEXT", x->failure_context, 1);
 		if (p->cfg.ai)
 			setenv("DECREE_AI_COMMAND", p->cfg.ai, 1);
-		/* custom variables: frontmatter values; absent ones keep the
-		 * routine's default, which the routine applies itself */
-		for (size_t i = 0; i < x->m->n; i++) {
-			const char *k = x->m->fields[i].key;
-			bool ok = *k && !routine_is_standard_var(k) &&
-				  strcmp(k, "id") && strcmp(k, "type") &&
-				  strcmp(k, "routine") &&
-				  strcmp(k, "input_file");
-			for (const char *c = k; ok && *c; c++)
-				ok = (*c >= 'a' && *c <= 'z') ||
-				     (*c >= 'A' && *c <= 'Z') || *c == '_' ||
-				     (c > k && *c >= '0' && *c <= '9');
-			if (ok)
-				setenv(k, x->m->fields[i].value, 1);
-		}
 		if (!x->ri->notebook) {
 			execlp("bash", "bash", x->ri->path, (char *)NULL);
 			_exit(127);

@@ -55,3 +55,16 @@ tree_state() {
 			else printf 'F %s %s %s\n' "$f" "$(stat -c %a "$f")" "$(sha256sum <"$f" | cut -c1-64)"; fi
 		done)
 }
+
+# --- helpers of the pipeline scripts (tests/cli/pipeline_*.sh) ----------------
+D() { "$DECREE" "$@"; }
+# same NAME GOT WANT: ok if equal, else the diff
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "$(diff <(printf '%s\n' "$3") <(printf '%s\n' "$2") | head -40)"; fi
+}
+# check NAME CMD...: ok if CMD succeeds
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi; }
+# fm FILE KEY: a frontmatter value of a message file
+fm() { sed -n '1{/^---$/!q};1d;/^---$/q;p' "$1" | sed -n "s/^$2: //p"; }
+# body FILE: a message file without its frontmatter
+body() { awk 'NR==1 && $0=="---" {f=1; next} f && $0=="---" {f=0; next} !f {print}' "$1"; }

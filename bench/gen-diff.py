@@ -12,9 +12,10 @@ edit: OLD is one code-like C text of exactly B bytes (bench/gen-tree.py's
     generator); NEW is OLD with K lines, picked with a seeded sample
     scattered over the whole file, replaced by different lines.
 tree: OLD is a directory of F text files (C, headers, Python, TypeScript,
-    Markdown, text) of a few KB each, B bytes in all, in about F/12
-    directories nested 1-3 deep; NEW is a copy where every file has K lines
-    edited (K-1 replaced, one line inserted), at seeded scattered places.
+    Markdown, text) of B/F bytes +-50% each (about B bytes in all), in
+    about F/12 directories nested 1-3 deep; NEW is a copy where every file
+    has K lines edited (K-1 replaced, one line inserted), at seeded
+    scattered places.
     Every file and directory gets the same fixed mtime, so `diff -ruN OLD
     NEW` prints the same bytes on every run.
 
@@ -29,6 +30,7 @@ import os
 import random
 import sys
 
+sys.dont_write_bytecode = True  # no bench/__pycache__ from the import below
 _spec = importlib.util.spec_from_file_location(
     "gentree", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "gen-tree.py"))
@@ -51,20 +53,20 @@ def write(path, data):
 # --------------------------------------------------------------------------
 # rewrite: N unique short lines, none shared between the two files
 
-def short_line(rng, nm):
-    """A short C-like line (about 19 characters on average)."""
+def short_line(rng):
+    """A short C-like line (about 20 characters on average)."""
+    v = gt.ident(rng, rng.choice((1, 1, 2)))
     r = rng.random()
     if r < 0.25:
-        return "\t%s = %s;" % (nm.var(), gt.number(rng))
+        return "\t%s = %s;" % (v, gt.number(rng))
     if r < 0.45:
-        return "\t%s(%s);" % (nm.func(), nm.var())
+        return "\t%s(%s);" % (gt.ident(rng, 1), v)
     if r < 0.60:
-        return "\tif (%s %s %s)" % (nm.var(), rng.choice(gt.C_CMP),
-                                   gt.number(rng))
+        return "\tif (%s %s %s)" % (v, rng.choice(gt.C_CMP), gt.number(rng))
     if r < 0.75:
-        return "\t%s += %s;" % (nm.var(), nm.var())
+        return "\t%s += %s;" % (v, gt.ident(rng, 1))
     if r < 0.85:
-        return "\treturn %s;" % nm.var()
+        return "\treturn %s;" % v
     return "\t/* %s */" % gt.sentence(rng, 1, 3)
 
 
@@ -73,19 +75,16 @@ def rewrite(seed, nlines, nbytes, old, new):
     seen = set()
     files = []
     for _ in (old, new):
-        nm = gt.Names(rng, "snake")
         lines = []
         size = 0
         while len(lines) < nlines:
-            ln = short_line(rng, nm)
+            ln = short_line(rng)
             # steer the average line length towards nbytes / nlines
             want = (nbytes - size) / (nlines - len(lines)) - 1
-            if len(ln) > want + 12 or ln in seen:
+            if len(ln) > want + 10:
                 continue
-            if len(ln) < want - 8:
-                ln += " %s" % gt.ident(rng)
-                if ln in seen:
-                    continue
+            while len(ln) < want - 6 or ln in seen:
+                ln += " %s" % rng.choice(gt.WORDS)
             seen.add(ln)
             lines.append(ln)
             size += len(ln) + 1
@@ -155,7 +154,8 @@ def tree(seed, nfiles, nbytes, nedits, old, new):
         p = parent + "/" + name if parent else name
         if p not in dirs:
             dirs.append(p)
-    sizes = gt.plan_sizes(rng, nfiles, nbytes)
+    avg = nbytes // nfiles
+    sizes = [rng.randint(avg // 2, avg + avg // 2) for _ in range(nfiles)]
     names = set()
     total_old = total_new = 0
     for k in range(nfiles):
@@ -168,7 +168,7 @@ def tree(seed, nfiles, nbytes, nedits, old, new):
             if rel not in names:
                 break
         names.add(rel)
-        data = gt.gen_text(frng, ext, max(256, sizes[k]))
+        data = gt.gen_text(frng, ext, sizes[k])
         lines = data.decode("ascii").split("\n")
         if lines[-1] == "":
             lines.pop()

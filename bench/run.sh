@@ -11,6 +11,11 @@
 # the medians, the ratio decree/git and the target.  docs/bench.md explains
 # every case and how to read the table.
 #
+# Two small groups compare diff and apply with their usual tools: diff
+# (`decree checkpoint diff` against `git diff --no-index` on a 1 MiB complete
+# rewrite and on a 30 MiB file with 2,000 edited lines) and apply (`decree
+# apply` of a 1,000-file patch against GNU `patch -p1`).
+#
 # The reference is what agent tools do for checkpoints: a shadow git
 # repository whose GIT_DIR lives outside the tree (default settings,
 # gc.auto=0 so no gc runs during the measurements), a checkpoint being
@@ -18,10 +23,11 @@
 # outside the tree as well (--store DIR -C TREE), so both see the same files.
 #
 # --quick     skip the Linux tree
-# --only NAME a tree (tiny small gen10k linux) or a case (first nochange
-#             change restore list); may be repeated
+# --only NAME a tree (tiny small gen10k linux), a case (first nochange
+#             change restore list) or a group (diff apply); may be repeated
 # --reps N    repetitions per operation (default: 15 for the small trees, 5
-#             for the large ones, 3 for a Linux first checkpoint)
+#             for the large ones, 3 for a Linux first checkpoint; diff: 15
+#             for 1 MiB, 7 for 30 MiB; apply: 11)
 # --strict    exit 1 when a target is missed (default: report only)
 # --keep      keep the work directories under build/bench/work/
 #
@@ -68,6 +74,7 @@ case $REPS in '' | *[!0-9]*) [ -z "$REPS" ] || usage ;; esac
 for n in $ONLY; do
 	case $n in
 	tiny | small | gen10k | linux | first | nochange | change | restore | list) ;;
+	diff | apply) ;;
 	*)
 		echo "run.sh: unknown --only '$n'" >&2
 		usage
@@ -129,18 +136,34 @@ export GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL LC_ALL
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
 	GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_CEILING_DIRECTORIES DECREE_STORE \
 	2>/dev/null
+# `git diff --no-index` (the diff group) runs outside any repository: stop
+# git's repository discovery below build/bench/, which lies inside the
+# project's own checkout (every other git command gets --git-dir)
+GIT_CEILING_DIRECTORIES=$BB
+export GIT_CEILING_DIRECTORIES
 
 selected_tree() {
-	st_any=0
+	st_any=0 st_case=0 st_grp=0
 	for n in $ONLY; do
 		case $n in
 		tiny | small | gen10k | linux)
 			st_any=1
 			[ "$n" = "$1" ] && return 0
 			;;
+		diff | apply) st_grp=1 ;;
+		*) st_case=1 ;;
 		esac
 	done
-	[ $st_any = 0 ]
+	# no tree named: all trees, unless only groups were named
+	[ $st_any = 0 ] && { [ $st_case = 1 ] || [ $st_grp = 0 ]; }
+}
+# selected_group diff|apply: with no --only, or when named
+selected_group() {
+	[ -z "$ONLY" ] && return 0
+	for n in $ONLY; do
+		[ "$n" = "$1" ] && return 0
+	done
+	return 1
 }
 selected_case() {
 	sc_any=0
@@ -161,6 +184,25 @@ tm() {
 	tm_res=$1
 	shift
 	"$TIMECMD" "$tm_res" "$@" >/dev/null 2>>"$LOG"
+	tm_rc=$?
+	if [ $tm_rc != 0 ]; then
+		say "  FAILED (exit $tm_rc): $*  (see $LOG)"
+		echo "FAILED (exit $tm_rc): $*" >>"$LOG"
+	fi
+	return $tm_rc
+}
+
+# tmo OUTFILE OKSTATUS RESULTFILE CMD...: like tm, but stdout goes to
+# OUTFILE (opened by this shell before the clock starts) and exit status
+# OKSTATUS counts as success too (0: none; git diff --no-index exits 1)
+tmo() {
+	tmo_out=$1 tmo_ok=$2
+	shift 2
+	if [ "$tmo_ok" != 0 ]; then
+		"$TIMECMD" --ok "$tmo_ok" "$@" >"$tmo_out" 2>>"$LOG"
+	else
+		"$TIMECMD" "$@" >"$tmo_out" 2>>"$LOG"
+	fi
 	tm_rc=$?
 	if [ $tm_rc != 0 ]; then
 		say "  FAILED (exit $tm_rc): $*  (see $LOG)"
@@ -200,7 +242,7 @@ maxrss() { awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$1"; }
 
 # target TREE CASE -> "KIND VALUE": ratio (decree/reference <= VALUE),
 # abs (decree median <= VALUE, in the row's unit), lt (decree < VALUE),
-# none
+# both (VALUE is ABS:RATIO: decree <= ABS and ratio <= RATIO), none
 target() {
 	case "$1:$2" in
 	linux:first) echo "ratio 0.2" ;;
@@ -212,6 +254,9 @@ target() {
 	linux:size) echo "ratio 0.6" ;;
 	linux:rss) echo "lt 200" ;;
 	small:first) echo "abs 5" ;;
+	diff:rewrite | diff:rewritepure) echo "both 200:1.5" ;;
+	diff:edit30 | diff:edit30pure) echo "ratio 1.5" ;;
+	apply:apply) echo "ratio 2.0" ;;
 	small:nochange) echo "abs 2" ;;
 	tiny:list | small:list | tiny:listjson | small:listjson) echo "abs 3" ;;
 	*) echo "none 0" ;;
@@ -219,12 +264,13 @@ target() {
 }
 
 TABLE_FMT='%-40s %13s %13s %8s %12s %5s\n'
+# table_head TITLE [REFERENCE-COLUMN-NAME]
 table_head() {
 	out ""
 	out "== $1"
 	# shellcheck disable=SC2059
-	out "$(printf "$TABLE_FMT" operation "decree median" "git median" \
-		ratio target "ok?")"
+	out "$(printf "$TABLE_FMT" operation "decree median" \
+		"${2:-git median}" ratio target "ok?")"
 	# shellcheck disable=SC2059
 	out "$(printf "$TABLE_FMT" "----------------------------------------" \
 		"-------------" "-------------" "--------" "------------" "-----")"
@@ -252,12 +298,18 @@ row() {
 		dm = D[1]; gm = Gs[1]
 		num = (dm != "ERR" && dm != "NA" && gm != "ERR" && gm != "NA")
 		ratio = (num && gm > 0) ? sprintf("%.2f", dm / gm) : "-"
-		if (kind == "ratio") tgt = "<= " tv "x"
+		if (kind == "both") {
+			split(tv, TV, ":"); tabs = TV[1]; trat = TV[2]
+			tgt = tabs unit " & " trat "x"
+		}
+		else if (kind == "ratio") tgt = "<= " tv "x"
 		else if (kind == "abs") tgt = "<= " tv " " unit
 		else if (kind == "lt") tgt = "< " tv " " unit
 		else tgt = "-"
 		if (dm == "ERR" || gm == "ERR") ok = "ERR"
 		else if (dm == "NA" || gm == "NA") ok = (kind == "none") ? "-" : "n/a"
+		else if (kind == "both")
+			ok = (dm <= tabs + 0 && dm / gm <= trat + 0) ? "ok" : "MISS"
 		else if (kind == "ratio") ok = (dm / gm <= tv + 0) ? "ok" : "MISS"
 		else if (kind == "abs") ok = (dm <= tv + 0) ? "ok" : "MISS"
 		else if (kind == "lt") ok = (dm < tv + 0) ? "ok" : "MISS"
@@ -580,6 +632,222 @@ except Exception:
 	[ "$KEEP" = 1 ] || rm -rf "$W"
 }
 
+# ---------------------------------------------------------------- diff, apply
+
+GENDIFF="python3 $HERE/gen-diff.py"
+
+# gen_pair NAME GEN-DIFF-ARGS... -> prints a cached directory holding the
+# files old and new (bench/gen-diff.py, deterministic)
+gen_pair() {
+	gp_dir=$BB/cache/diff-$1
+	shift
+	if [ ! -f "$gp_dir.ready" ] || [ ! -d "$gp_dir" ]; then
+		rm -rf "$gp_dir" "$gp_dir.tmp" "$gp_dir.ready"
+		say "[diff] generating $gp_dir"
+		mkdir -p "$gp_dir.tmp" &&
+			$GENDIFF "$@" "$gp_dir.tmp/old" "$gp_dir.tmp/new" \
+				>>"$LOG" &&
+			mv "$gp_dir.tmp" "$gp_dir" && : >"$gp_dir.ready" ||
+			return 1
+	fi
+	echo "$gp_dir"
+}
+
+# hunks_lines FILE -> "HUNKS LINES": @@ headers and +/- lines of a diff
+hunks_lines() {
+	awk '/^@@ / { h++; next } /^(\+\+\+|---) / { next }
+	/^[-+]/ { n++ } END { printf "%d %d\n", h, n }' "$1"
+}
+
+# diff_case CASE LABEL REPS CACHED_PAIR_DIR
+#   rows CASE: `decree checkpoint diff REF` (REF = the old version, the new
+#   one written over it in the working tree: scan + old blob from the store
+#   + diff) and CASEpure: `decree checkpoint diff REF1 REF2` (both versions
+#   checkpointed, in a second tree and store), both against
+#   `git diff --no-index old new`, in one alternating loop
+diff_case() {
+	DC=$1 DL=$2 DR=$3 DD=$4
+	[ -n "$REPS" ] && DR=$REPS
+	W=$BB/work/diff/$DC
+	RD=$W/res
+	rm -rf "$W"
+	mkdir -p "$RD" "$W/tree" "$W/tree2" || die "cannot create $W"
+	cp "$DD/old" "$W/old" && cp "$DD/new" "$W/new" &&
+		cp "$DD/old" "$W/tree/f.txt" && cp "$DD/old" "$W/tree2/f.txt" ||
+		die "cannot copy $DD"
+	# untimed: checkpoint the old version, write the new one over it in
+	# place (as an editor does); tree2 gets a checkpoint of each version
+	REF=$("$DECREE" --store "$W/store" -C "$W/tree" checkpoint create \
+		2>>"$LOG")
+	REFA=$("$DECREE" --store "$W/store2" -C "$W/tree2" checkpoint create \
+		2>>"$LOG")
+	cat "$W/new" >"$W/tree/f.txt" && cat "$W/new" >"$W/tree2/f.txt" ||
+		die "cannot write $W/tree/f.txt"
+	REFB=$("$DECREE" --store "$W/store2" -C "$W/tree2" checkpoint create \
+		2>>"$LOG")
+	for r in "$REF" "$REFA" "$REFB"; do
+		if ! printf '%s\n' "$r" | grep -Eq '^[0-9a-f]{64}$'; then
+			problem diff "checkpoint create printed '$r', not a 64-hex id; $DC skipped"
+			return
+		fi
+	done
+	# warm page cache for both, nothing left to write back
+	cat "$W/old" "$W/new" "$W/tree/f.txt" >/dev/null
+	sync
+	cd "$W" || die "cannot cd to $W"
+	i=1
+	while [ $i -le "$DR" ]; do
+		say "[diff] $DL $i/$DR"
+		sync
+		tmo "$RD/out.wt" 0 "$RD/wt.d" "$DECREE" --store "$W/store" \
+			-C "$W/tree" checkpoint diff "$REF"
+		sync
+		tmo "$RD/out.g" 1 "$RD/g" git diff --no-index old new
+		sync
+		tmo "$RD/out.pure" 0 "$RD/pure.d" "$DECREE" \
+			--store "$W/store2" -C "$W/tree2" checkpoint diff \
+			"$REFA" "$REFB"
+		i=$((i + 1))
+	done
+	# each tool's output (of the last repetition) must turn old into new
+	row diff "$DC" "$DL, ckpt vs tree" ms \
+		"$(stats "$RD/wt.d")" "$(stats "$RD/g")"
+	row diff "${DC}pure" "  same, ckpt vs ckpt (pure diff)" ms \
+		"$(stats "$RD/pure.d")" "$(stats "$RD/g")"
+	row diff "${DC}rss" "  peak RSS, ckpt vs tree" MiB \
+		"$(maxrss "$RD/wt.d" | awk '{ print $1 / 1024 }')" \
+		"$(maxrss "$RD/g" | awk '{ print $1 / 1024 }')"
+	dc_keep=$KEEP
+	for o in wt pure g; do
+		case $o in
+		wt) dc_n="decree, ckpt vs tree" ;;
+		pure) dc_n="decree, ckpt vs ckpt" ;;
+		*) dc_n="git diff --no-index" ;;
+		esac
+		rm -f "$RD/check"
+		if patch -s -o "$RD/check" "$W/old" <"$RD/out.$o" \
+			>>"$LOG" 2>&1 && cmp -s "$RD/check" "$W/new"; then
+			dc_v="old -> new"
+		else
+			dc_v="DOES NOT GIVE new"
+			problem diff "$DL: patch(1) of the $dc_n output onto old does not give new (kept in $RD)"
+			dc_keep=1
+		fi
+		out "   output of $dc_n: $(hunks_lines "$RD/out.$o" |
+			awk '{ printf "%d hunks, %d +/- lines", $1, $2 }'), $(wc -c <"$RD/out.$o" |
+			awk '{ printf "%.0f KiB", $1 / 1024 }'); patch -o: $dc_v"
+	done
+	cd "$BB" || exit 1
+	[ "$dc_keep" = 1 ] || rm -rf "$W"
+}
+
+bench_diff() {
+	d1=$(gen_pair rewrite-1-50000-1048576 rewrite --seed 1 --lines 50000 \
+		--bytes 1048576) || die "gen-diff rewrite failed (see $LOG)"
+	d2=$(gen_pair edit-1-31457280-2000 edit --seed 1 --bytes 31457280 \
+		--edits 2000) || die "gen-diff edit failed (see $LOG)"
+	table_head "diff: one file, decree checkpoint diff vs git diff --no-index old new"
+	out "   1 MiB rewrite: $(wc -c <"$d1/old") -> $(wc -c <"$d1/new") bytes, 50000 lines each, no line in common"
+	out "   30 MiB: $(wc -c <"$d2/old") bytes, $(wc -l <"$d2/old") lines, 2000 scattered lines replaced"
+	diff_case rewrite "diff 1 MiB rewrite, 50k lines" 15 "$d1"
+	diff_case edit30 "diff 30 MiB, 2000 lines edited" 7 "$d2"
+	rmdir "$BB/work/diff" 2>/dev/null
+}
+
+# the apply group's data: a/ (1,000 text files of about 4 KiB), b/ (4 lines
+# edited in each) and p.diff (diff -ruN a b)
+gen_apply() {
+	ga_dir=$BB/cache/apply-1-1000-4096000-4
+	if [ ! -f "$ga_dir.ready" ] || [ ! -d "$ga_dir" ]; then
+		rm -rf "$ga_dir" "$ga_dir.tmp" "$ga_dir.ready"
+		say "[apply] generating $ga_dir"
+		mkdir -p "$ga_dir.tmp" &&
+			$GENDIFF tree --seed 1 --files 1000 --bytes 4096000 \
+				--edits 4 "$ga_dir.tmp/a" "$ga_dir.tmp/b" \
+				>>"$LOG" || return 1
+		# fixed mtimes (gen-diff.py) + TZ: the same p.diff every time
+		(cd "$ga_dir.tmp" && TZ=UTC0 diff -ruN a b >p.diff)
+		[ $? = 1 ] || return 1
+		mv "$ga_dir.tmp" "$ga_dir" && : >"$ga_dir.ready" || return 1
+	fi
+	echo "$ga_dir"
+}
+
+# apply of a 1,000-file patch: decree (store holding a checkpoint of the
+# tree, made untimed) against GNU patch, each on a fresh copy of the tree
+# every repetition; plus patch followed by syncfs (decree syncs, patch does
+# not) and decree into a store that does not exist yet
+bench_apply() {
+	AR=11
+	[ -n "$REPS" ] && AR=$REPS
+	AD=$(gen_apply) || die "gen-diff tree failed (see $LOG)"
+	W=$BB/work/apply
+	RD=$W/res
+	rm -rf "$W"
+	mkdir -p "$RD" || die "cannot create $W"
+	P=$W/p.diff
+	cp "$AD/p.diff" "$P" || die "cannot copy $AD/p.diff"
+	"$WALK" --read "$AD/a" >"$RD/tree.info" 2>>"$LOG" ||
+		die "lstatwalk --read failed on $AD/a"
+	"$WALK" --read "$AD/b" >/dev/null 2>>"$LOG"
+	table_head "apply: decree apply vs GNU patch -p1 -s, $(awk '{ printf "%d files in %d directories, %.1f MiB", $2, $6 - 1, $8 / 1048576 }' "$RD/tree.info"), reps $AR" \
+		"patch median"
+	out "   patch: diff -ruN, $(grep -c '^diff ' "$P") files, $(hunks_lines "$P" | awk '{ printf "%d hunks, %d +/- lines", $1, $2 }'), $(wc -c <"$P" | awk '{ printf "%.0f KiB", $1 / 1024 }'); decree syncfs-es each phase, patch does not sync"
+	cd "$W" || die "cannot cd to $W"
+	# untimed, all before the first timing: four fresh copies per
+	# repetition, and for decree's a store holding a checkpoint of it (as
+	# in an agent session).  Nothing is deleted until the end: on ext4
+	# without a journal, creating a file right after many deletions costs
+	# much more (the inode allocator skips inodes freed in the last minute),
+	# which would land on whichever tool runs next.
+	i=1
+	while [ $i -le "$AR" ]; do
+		say "[apply] preparing copies $i/$AR"
+		for c in td tp tn ts; do
+			cp -a "$AD/a" "$W/$c.$i" || die "cannot copy $AD/a"
+		done
+		"$DECREE" --store "$W/sd.$i" -C "$W/td.$i" checkpoint create \
+			>/dev/null 2>>"$LOG" || die "decree checkpoint create failed"
+		i=$((i + 1))
+	done
+	ap_bad=0
+	i=1
+	while [ $i -le "$AR" ]; do
+		say "[apply] $i/$AR"
+		sync
+		tm "$RD/ap.d" "$DECREE" -q --store "$W/sd.$i" -C "$W/td.$i" \
+			apply "$P"
+		sync
+		tm "$RD/ap.p" patch -p1 -s -d "$W/tp.$i" -i "$P"
+		sync
+		tm "$RD/ap.n" "$DECREE" -q --store "$W/sn.$i" -C "$W/tn.$i" \
+			apply "$P"
+		sync
+		tm "$RD/ap.s" patch -p1 -s -d "$W/ts.$i" -i "$P" --- \
+			sync -f "$W/ts.$i"
+		for c in td tp tn ts; do
+			if ! diff -r -q "$AD/b" "$W/$c.$i" >>"$LOG" 2>&1; then
+				problem apply "$W/$c.$i differs from the patched tree b/ (rep $i, see $LOG)"
+				ap_bad=$((ap_bad + 1))
+			fi
+		done
+		i=$((i + 1))
+	done
+	row apply apply "apply 1000-file patch" ms \
+		"$(stats "$RD/ap.d")" "$(stats "$RD/ap.p")"
+	row apply applysync "  same, ref = patch + sync -f" ms \
+		"$(stats "$RD/ap.d")" "$(stats "$RD/ap.s")"
+	row apply applynew "  same, decree into a new store" ms \
+		"$(stats "$RD/ap.n")" "$(stats "$RD/ap.p")"
+	row apply applyrss "  peak RSS" MiB \
+		"$(maxrss "$RD/ap.d" | awk '{ print $1 / 1024 }')" \
+		"$(maxrss "$RD/ap.p" | awk '{ print $1 / 1024 }')"
+	[ $ap_bad = 0 ] &&
+		out "   verified: every copy equals b/ after every repetition (diff -r)"
+	cd "$BB" || exit 1
+	[ "$KEEP" = 1 ] || [ $ap_bad != 0 ] || rm -rf "$W"
+}
+
 # ---------------------------------------------------------------- main
 
 out "decree benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -597,6 +865,15 @@ done
 out "process floor (timecmd true): $(stats "$BB/work/true.res" |
 	awk '{ printf "%.2f ms", $1 }') median"
 
+# the diff and apply groups first: they create many files, which on ext4
+# without a journal is slow for a minute or more after the big deletions
+# that finish every tree (see docs/bench.md)
+if selected_group diff; then
+	bench_diff
+fi
+if selected_group apply; then
+	bench_apply
+fi
 # NAME SEED FILES BYTES   then bench_tree args:
 # REPS_FIRST REPS CHANGE_A CHANGE_B RESTORE_MOD RESTORE_NEW LIST
 if selected_tree tiny; then

@@ -2,10 +2,12 @@
  * timecmd - time one command, or a short `&&` chain of commands, as whole
  * processes, with as little harness overhead as possible.
  *
- *   timecmd RESULTFILE CMD [ARG]... [--- CMD [ARG]...]...
+ *   timecmd [--ok N] RESULTFILE CMD [ARG]... [--- CMD [ARG]...]...
  *
  * The commands run one after another (fork + execvp, no shell in between);
  * the chain stops at the first command that does not exit 0, like `a && b`.
+ * --ok N makes exit status N count as success too (recorded as 0): `git
+ * diff --no-index` and diff(1) exit 1 when the files differ.
  * One line is appended to RESULTFILE:
  *
  *   <elapsed ns> <max RSS KiB of the largest process> <exit status>
@@ -76,12 +78,24 @@ int main(int argc, char **argv)
 {
 	long long t0, t1;
 	long maxrss = 0;
-	int rc = 0, i, start;
+	int rc = 0, i, start, ok = 0;
 	FILE *out;
 
+	if (argc >= 3 && !strcmp(argv[1], "--ok")) {
+		char *end;
+		long n = strtol(argv[2], &end, 10);
+		if (*end || end == argv[2] || n < 1 || n > 255) {
+			fprintf(stderr, "timecmd: --ok needs a status 1-255\n");
+			return 2;
+		}
+		ok = (int)n;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: timecmd RESULTFILE CMD [ARG]... [--- CMD...]\n");
+			"usage: timecmd [--ok N] RESULTFILE CMD [ARG]... "
+			"[--- CMD...]\n");
 		return 2;
 	}
 	out = fopen(argv[1], "a");
@@ -100,6 +114,8 @@ int main(int argc, char **argv)
 		argv[i == argc ? argc : i] = NULL;
 		if (i > start)
 			rc = run_one(argv + start, &maxrss);
+		if (ok && rc == ok)
+			rc = 0;
 		if (rc)
 			break;
 		start = i + 1;

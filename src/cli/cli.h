@@ -54,6 +54,13 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Report the library's last error; returns EXIT_FAIL (or EXIT_USAGE). */
 int lib_fail(int code);
 
+/* Read a whole file ("-": stdin) into out (appends).  0, or -1 with errno
+ * set; prints nothing. */
+int cli_read_file(buf *out, const char *path);
+
+/* "staging", "applying", "committing", "rolling_back", "done". */
+const char *cli_phase_name(decree_phase ph);
+
 /* Open the store for this invocation (root resolution, config). */
 int open_store(decree_store **out, const cli_ctx *ctx);
 

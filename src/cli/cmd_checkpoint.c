@@ -282,7 +282,7 @@ static void on_plan(void *payload, const char *path, decree_action a)
 	p->n++;
 }
 
-static const char *phase_name(decree_phase ph)
+const char *cli_phase_name(decree_phase ph)
 {
 	switch (ph) {
 	case DECREE_PHASE_STAGING:
@@ -304,7 +304,7 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 	plan_out *p = payload;
 	/* Only roll-back steps are news to the user; the plan was printed. */
 	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet)
-		fprintf(stderr, "%s: %s %s\n", phase_name(ph),
+		fprintf(stderr, "%s: %s %s\n", cli_phase_name(ph),
 			action ? action : "", path ? path : "");
 }
 

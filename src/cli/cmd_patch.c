@@ -251,22 +251,6 @@ typedef struct {
 	bool check;
 } apply_out;
 
-static const char *phase_word(decree_phase ph)
-{
-	switch (ph) {
-	case DECREE_PHASE_STAGING:
-		return "staging";
-	case DECREE_PHASE_APPLYING:
-		return "applying";
-	case DECREE_PHASE_COMMITTING:
-		return "committing";
-	case DECREE_PHASE_ROLLING_BACK:
-		return "rolling_back";
-	default:
-		return "done";
-	}
-}
-
 static const char *apply_action_word(decree_apply_action a)
 {
 	switch (a) {
@@ -326,35 +310,10 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 	if (ph == DECREE_PHASE_DONE)
 		return; /* the summary is the last event */
 	if (o->ctx->json)
-		event(phase_word(ph), path, action, NULL);
+		event(cli_phase_name(ph), path, action, NULL);
 	else if (path && !o->ctx->quiet)
-		fprintf(stderr, "%s %s %s\n", phase_word(ph),
+		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
 			action ? action : "", path);
-}
-
-static int read_input(buf *out, const char *name)
-{
-	FILE *f = strcmp(name, "-") ? fopen(name, "rb") : stdin;
-	char chunk[65536];
-	size_t n;
-
-	if (!f)
-		return fail("cannot open '%s': %s", name, strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_put(out, chunk, n) < 0) {
-			if (f != stdin)
-				fclose(f);
-			return fail("out of memory");
-		}
-	if (ferror(f)) {
-		int e = errno;
-		if (f != stdin)
-			fclose(f);
-		return fail("cannot read '%s': %s", name, strerror(e));
-	}
-	if (f != stdin)
-		fclose(f);
-	return 0;
 }
 
 static const char apply_help[] =
@@ -422,8 +381,11 @@ int cmd_apply(cli_ctx *ctx)
 		o.strip = (int)n;
 	}
 	name = strcmp(ctx->argv[0], "-") ? ctx->argv[0] : "<stdin>";
-	if ((r = read_input(&text, ctx->argv[0])) != 0)
+	if (cli_read_file(&text, ctx->argv[0]) < 0) {
+		r = fail("cannot read '%s': %s", ctx->argv[0], strerror(errno));
+		buf_release(&text);
 		return r;
+	}
 	if ((r = open_store(&s, ctx)) != 0) {
 		buf_release(&text);
 		return r;

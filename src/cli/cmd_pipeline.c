@@ -866,19 +866,13 @@ int cmd_revert(cli_ctx *ctx)
 	snprintf(dir, sizeof(dir), "%s/.decree/runs/%s", rs.p.root,
 		 rs.v[rs.first].id);
 	snprintf(path, sizeof(path), "%s/changes.diff", dir);
-	{
-		FILE *f = fopen(path, "rb");
-		char chunk[65536];
-		size_t k;
-		if (!f) {
-			r = fail(
-				"run %s has no changes.diff: nothing to revert",
-				rs.v[rs.first].id);
-			goto done;
-		}
-		while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			buf_put(&text, chunk, k);
-		fclose(f);
+	if (cli_read_file(&text, path) < 0) {
+		r = errno == ENOENT
+			    ? fail("run %s has no changes.diff: nothing to revert",
+				   rs.v[rs.first].id)
+			    : fail("cannot read '%s': %s", path,
+				   strerror(errno));
+		goto done;
 	}
 	if (!text.len) {
 		if (!ctx->quiet)

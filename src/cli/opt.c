@@ -128,3 +128,25 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 	ctx->argc = out;
 	return 0;
 }
+
+int cli_read_file(buf *out, const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char chunk[65536];
+	size_t n;
+	int e = 0;
+
+	if (!f)
+		return -1;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_put(out, chunk, n) < 0) {
+			e = ENOMEM;
+			break;
+		}
+	if (!e && ferror(f))
+		e = errno ? errno : EIO;
+	if (f != stdin)
+		fclose(f);
+	errno = e;
+	return e ? -1 : 0;
+}

@@ -252,23 +252,6 @@ static int cmp_routine(const void *a, const void *b)
 		      ((const routine_info *)b)->name);
 }
 
-static int read_file(buf *out, const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char chunk[8192];
-	size_t n;
-
-	if (!f)
-		return fail("cannot read '%s': %s", path, strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_put(out, chunk, n) < 0) {
-			fclose(f);
-			return fail("out of memory");
-		}
-	fclose(f);
-	return 0;
-}
-
 int routines_list(routine_info **out, size_t *nout, const project *p)
 {
 	char dir[PATH_MAX];
@@ -309,7 +292,10 @@ int routines_list(routine_info **out, size_t *nout, const project *p)
 			r = fail("out of memory");
 			break;
 		}
-		if ((r = read_file(&text, ri->path)) == 0)
+		if (cli_read_file(&text, ri->path) < 0)
+			r = fail("cannot read '%s': %s", ri->path,
+				 strerror(errno));
+		if (r == 0)
 			r = nb ? scan_notebook(ri, text.ptr ? text.ptr : "",
 					       text.len)
 			       : scan_shell(ri, text.ptr ? text.ptr : "",

@@ -71,24 +71,6 @@ static void say(const runner *r, const char *fmt, ...)
  * -------------------------------------------------------
  */
 
-static int read_all(buf *out, const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char chunk[16384];
-	size_t n;
-
-	if (!f)
-		return -1;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_put(out, chunk, n) < 0) {
-			fclose(f);
-			errno = ENOMEM;
-			return -1;
-		}
-	fclose(f);
-	return 0;
-}
-
 /* Write a file atomically (temp + fsync + rename). */
 static int write_atomic(const char *path, const void *data, size_t len)
 {
@@ -206,7 +188,7 @@ static int list_dir_messages(inbox_item **out, size_t *nout, const char *dir)
 		it = &v[n++];
 		memset(it, 0, sizeof(*it));
 		it->file = strdup(de->d_name);
-		if (read_all(&text, path) == 0 &&
+		if (cli_read_file(&text, path) == 0 &&
 		    message_parse(&m, text.ptr ? text.ptr : "", text.len,
 				  &err) == 0) {
 			const char *c = message_get(&m, "chain");
@@ -638,7 +620,7 @@ static int write_manifest(const runner *r, const char *ck, const char *path)
 static void tail_of(buf *out, const char *path, size_t max)
 {
 	buf all = BUF_INIT;
-	if (read_all(&all, path) == 0 && all.len) {
+	if (cli_read_file(&all, path) == 0 && all.len) {
 		size_t from = all.len > max ? all.len - max : 0;
 		while (from && from < all.len && all.ptr[from - 1] != '\n')
 			from++;
@@ -662,7 +644,7 @@ static bool spec_processed(const project *p, const char *spec_name)
 	bool hit = false;
 
 	project_path(path, p, "specs/processed-spec.md");
-	if (read_all(&b, path) == 0 && b.len) {
+	if (cli_read_file(&b, path) == 0 && b.len) {
 		buf_putc(&b, '\0');
 		for (char *line = b.ptr, *nl; line && *line && !hit;
 		     line = nl) {
@@ -694,7 +676,7 @@ static int mark_spec_processed(const project *p, const char *input_file)
 	if (spec_processed(p, base))
 		return 0;
 	project_path(path, p, "specs/processed-spec.md");
-	if (read_all(&b, path) < 0 && errno != ENOENT) {
+	if (cli_read_file(&b, path) < 0 && errno != ENOENT) {
 		buf_release(&b);
 		return fail("cannot read '%s': %s", path, strerror(errno));
 	}
@@ -827,7 +809,7 @@ static int pick_routine(char **out, runner *r, const message *m)
 		message sm;
 		char *err;
 		snprintf(path, sizeof(path), "%s/%s", r->p->root, input);
-		if (read_all(&text, path) == 0 &&
+		if (cli_read_file(&text, path) == 0 &&
 		    message_parse(&sm, text.ptr ? text.ptr : "", text.len,
 				  &err) == 0) {
 			const char *sr = message_get(&sm, "routine");
@@ -964,7 +946,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 	memset(&m, 0, sizeof(m));
 	snprintf(file, sizeof(file), "%s", it->file);
 	snprintf(path, sizeof(path), "%s/.decree/inbox/%s", p->root, file);
-	if (read_all(&text, path) < 0) {
+	if (cli_read_file(&text, path) < 0) {
 		buf_release(&text);
 		return fail("cannot read '%s': %s", path, strerror(errno));
 	}
@@ -1488,7 +1470,7 @@ static bool spec_is_dead(const project *p, const char *rel)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (read_all(&t, path) == 0 &&
+		if (cli_read_file(&t, path) == 0 &&
 		    message_parse(&m, t.ptr ? t.ptr : "", t.len, &err) == 0) {
 			const char *in = message_get(&m, "input_file");
 			hit = in && !strcmp(in, rel);

@@ -14,7 +14,12 @@
 # Two small groups compare diff and apply with their usual tools: diff
 # (`decree checkpoint diff` against `git diff --no-index` on a 1 MiB complete
 # rewrite and on a 30 MiB file with 2,000 edited lines) and apply (`decree
-# apply` of a 1,000-file patch against GNU `patch -p1`).
+# apply` of a 1,000-file patch against GNU `patch -p1`).  The pipeline
+# group times `decree run` itself (docs/pipeline.md): with a no-op routine in
+# a copy of the Linux tree, against the bare lstat walk of that tree, and
+# with a routine that rewrites 7,000 files of a generated 20,000-file tree
+# (decree run minus the routine alone, against the original Rust decree's
+# 481 ms checkpoint + 379 ms diff).
 #
 # The reference is what agent tools do for checkpoints: a shadow git
 # repository whose GIT_DIR lives outside the tree (default settings,
@@ -22,12 +27,14 @@
 # `git add -A && git commit -q --allow-empty -m x`.  decree gets a store
 # outside the tree as well (--store DIR -C TREE), so both see the same files.
 #
-# --quick     skip the Linux tree
+# --quick     skip the Linux tree (and the pipeline group's Linux part)
 # --only NAME a tree (tiny small gen10k linux), a case (first nochange
-#             change restore list) or a group (diff apply); may be repeated
+#             change restore list) or a group (diff apply pipeline); may be
+#             repeated
 # --reps N    repetitions per operation (default: 15 for the small trees, 5
 #             for the large ones, 3 for a Linux first checkpoint; diff: 15
-#             for 1 MiB, 7 for 30 MiB; apply: 11)
+#             for 1 MiB, 7 for 30 MiB; apply: 11; pipeline: 7 generated,
+#             5 Linux)
 # --strict    exit 1 when a target is missed (default: report only)
 # --keep      keep the work directories under build/bench/work/
 #
@@ -74,7 +81,7 @@ case $REPS in '' | *[!0-9]*) [ -z "$REPS" ] || usage ;; esac
 for n in $ONLY; do
 	case $n in
 	tiny | small | gen10k | linux | first | nochange | change | restore | list) ;;
-	diff | apply) ;;
+	diff | apply | pipeline) ;;
 	*)
 		echo "run.sh: unknown --only '$n'" >&2
 		usage
@@ -150,14 +157,14 @@ selected_tree() {
 			st_any=1
 			[ "$n" = "$1" ] && return 0
 			;;
-		diff | apply) st_grp=1 ;;
+		diff | apply | pipeline) st_grp=1 ;;
 		*) st_case=1 ;;
 		esac
 	done
 	# no tree named: all trees, unless only groups were named
 	[ $st_any = 0 ] && { [ $st_case = 1 ] || [ $st_grp = 0 ]; }
 }
-# selected_group diff|apply: with no --only, or when named
+# selected_group diff|apply|pipeline: with no --only, or when named
 selected_group() {
 	[ -z "$ONLY" ] && return 0
 	for n in $ONLY; do
@@ -257,6 +264,8 @@ target() {
 	diff:rewrite | diff:rewritepure) echo "both 200:1.5" ;;
 	diff:edit30 | diff:edit30pure) echo "ratio 1.5" ;;
 	apply:apply) echo "ratio 2.0" ;;
+	pipeline:linuxover) echo "ratio 2.5" ;;
+	pipeline:genover) echo "abs 172" ;;
 	small:nochange) echo "abs 2" ;;
 	tiny:list | small:list | tiny:listjson | small:listjson) echo "abs 3" ;;
 	*) echo "none 0" ;;
@@ -848,6 +857,232 @@ bench_apply() {
 	[ "$KEEP" = 1 ] || [ $ap_bad != 0 ] || rm -rf "$W"
 }
 
+# ---------------------------------------------------------------- pipeline
+
+# pair_op OP A B OUT: per repetition A OP B (OP + or -) of two result files
+# written in the same loop (line i of each is repetition i), in tm's format:
+# the larger max RSS, status 1 if either failed
+pair_op() {
+	paste -d ' ' "$2" "$3" | awk -v op="$1" '{
+		v = (op == "+") ? $1 + $4 : $1 - $4
+		printf "%.0f %d %d\n", v, ($2 > $5) ? $2 : $5, ($3 != 0 || $6 != 0)
+	}' >"$4"
+}
+
+# const MS -> a stats() line for a fixed reference value
+const() { echo "$1 $1 $1 1"; }
+
+# pipeline_project DIR: `decree init` in DIR, the routines noop (exit 0) and
+# change (rewrites the 7,000 files of $PACK in place: gen-tree.py --replay,
+# run by the python3 executable itself, not through a wrapper such as a
+# pyenv shim, which costs a few more processes; it appends its own start
+# and end time to DIR.stamp, outside the tree), then one untimed
+# `decree run` (stat cache and, in a new store, the blobs)
+pipeline_project() {
+	(cd "$1" && "$DECREE" -q init) >>"$LOG" 2>&1 ||
+		die "decree init failed in $1 (see $LOG)"
+	printf '#!/usr/bin/env bash\n# Do nothing.\nexit 0\n' \
+		>"$1/.decree/routines/noop.sh"
+	[ -z "$PACK" ] || cat >"$1/.decree/routines/change.sh" <<EOF
+#!/usr/bin/env bash
+# Rewrite 7000 files in place.
+s=\$EPOCHREALTIME
+$(python3 -c 'import sys; print(sys.executable)') $HERE/gen-tree.py --out . --replay $PACK || exit 1
+echo "\$s \$EPOCHREALTIME" >>"\$PWD.stamp"
+EOF
+	pipeline_warm "$1"
+}
+# pipeline_warm DIR: the untimed first `decree run` in a project (or in a
+# copy of one: the stat cache belongs to the root's path, and a copy's files
+# have new inode numbers)
+pipeline_warm() {
+	(cd "$1" && "$DECREE" run -q -m warm -p x -v routine=noop \
+		</dev/null) >>"$LOG" 2>&1 ||
+		die "decree run failed in $1 (see $LOG)"
+}
+# last_run DIR -> the newest run directory of the project DIR
+last_run() {
+	find "$1/.decree/runs" -mindepth 1 -maxdepth 1 -type d | sort | tail -n 1
+}
+# warm_store DIR: read a project's store once (untimed page-cache warm-up)
+warm_store() {
+	find "$1/.decree/store" -type f -exec cat {} + >/dev/null 2>>"$LOG"
+}
+
+# Linux: `decree run` with a no-op routine in a copy of the Linux tree (the
+# store in the tree, .decree/store, as `decree init` sets it up), alternating
+# with the bare lstat walk of the same tree and with `bash noop.sh` alone
+pipeline_linux() {
+	PR=5
+	[ -n "$REPS" ] && PR=$REPS
+	T=$W/linux
+	say "[pipeline] copying the Linux tree into $T"
+	cp -a "$LINUX" "$T" || die "cannot copy $LINUX"
+	PACK=""
+	say "[pipeline] linux: decree init and a first decree run (untimed)"
+	pipeline_project "$T"
+	"$WALK" --read "$T" >"$RD/linux.info" 2>>"$LOG" ||
+		die "lstatwalk --read failed on $T"
+	warm_store "$T"
+	sync
+	cd "$T" || die "cannot cd to $T"
+	table_head "pipeline, linux: decree run, no-op routine, $(awk '{ printf "%d files + %d symlinks, %.1f MiB", $2, $4, $8 / 1048576 }' "$RD/linux.info"), reps $PR" \
+		"lstat walk"
+	i=1
+	while [ $i -le "$PR" ]; do
+		say "[pipeline] linux: decree run $i/$PR"
+		sync
+		tm "$RD/lx.run" "$DECREE" run -q -m "bench-$i" -p x \
+			-v routine=noop </dev/null
+		sync
+		tm "$RD/lx.walk" "$WALK" "$T"
+		sync
+		tm "$RD/lx.noop" bash .decree/routines/noop.sh </dev/null
+		i=$((i + 1))
+	done
+	pair_op - "$RD/lx.run" "$RD/lx.noop" "$RD/lx.over"
+	row pipeline linuxrun "decree run, no-op routine" ms \
+		"$(stats "$RD/lx.run")" "$(stats "$RD/lx.walk")"
+	row pipeline linuxover "  same minus bash noop.sh alone" ms \
+		"$(stats "$RD/lx.over")" "$(stats "$RD/lx.walk")"
+	row pipeline linuxrss "  peak RSS, decree run" MiB \
+		"$(maxrss "$RD/lx.run" | awk '{ print $1 / 1024 }')" NA
+	out "   bash noop.sh alone: $(stats "$RD/lx.noop" | awk '{ printf "%.2f ms", $1 }') median; store in the tree: $(du -sk .decree/store | awk '{ printf "%.0f MiB", $1 / 1024 }'), each run dir $(du -sk "$(last_run .)" | awk '{ printf "%.1f MiB", $1 / 1024 }')"
+	pl_runs=$(find .decree/inbox/done -name '*.md' | wc -l)
+	pl_done=$(cat .decree/runs/*/outcome.json | grep -c '"outcome":"done"')
+	pl_diff=$(find .decree/runs -name changes.diff -size +0c | wc -l)
+	FC_DEC=$("$DECREE" --json checkpoint list 2>>"$LOG" | python3 -c '
+import json, sys
+try:
+    print(json.load(sys.stdin)["checkpoints"][-1]["file_count"])
+except Exception:
+    print("?")')
+	FC_WALK=$(awk '{ print $2 + $4 }' "$RD/linux.info")
+	if [ "$pl_runs" = $((PR + 1)) ] && [ "$pl_done" = "$pl_runs" ] &&
+		[ "$pl_diff" = 0 ] && [ "$FC_DEC" = "$FC_WALK" ]; then
+		out "   verified: $pl_runs runs done, every changes.diff empty; decree file_count $FC_DEC = lstat walk $FC_WALK"
+	else
+		PL_BAD=1
+		problem pipeline "linux: $pl_runs messages done (expected $((PR + 1))), $pl_done outcome done, $pl_diff non-empty changes.diff, decree file_count $FC_DEC, lstat walk $FC_WALK"
+	fi
+	cd "$BB" || exit 1
+}
+
+# Generated tree: 20,000 files / 26 MiB; the routine rewrites 7,000 of them.
+# Each repetition works on two fresh copies of one project: run.N gets the
+# timed `decree run`, alone.N the pieces (`checkpoint create` on the
+# unchanged tree, the routine alone, `checkpoint diff REF`).
+pipeline_gen() {
+	PR=7
+	[ -n "$REPS" ] && PR=$REPS
+	d=$(gen_tree pipeline 1 20000 27262976)
+	P=$W/gen
+	PACK=$W/change.pack
+	say "[pipeline] gen20k: project, the change (7000 files) and its pack"
+	cp -a "$d" "$P" || die "cannot copy $d"
+	pipeline_project "$P"
+	cp -a "$P" "$W/mutated" || die "cannot copy $P"
+	$GEN --out "$W/mutated" --seed 7000 --mutate 7000 --pack "$PACK" \
+		>>"$LOG" 2>&1 || die "gen-tree --mutate failed"
+	# all copies first, nothing deleted until the end (see bench_apply)
+	i=1
+	while [ $i -le "$PR" ]; do
+		say "[pipeline] gen20k: preparing copies $i/$PR"
+		for c in run alone; do
+			cp -a "$P" "$W/$c.$i" || die "cannot copy $P"
+			pipeline_warm "$W/$c.$i"
+		done
+		i=$((i + 1))
+	done
+	"$WALK" --read "$P" >"$RD/gen.info" 2>>"$LOG" ||
+		die "lstatwalk --read failed on $P"
+	table_head "pipeline, gen20k: routine changes 7000 of $(awk '{ printf "%d files, %.1f MiB", $2, $8 / 1048576 }' "$RD/gen.info"), reps $PR" \
+		"reference"
+	pg_bad=0
+	i=1
+	while [ $i -le "$PR" ]; do
+		say "[pipeline] gen20k: $i/$PR"
+		for c in run alone; do
+			"$WALK" --read "$W/$c.$i" >/dev/null 2>>"$LOG"
+			warm_store "$W/$c.$i"
+		done
+		cd "$W/run.$i" || die "cannot cd to $W/run.$i"
+		sync
+		tm "$RD/g.run" "$DECREE" run -q -m "bench-$i" -p x \
+			-v routine=change </dev/null
+		cd "$W/alone.$i" || die "cannot cd to $W/alone.$i"
+		sync
+		tmo "$RD/ref" 0 "$RD/g.ck" "$DECREE" checkpoint create
+		REF=$(cat "$RD/ref")
+		sync
+		tm "$RD/g.alone" bash .decree/routines/change.sh </dev/null
+		sync
+		tmo "$RD/out.diff" 0 "$RD/g.diff" "$DECREE" checkpoint diff \
+			"$REF"
+		# both copies must hold the changed tree, and the run's
+		# changes.diff must be what `checkpoint diff` printed
+		for c in run alone; do
+			if ! diff -r -q -x .decree "$W/mutated" "$W/$c.$i" \
+				>>"$LOG" 2>&1; then
+				problem pipeline "gen20k: $W/$c.$i differs from the changed tree (rep $i, see $LOG)"
+				pg_bad=$((pg_bad + 1))
+			fi
+		done
+		pg_cd=$(last_run "$W/run.$i")/changes.diff
+		pg_n=$(grep -c '^diff --git ' "$RD/out.diff")
+		if [ "$pg_n" != 7000 ] || ! cmp -s "$pg_cd" "$RD/out.diff"; then
+			problem pipeline "gen20k: checkpoint diff names $pg_n files (expected 7000) or differs from $pg_cd (rep $i)"
+			pg_bad=$((pg_bad + 1))
+		fi
+		i=$((i + 1))
+	done
+	pair_op - "$RD/g.run" "$RD/g.alone" "$RD/g.over"
+	# the routine's own time inside each decree run, from its stamps
+	: >"$RD/g.in"
+	i=1
+	while [ $i -le "$PR" ]; do
+		awk 'END { if (NR) printf "%.0f 0 0\n", ($2 - $1) * 1e9
+			else print "0 0 1" }' "$W/run.$i.stamp" >>"$RD/g.in" \
+			2>>"$LOG" || echo "0 0 1" >>"$RD/g.in"
+		i=$((i + 1))
+	done
+	pair_op - "$RD/g.run" "$RD/g.in" "$RD/g.inover"
+	pair_op + "$RD/g.ck" "$RD/g.diff" "$RD/g.sum"
+	row pipeline genover "decree run minus routine (ref 860 ms)" ms \
+		"$(stats "$RD/g.over")" "$(const 860)"
+	row pipeline geninover "  same, routine timed inside the run" ms \
+		"$(stats "$RD/g.inover")" "$(const 860)"
+	row pipeline genrun "  decree run (ref: the routine alone)" ms \
+		"$(stats "$RD/g.run")" "$(stats "$RD/g.alone")"
+	row pipeline genckpt "  checkpoint create, unchanged (481 ms)" ms \
+		"$(stats "$RD/g.ck")" "$(const 481)"
+	row pipeline gendiff "  checkpoint diff, 7000 changed (379 ms)" ms \
+		"$(stats "$RD/g.diff")" "$(const 379)"
+	row pipeline gensum "  create + diff, per rep (860 ms)" ms \
+		"$(stats "$RD/g.sum")" "$(const 860)"
+	out "   references: the original Rust decree, 481 ms checkpoint + 379 ms diff on this class of machine"
+	[ $pg_bad = 0 ] &&
+		out "   verified: every copy equals the changed tree (diff -r), every changes.diff = checkpoint diff output ($pg_n files)"
+	PL_BAD=$((PL_BAD + pg_bad))
+	cd "$BB" || exit 1
+}
+
+bench_pipeline() {
+	W=$BB/work/pipeline
+	RD=$W/res
+	rm -rf "$W"
+	mkdir -p "$RD" || die "cannot create $W"
+	PL_BAD=0
+	pipeline_gen
+	if [ "$QUICK" = 1 ]; then
+		out ""
+		out "== pipeline, linux: skipped (--quick)"
+	elif prepare_linux; then
+		pipeline_linux
+	fi
+	[ "$KEEP" = 1 ] || [ "$PL_BAD" != 0 ] || rm -rf "$W"
+}
+
 # ---------------------------------------------------------------- main
 
 out "decree benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -895,6 +1130,11 @@ if selected_tree linux; then
 	elif prepare_linux; then
 		bench_tree linux "$LINUX" 3 5 10 1000 10 6 0
 	fi
+fi
+# last: its copies are made after the trees' deletions (untimed), and its
+# own deletions at the end slow down nothing
+if selected_group pipeline; then
+	bench_pipeline
 fi
 
 # ---------------------------------------------------------------- summary

@@ -629,7 +629,7 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	memset(&e, 0, sizeof(e));
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0 ||
-	    (r = ckpt_scan(&post, s, w, NULL, pre)) < 0 ||
+	    (r = ckpt_scan(&post, s, w, NULL, pre, false)) < 0 ||
 	    (r = plan_rollback(&plan, s, w, pre, &post, applied, napplied)) <
 		    0 ||
 	    (r = ckpt_write(res->exec_checkpoint, s, w, &post, session, NULL,
@@ -897,7 +897,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		goto done;
 	if (nch > 1)
 		qsort(ch, nch, sizeof(*ch), cmp_change);
-	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL, NULL)) < 0 ||
+	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL, NULL, false)) < 0 ||
 			(r = missing_dirs(&made_dirs, s, ch, nch)) < 0))
 		goto done;
 	if ((r = odb_writer_commit(w)) < 0)

@@ -461,7 +461,7 @@ int ckpt_rules_load(void *payload, const char *dir, const char *name, buf *out,
 }
 
 int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out,
-	      const snap *rules)
+	      const snap *rules, bool lazy_hash)
 {
 	char path[PATH_MAX];
 	statcache *cache = NULL;
@@ -481,6 +481,7 @@ int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out,
 	o.store = w;
 	o.cache = cache;
 	o.skip_dir = s->store_rel;
+	o.lazy_hash = lazy_hash;
 	if (rules) {
 		cr.s = rules;
 		if ((r = repo_odb(&cr.db, s, false)) < 0) {
@@ -625,7 +626,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
-	if ((r = ckpt_scan(&cur, s, w, &cache, NULL)) < 0)
+	if ((r = ckpt_scan(&cur, s, w, &cache, NULL, false)) < 0)
 		goto done;
 	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message,
 			    o->label)) < 0)
@@ -656,7 +657,7 @@ struct decree_checkpoint_list {
 static int worktree_tree(oid *out, decree_store *s)
 {
 	snap cur = SNAP_INIT;
-	int r = ckpt_scan(&cur, s, NULL, NULL, NULL);
+	int r = ckpt_scan(&cur, s, NULL, NULL, NULL, false);
 	if (r == 0)
 		r = tree_write(out, NULL, &cur);
 	snap_release(&cur);
@@ -850,7 +851,7 @@ int decree_checkpoint_compare(decree_store *s, const char *ref,
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa)) < 0) {
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa, false)) < 0) {
 		goto done;
 	}
 	r = snap_diff(&sa, &sb, cmp_one, &c);

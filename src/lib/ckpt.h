@@ -34,10 +34,10 @@ int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
  * ckpt_save_statcache), else freed.  With `rules`, the ignore files are
  * those of that snapshot instead of the ones on disk: the tree as the
  * snapshot's rules see it (what a restore to it or a diff against it
- * must cover). */
+ * must cover).  lazy_hash: see scan_opts. */
 struct statcache;
 int ckpt_scan(snap *out, decree_store *s, odb_writer *w,
-	      struct statcache **cache_out, const snap *rules);
+	      struct statcache **cache_out, const snap *rules, bool lazy_hash);
 
 /* An ignore_load_fn reading .gitignore/.decreeignore from a snapshot. */
 typedef struct {

@@ -194,7 +194,7 @@ static void *worker(void *arg)
  * callback in path order as soon as its batch is done. */
 static int run_items(diff_ctx *c, unsigned nthreads)
 {
-	enum { BATCH = 256 };
+	enum { BATCH = 1024 };
 	pthread_t tids[16];
 	int r = 0;
 
@@ -272,7 +272,8 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa)) < 0) {
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa, !o->no_text)) < 0) {
+		/* (lazy: changed files are read once, by the diff itself) */
 		goto done;
 	}
 	if ((r = snap_diff(&sa, &sb, collect, &c)) == 0) {

@@ -212,7 +212,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		/* the tree as the checkpoint's ignore rules see it: after the
 		 * restore those rules are the tree's again */
-		r = ckpt_scan(&cur, s, w, &cache, &target);
+		r = ckpt_scan(&cur, s, w, &cache, &target, false);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0)
@@ -363,7 +363,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (drifted) {
 		/* Edits made after the operation: keep them reachable. */
 		snap cur = SNAP_INIT;
-		r = ckpt_scan(&cur, s, w, NULL, NULL);
+		r = ckpt_scan(&cur, s, w, NULL, NULL, false);
 		if (r == 0)
 			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
 				       e->session, NULL,

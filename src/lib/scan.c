@@ -434,6 +434,10 @@ static int run_dir(worker *wk, job *j)
 		if (o->cache && (e->cached = (uint8_t)statcache_lookup(
 					 o->cache, e->path, e, &e->id)))
 			continue;
+		if (o->lazy_hash && !o->store) {
+			e->unhashed = 1;
+			continue;
+		}
 		if ((r = push_new(w, JOB_HASH, NULL, NULL, 0, re)) < 0)
 			goto done;
 	}

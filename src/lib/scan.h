@@ -32,6 +32,10 @@ typedef struct {
 	 * on disk.  Called from several threads at once. */
 	ignore_load_fn ignore_load;
 	void *ignore_payload;
+	/* Do not read files the stat cache cannot vouch for: their entries
+	 * get unhashed = 1 and no id (for a diff, which reads them anyway).
+	 * Not with `store`. */
+	bool lazy_hash;
 } scan_opts;
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */

@@ -109,7 +109,7 @@ snap_entry *snap_find(const snap *s, const char *path)
 
 bool snap_entry_same(const snap_entry *a, const snap_entry *b)
 {
-	if (a->mode != b->mode)
+	if (a->mode != b->mode || a->unhashed || b->unhashed)
 		return false;
 	if (a->mode == MODE_SKIP)
 		return a->size == b->size;

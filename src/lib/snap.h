@@ -29,8 +29,10 @@ typedef struct {
 	/* stat data, only filled by a scan (stat cache) */
 	int64_t mtime_ns, ctime_ns;
 	uint64_t ino, dev;
-	uint8_t cached; /* scan: where the stat cache vouched for id
-			   (statcache.h) */
+	uint8_t cached;	  /* scan: where the stat cache vouched for id
+			     (statcache.h) */
+	uint8_t unhashed; /* scan_opts.lazy_hash: id unknown (zero); compares
+			     unequal to everything */
 } snap_entry;
 
 typedef struct snap_chunk snap_chunk;

@@ -46,6 +46,17 @@ int json_strn(buf *b, const char *str, size_t n)
 		size_t k;
 		int r;
 
+		/* a run of plain printable ASCII goes in one piece */
+		for (k = i; k < n && s[k] >= 0x20 && s[k] < 0x7f &&
+			    s[k] != '"' && s[k] != '\\';
+		     k++)
+			;
+		if (k > i) {
+			if (buf_put(b, s + i, k - i) < 0)
+				return -1;
+			i = k;
+			continue;
+		}
 		if (c == '"' || c == '\\')
 			r = buf_printf(b, "\\%c", c);
 		else if (c == '\n')

@@ -53,40 +53,75 @@ static unsigned public_mode(uint32_t mode)
 }
 
 /* Read the working-tree content of `e` (a symlink's target for links). */
-static int read_worktree(buf *out, decree_store *s, const snap_entry *e)
-{
-	int fd, r;
+/* The directory of the last working-tree file read, kept open: entries
+ * come in path order, so most files share their predecessor's directory
+ * and need no path walk. */
+typedef struct {
+	char dir[PATH_MAX];
+	int fd; /* -1: none */
+} dir_cache;
 
+static int cached_parent(int *dfd, const char **base, decree_store *s,
+			 const char *path, dir_cache *dc)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) : 0;
+	int r;
+
+	*base = slash ? slash + 1 : path;
+	if (dc->fd >= 0 && !strncmp(dc->dir, path, dl) && dc->dir[dl] == '\0') {
+		*dfd = dc->fd;
+		return 0;
+	}
+	if (dc->fd >= 0)
+		close(dc->fd);
+	dc->fd = -1;
+	if (dl >= sizeof(dc->dir))
+		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
+					path);
+	memcpy(dc->dir, path, dl);
+	dc->dir[dl] = '\0';
+	if ((r = fs_open_dir(&dc->fd, s->rootfd, dc->dir)) < 0) {
+		dc->fd = -1;
+		return r;
+	}
+	*dfd = dc->fd;
+	return 0;
+}
+
+/* Read the working-tree content of `e` (a symlink's target for links),
+ * never following a symlink on the way. */
+static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
+			 dir_cache *dc)
+{
+	const char *base;
+	int dfd = -1, fd, r;
+
+	if ((r = cached_parent(&dfd, &base, s, e->path, dc)) < 0)
+		return r;
 	if (e->mode == MODE_LINK) {
 		char target[PATH_MAX + 1];
-		const char *base;
-		ssize_t n;
-		int dfd;
-		if ((r = fs_open_parent(&dfd, &base, s->rootfd, e->path,
-					false)) < 0)
-			return r;
-		n = readlinkat(dfd, base, target, sizeof(target) - 1);
-		close(dfd);
+		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
 		if (n < 0)
 			return decree_error_os("cannot read link '%s'",
 					       e->path);
 		return buf_put(out, target, (size_t)n);
 	}
-	if ((fd = fs_open_beneath(s->rootfd, e->path,
-				  O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if ((fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return decree_error_os("cannot open '%s'", e->path);
 	r = fs_read_fd(fd, out, e->path);
 	close(fd);
 	return r;
 }
 
-static int load_side(diff_ctx *c, buf *out, const snap_entry *e, bool disk)
+static int load_side(diff_ctx *c, buf *out, const snap_entry *e, bool disk,
+		     dir_cache *dc)
 {
 	buf_clear(out);
 	if (!e)
 		return 0;
 	if (disk)
-		return read_worktree(out, c->s, e);
+		return read_worktree(out, c->s, e, dc);
 	return odb_read(out, NULL, c->db, &e->id);
 }
 
@@ -132,7 +167,8 @@ static int collect(void *payload, const char *path, const snap_entry *a,
 
 /* Fill it->f and it->text.  Runs on worker threads: nothing shared but
  * the store handle, whose reads are thread-safe. */
-static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new)
+static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new,
+		       dir_cache *dc)
 {
 	const snap_entry *a = it->a, *b = it->b;
 	decree_diff_file *f = &it->f;
@@ -148,8 +184,8 @@ static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new)
 		     (b && !snap_entry_is_stored(b));
 	if (c->o->no_text || f->skipped)
 		return 0;
-	if ((r = load_side(c, old, a, false)) < 0 ||
-	    (r = load_side(c, new, b, c->worktree)) < 0)
+	if ((r = load_side(c, old, a, false, dc)) < 0 ||
+	    (r = load_side(c, new, b, c->worktree, dc)) < 0)
 		return r;
 	u.old_path = u.new_path = it->path;
 	u.old_exists = a != NULL;
@@ -174,6 +210,9 @@ static void *worker(void *arg)
 {
 	diff_ctx *c = arg;
 	buf old = BUF_INIT, new = BUF_INIT;
+	dir_cache dc;
+
+	dc.fd = -1;
 
 	for (;;) {
 		diff_item *it;
@@ -182,11 +221,13 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&c->mu);
 		if (!it)
 			break;
-		if ((it->err = format_item(c, it, &old, &new)) < 0)
+		if ((it->err = format_item(c, it, &old, &new, &dc)) < 0)
 			it->errmsg = decree_strdup(decree_error_last());
 	}
 	buf_release(&old);
 	buf_release(&new);
+	if (dc.fd >= 0)
+		close(dc.fd);
 	return NULL;
 }
 

@@ -37,33 +37,39 @@ const char *message_get(const message *m, const char *key)
 	return NULL;
 }
 
-int message_set(message *m, const char *key, const char *value)
+int fm_set(fm_field **v, size_t *n, size_t *cap, const char *key,
+	   const char *value)
 {
-	char *v = strdup(value);
-	if (!v)
+	char *val = strdup(value);
+	if (!val)
 		return -1;
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->fields[i].key, key)) {
-			free(m->fields[i].value);
-			m->fields[i].value = v;
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].key, key)) {
+			free((*v)[i].value);
+			(*v)[i].value = val;
 			return 0;
 		}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 8;
-		fm_field *nf = realloc(m->fields, cap * sizeof(*nf));
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 8;
+		fm_field *nf = realloc(*v, nc * sizeof(*nf));
 		if (!nf) {
-			free(v);
+			free(val);
 			return -1;
 		}
-		m->fields = nf;
-		m->cap = cap;
+		*v = nf;
+		*cap = nc;
 	}
-	if (!(m->fields[m->n].key = strdup(key))) {
-		free(v);
+	if (!((*v)[*n].key = strdup(key))) {
+		free(val);
 		return -1;
 	}
-	m->fields[m->n++].value = v;
+	(*v)[(*n)++].value = val;
 	return 0;
+}
+
+int message_set(message *m, const char *key, const char *value)
+{
+	return fm_set(&m->fields, &m->n, &m->cap, key, value);
 }
 
 /* Where the frontmatter ends: the byte after its closing line, with

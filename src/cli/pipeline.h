@@ -84,8 +84,11 @@ typedef struct {
 int message_parse(message *m, const char *text, size_t len, char **err);
 void message_release(message *m);
 const char *message_get(const message *m, const char *key);
-/* Set (replace in place, or append) a key. */
+/* Set (replace in place, or append) a key.  0 or -1 (out of memory). */
 int message_set(message *m, const char *key, const char *value);
+/* The same on any array of fields (run_request's too). */
+int fm_set(fm_field **v, size_t *n, size_t *cap, const char *key,
+	   const char *value);
 /* Frontmatter (if any field) + body. */
 int message_format(buf *out, const message *m);
 /* Append a YAML scalar, plain when that reads back as the same string.

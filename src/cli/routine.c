@@ -342,30 +342,8 @@ const routine_info *routine_find(const routine_info *v, size_t n,
 
 int run_request_set(run_request *rq, const char *key, const char *value)
 {
-	char *v = strdup(value);
-	if (!v)
+	if (fm_set(&rq->vars, &rq->nvars, &rq->cap, key, value) < 0)
 		return fail("out of memory");
-	for (size_t i = 0; i < rq->nvars; i++)
-		if (!strcmp(rq->vars[i].key, key)) {
-			free(rq->vars[i].value);
-			rq->vars[i].value = v;
-			return 0;
-		}
-	if (rq->nvars == rq->cap) {
-		size_t cap = rq->cap ? 2 * rq->cap : 8;
-		fm_field *nv = realloc(rq->vars, cap * sizeof(*nv));
-		if (!nv) {
-			free(v);
-			return fail("out of memory");
-		}
-		rq->vars = nv;
-		rq->cap = cap;
-	}
-	if (!(rq->vars[rq->nvars].key = strdup(key))) {
-		free(v);
-		return fail("out of memory");
-	}
-	rq->vars[rq->nvars++].value = v;
 	return 0;
 }
 

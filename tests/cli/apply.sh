@@ -13,11 +13,6 @@
 unset DECREE_STORE
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 
-D() { "$DECREE" "$@"; }
-same() { # name got want
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "$(diff <(printf '%s\n' "$3") <(printf '%s\n' "$2") | head -40)"; fi
-}
-check() { name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi; }
 # files, links and directories with type, mode, size, inode and mtime (ns):
 # any write, even of identical bytes, or a leftover temp file shows
 stamps() { (cd "$1" && find . -path ./.decree -prune -o -printf '%p %y %m %s %i %T@ %l\n' | LC_ALL=C sort); }

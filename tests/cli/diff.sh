@@ -13,11 +13,6 @@
 unset DECREE_STORE
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 
-D() { "$DECREE" "$@"; }
-same() { # name got want
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "$(diff <(printf '%s\n' "$3") <(printf '%s\n' "$2") | head -40)"; fi
-}
-check() { name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi; }
 # same_tree NAME DIR WANT_DIR: identical files, modes and links
 same_tree() { same "$1" "$(tree_state "$2")" "$(tree_state "$3")"; }
 # same_shape: the same, and the same directories (decree removes the

@@ -100,27 +100,8 @@ check_point() {
 	reset "$d"
 	fail_at "$sc" "$e" "$n" "$KILLED" -C "$w" checkpoint restore default:X
 	rc=$RC err=$ERR
-	# With writes failing for good, stderr is dead too: no message to check.
-	if [ "$rc" -ne 0 ] && ! { [ $persistent = yes ] && [ "$sc" = write ]; }; then
-		case "$err" in
-		*"decree: "*) ;;
-		*) why="$why; exit $rc without a 'decree:' message: $err" ;;
-		esac
-		if [ "$(echo "$err" | grep -o 'rolling back failed too' | wc -l)" -gt 1 ]; then
-			why="$why; garbled error message: $(echo "$err" | grep 'decree:')"
-		fi
-	fi
-	if [ -n "$(wal_in "$w")" ]; then
-		# allowed only if decree said so; `decree recover` must finish the job
-		case "$err" in
-		*"decree recover"*) ;;
-		*) [ $persistent = yes ] && [ "$sc" = write ] ||
-			why="$why; a txn.wal was left behind without telling to run 'decree recover' ($(echo "$err" | tail -1))" ;;
-		esac
-		"$DECREE" -C "$w" recover >"$d/rec.out" 2>&1 ||
-			why="$why; recover failed: $(tail -2 "$d/rec.out")"
-		what="$what, log left, recovered"
-	fi
+	fault_messages "$rc" "$err" "$sc" $persistent no
+	fault_wal "$d" "$w" "$err" "$sc" $persistent
 	st=$(fast_state "$w")
 	[ "$st" = "$FP_PRE" ] && state=unchanged
 	[ "$st" = "$FP_X" ] && state=restored

@@ -470,32 +470,15 @@ addf fsync EIO "$(calls_in "$F" fsync | middle)+"
 
 # check_point SLOTDIR io:SYSCALL:ERRNO N M IDX
 check_io_error() {
-	local d=$1 sc e n=$3 m=$4 w=$1/w why="" st state rc err persistent=no ndecree
+	local d=$1 sc e n=$3 m=$4 w=$1/w why="" st state rc err persistent=no
 	sc=${2#io:} e=${sc#*:} sc=${sc%%:*}
 	local what="$e at $sc #$n/$m"
 	case $n in *+) persistent=yes ;; esac
 	reset "$d"
 	fail_at "$sc" "$e" "$n" "$KILLED" -C "$w" apply "$PATCH"
 	rc=$RC err=$ERR
-	# With writes failing for good, stderr is dead too: no message to check.
-	if [ "$rc" -ne 0 ] && ! { [ $persistent = yes ] && [ "$sc" = write ]; }; then
-		ndecree=$(echo "$err" | grep -c '^decree: ')
-		[ "$ndecree" = 1 ] || why="$why; exit $rc with $ndecree 'decree:' lines, wanted 1: $(echo "$err" | grep -v '^\(staging\|applying\|skip\) ' | head -4)"
-		if [ "$(echo "$err" | grep -o 'rolling back failed too' | wc -l)" -gt 1 ]; then
-			why="$why; garbled error message: $(echo "$err" | grep 'decree:')"
-		fi
-	fi
-	if [ -n "$(wal_in "$w")" ]; then
-		# allowed only if decree said so; `decree recover` must finish the job
-		case "$err" in
-		*"decree recover"*) ;;
-		*) [ $persistent = yes ] && [ "$sc" = write ] ||
-			why="$why; a txn.wal was left behind without telling to run 'decree recover' ($(echo "$err" | tail -1))" ;;
-		esac
-		"$DECREE" -C "$w" recover >"$d/rec.out" 2>&1 ||
-			why="$why; recover failed: $(tail -2 "$d/rec.out")"
-		what="$what, log left, recovered"
-	fi
+	fault_messages "$rc" "$err" "$sc" $persistent yes
+	fault_wal "$d" "$w" "$err" "$sc" $persistent
 	st=$(full_state "$w")
 	state=$(state_name "$st")
 	case $rc:$state in

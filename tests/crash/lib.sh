@@ -240,3 +240,44 @@ pick_calls() {
 	[ "$k" -gt 0 ] || return 0
 	for i in $(pick_points "$k" "$4"); do printf '%s\n' "$all" | sed -n "${i}p"; done
 }
+
+# Shared checks of a fault point (enospc.sh, kill_apply.sh).  They append
+# to the caller's $why (and $what): bash functions see the caller's locals.
+#
+# fault_messages RC ERR SYSCALL PERSISTENT EXACT: a failing command says
+# why in a "decree:" line (exactly one when EXACT=yes), never with a
+# doubled "rolling back failed too".  With writes failing for good, stderr
+# is dead too: nothing to check then.
+fault_messages() {
+	local rc=$1 err=$2 sc=$3 persistent=$4 exact=$5 n
+	[ "$rc" -ne 0 ] || return 0
+	[ "$persistent" = yes ] && [ "$sc" = write ] && return 0
+	n=$(echo "$err" | grep -c '^decree: ')
+	if [ "$exact" = yes ]; then
+		[ "$n" = 1 ] || why="$why; exit $rc with $n 'decree:' lines, wanted 1: $(echo "$err" | grep -v '^\(staging\|applying\|skip\) ' | head -4)"
+	else
+		case "$err" in
+		*"decree: "*) ;;
+		*) why="$why; exit $rc without a 'decree:' message: $err" ;;
+		esac
+	fi
+	if [ "$(echo "$err" | grep -o 'rolling back failed too' | wc -l)" -gt 1 ]; then
+		why="$why; garbled error message: $(echo "$err" | grep 'decree:')"
+	fi
+}
+
+# fault_wal SLOTDIR TREE ERR SYSCALL PERSISTENT: a txn.wal left behind is
+# allowed only if decree said to run 'decree recover'; which must then
+# finish the job.
+fault_wal() {
+	local d=$1 w=$2 err=$3 sc=$4 persistent=$5
+	[ -n "$(wal_in "$w")" ] || return 0
+	case "$err" in
+	*"decree recover"*) ;;
+	*) [ "$persistent" = yes ] && [ "$sc" = write ] ||
+		why="$why; a txn.wal was left behind without telling to run 'decree recover' ($(echo "$err" | tail -1))" ;;
+	esac
+	"$DECREE" -C "$w" recover >"$d/rec.out" 2>&1 ||
+		why="$why; recover failed: $(tail -2 "$d/rec.out")"
+	what="$what, log left, recovered"
+}

@@ -54,8 +54,8 @@ static unsigned public_mode(uint32_t mode)
 
 /* Read the working-tree content of `e` (a symlink's target for links). */
 /* The directory of the last working-tree file read, kept open: entries
- * come in path order, so most files share their predecessor's directory
- * and need no path walk. */
+ * come in path order, so files of one directory need one path walk (one
+ * openat2 with RESOLVE_BENEATH, no symlink followed) between them. */
 typedef struct {
 	char dir[PATH_MAX];
 	int fd; /* -1: none */
@@ -81,9 +81,14 @@ static int cached_parent(int *dfd, const char **base, decree_store *s,
 					path);
 	memcpy(dc->dir, path, dl);
 	dc->dir[dl] = '\0';
-	if ((r = fs_open_dir(&dc->fd, s->rootfd, dc->dir)) < 0) {
-		dc->fd = -1;
-		return r;
+	if (!dl) {
+		if ((r = fs_open_dir(&dc->fd, s->rootfd, "")) < 0) {
+			dc->fd = -1;
+			return r;
+		}
+	} else if ((dc->fd = fs_open_beneath(s->rootfd, dc->dir,
+					     O_RDONLY | O_DIRECTORY)) < 0) {
+		return decree_error_os("cannot open '%s'", dc->dir);
 	}
 	*dfd = dc->fd;
 	return 0;

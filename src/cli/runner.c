@@ -708,14 +708,13 @@ static const char *outcome_name(enum outcome o)
 	return o == OUT_DONE ? "done" : o == OUT_DEAD ? "dead" : "interrupted";
 }
 
-static int write_outcome(const runner *r, const char *dir, const char *id,
-			 const char *file, const char *routine, enum outcome o,
-			 int attempts, const char *reason, int64_t started)
+static int write_outcome(const char *dir, const char *id, const char *file,
+			 const char *routine, enum outcome o, int attempts,
+			 const char *reason, int64_t started)
 {
 	char path[PATH_MAX + 16];
 	buf b = BUF_INIT;
 	int ret;
-	(void)r;
 
 	buf_puts(&b, "{");
 	json_kv_str(&b, "id", id, false);
@@ -1002,8 +1001,8 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 			 "MaxDepthExceeded: seq %s is not below max_depth %ld "
 			 "(.decree/config.yml)",
 			 seqs, p->cfg.max_depth);
-		write_outcome(r, rundir, id, file, routine_name, OUT_DEAD, 0,
-			      why, started);
+		write_outcome(rundir, id, file, routine_name, OUT_DEAD, 0, why,
+			      started);
 		ret = dead_letter(r, file, rundir, why);
 		goto done;
 	}
@@ -1012,8 +1011,8 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 			why, sizeof(why),
 			"RoutineNotFound: no routine '%s' in .decree/routines/",
 			routine_name);
-		write_outcome(r, rundir, id, file, routine_name, OUT_DEAD, 0,
-			      why, started);
+		write_outcome(rundir, id, file, routine_name, OUT_DEAD, 0, why,
+			      started);
 		ret = dead_letter(r, file, rundir, why);
 		goto done;
 	}
@@ -1022,8 +1021,8 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 			 "routine '%s' is a notebook, and papermill is not "
 			 "installed (pip install papermill ipykernel)",
 			 routine_name);
-		write_outcome(r, rundir, id, file, routine_name, OUT_DEAD, 0,
-			      why, started);
+		write_outcome(rundir, id, file, routine_name, OUT_DEAD, 0, why,
+			      started);
 		ret = dead_letter(r, file, rundir, why);
 		goto done;
 	}
@@ -1107,7 +1106,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 			if ((ret = revert_to(r, ck)) != 0)
 				goto done;
 			out = OUT_INTERRUPTED;
-			write_outcome(r, rundir, id, file, routine_name, out, k,
+			write_outcome(rundir, id, file, routine_name, out, k,
 				      "interrupted by a signal; the message "
 				      "stays in the inbox",
 				      started);
@@ -1155,7 +1154,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 		if ((ret = move_message(p, file, "done")) != 0)
 			goto done;
 		r->ndone++;
-		write_outcome(r, rundir, id, file, routine_name, out, attempts,
+		write_outcome(rundir, id, file, routine_name, out, attempts,
 			      NULL, started);
 	} else {
 		if ((ret = revert_to(r, ck)) != 0)
@@ -1165,7 +1164,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 			"routine '%s' failed %d time(s), the last with a clean "
 			"slate; the tree was reverted (logs and diffs in %s)",
 			routine_name, attempts, rel);
-		write_outcome(r, rundir, id, file, routine_name, OUT_DEAD,
+		write_outcome(rundir, id, file, routine_name, OUT_DEAD,
 			      attempts, why, started);
 		if ((ret = dead_letter(r, file, rundir, why)) != 0)
 			goto done;

@@ -286,7 +286,8 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 {
 	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
 	ckpt_rec a, b;
-	snap sa = SNAP_INIT, sb = SNAP_INIT;
+	const snap *sa;
+	snap sb = SNAP_INIT;
 	diff_ctx c;
 	int r;
 
@@ -311,18 +312,19 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 	c.cb = cb;
 	c.payload = payload;
 	c.worktree = ref2 == NULL;
+	/* (the cached snapshot when `ref` was just created: a pipeline run) */
 	if ((r = repo_odb(&c.db, s, false)) < 0 ||
-	    (r = tree_read(&sa, c.db, &a.tree)) < 0)
+	    (r = ckpt_tree(&sa, s, &a.tree)) < 0)
 		goto done;
 	if (ref2) {
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa, !o->no_text)) < 0) {
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, sa, !o->no_text)) < 0) {
 		/* (lazy: changed files are read once, by the diff itself) */
 		goto done;
 	}
-	if ((r = snap_diff(&sa, &sb, collect, &c)) == 0) {
+	if ((r = snap_diff(sa, &sb, collect, &c)) == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned nt = s->threads ? s->threads
 			      : ncpu > 0 ? (unsigned)ncpu
@@ -338,7 +340,6 @@ done:
 	}
 	decree_free(c.items);
 	pthread_mutex_destroy(&c.mu);
-	snap_release(&sa);
 	snap_release(&sb);
 	ckpt_rec_release(&a);
 	ckpt_rec_release(&b);

@@ -8,6 +8,7 @@
  */
 #include "common.h"
 #include "repo.h"
+#include "ckpt.h"
 #include "alloc.h"
 #include "error.h"
 #include "fs.h"
@@ -146,6 +147,7 @@ void decree_store_free(decree_store *s)
 		return;
 	while (s->lock.depth > 0)
 		repo_unlock(s);
+	ckpt_tree_cache_free(s);
 	odb_free(s->db);
 	if (s->rootfd >= 0)
 		close(s->rootfd);

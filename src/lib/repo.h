@@ -34,6 +34,9 @@ struct decree_store {
 	char **excludes;
 	int lock_timeout_ms;
 	unsigned threads;
+	/* the flat snapshot of one tree, kept from the last checkpoint or
+	 * tree read (ckpt_tree): trees are immutable, so it never goes stale */
+	struct snap_cache *tree_cache;
 	bool broken;	/* sticky: recovery failed; refuse work */
 	bool recovered; /* the last repo_lock() finished a transaction */
 	size_t recover_foreign; /* ... leaving this many paths as someone

@@ -167,3 +167,18 @@ bool snap_path_selected(const char *const *paths, const char *p)
 	}
 	return false;
 }
+
+int snap_copy(snap *dst, const snap *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const snap_entry *e = &src->v[i];
+		snap_entry *d = snap_add(dst, e->path, strlen(e->path));
+		char *path;
+		if (!d)
+			return -1;
+		path = d->path;
+		*d = *e;
+		d->path = path;
+	}
+	return 0;
+}

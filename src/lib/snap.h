@@ -77,6 +77,9 @@ int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload);
  * NULL selects everything. */
 bool snap_path_selected(const char *const *paths, const char *p);
 
+/* Deep copy of src into an empty dst.  0 or -1. */
+int snap_copy(snap *dst, const snap *src);
+
 /* Totals over stored entries. */
 void snap_totals(const snap *s, uint64_t *files, uint64_t *bytes);
 

@@ -90,13 +90,10 @@ static bool exists(const char *dir, const char *rel)
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!f)
 		return -1;
-	snprintf(f->base, sizeof(f->base), "%s/decree-fs-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->base)) {
+	if (testutil_mkdtemp(f->base, sizeof(f->base), "fs") < 0) {
 		free(f);
 		return -1;
 	}

@@ -619,13 +619,10 @@ static void rm_tree(const char *dir)
 
 static int oracle_setup(void **state)
 {
-	const char *tmp = getenv("TMPDIR");
 	char sub[PATH_MAX + 16];
 
 	UNUSED(state);
-	snprintf(oracle_root, sizeof(oracle_root), "%s/decree-ignore-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(oracle_root))
+	if (testutil_mkdtemp(oracle_root, sizeof(oracle_root), "ignore") < 0)
 		return -1;
 	snprintf(sub, sizeof(sub), "%s/tmpl", oracle_root);
 	mkdir(sub, 0755);

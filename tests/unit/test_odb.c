@@ -98,13 +98,10 @@ typedef struct {
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-odb-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir)) {
+	if (testutil_mkdtemp(f->dir, sizeof(f->dir), "odb") < 0) {
 		free(f);
 		return -1;
 	}

@@ -60,13 +60,10 @@ typedef struct {
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!f)
 		return -1;
-	snprintf(f->base, sizeof(f->base), "%s/decree-scan-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->base)) {
+	if (testutil_mkdtemp(f->base, sizeof(f->base), "scan") < 0) {
 		free(f);
 		return -1;
 	}

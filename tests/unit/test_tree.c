@@ -55,13 +55,11 @@ typedef struct {
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-tree-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir) || odb_open(&f->db, f->dir) < 0) {
+	if (testutil_mkdtemp(f->dir, sizeof(f->dir), "tree") < 0 ||
+	    odb_open(&f->db, f->dir) < 0) {
 		free(f);
 		return -1;
 	}

@@ -60,6 +60,17 @@ static inline uint64_t testutil_seed(const char *suite)
 	return seed;
 }
 
+/* Make the scratch directory $TMPDIR/decree-<tag>-XXXXXX (/tmp without
+ * TMPDIR) into out.  0, or -1 with errno set. */
+static inline int testutil_mkdtemp(char *out, size_t len, const char *tag)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(out, len, "%s/decree-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+		 tag);
+	return mkdtemp(out) ? 0 : -1;
+}
+
 /* The fixture of suites that test one file in a scratch directory. */
 typedef struct {
 	char dir[PATH_MAX];
@@ -70,13 +81,10 @@ static inline int testutil_scratch_setup(void **state, const char *tag,
 					 const char *file)
 {
 	testutil_fixture *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/decree-%s-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp", tag);
-	if (!mkdtemp(f->dir)) {
+	if (testutil_mkdtemp(f->dir, sizeof(f->dir), tag) < 0) {
 		free(f);
 		return -1;
 	}

@@ -58,6 +58,10 @@ int lib_fail(int code);
  * set; prints nothing. */
 int cli_read_file(buf *out, const char *path);
 
+/* Replace a file atomically: temp file, write, fsync, rename, fsync of
+ * the directory.  0, or EXIT_FAIL after printing why. */
+int cli_write_atomic(const char *path, const void *data, size_t len);
+
 /* "staging", "applying", "committing", "rolling_back", "done". */
 const char *cli_phase_name(decree_phase ph);
 

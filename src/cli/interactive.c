@@ -12,7 +12,7 @@
  * left at the routine's default is not set at all, so the routine applies
  * it, and is not recalled.  An input file must exist (as the runner checks
  * it) before the body is asked for.  last-run.yml is written with
- * yaml_scalar() (message.c), through a temp file and a rename.
+ * yaml_scalar() (message.c), with cli_write_atomic().
  *
  * Terminal invariants:
  *  - Everything is drawn on the tty fd with a few ANSI sequences (EL/ED,
@@ -288,11 +288,10 @@ int last_run_save(const project *p, const run_request *rq)
 {
 	const char *routine = run_request_get(rq, "routine");
 	const char *input = run_request_get(rq, "input_file");
-	char path[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 64];
-	const char *step = NULL;
+	char path[PATH_MAX];
 	bool custom = false;
 	buf b = BUF_INIT;
-	int fd = -1, e;
+	int e;
 
 	if (routine && !yaml_safe(routine))
 		routine = NULL;
@@ -325,46 +324,10 @@ int last_run_save(const project *p, const run_request *rq)
 	}
 
 	project_path(path, p, LAST_RUN);
-	project_path(dir, p, ".decree");
-	snprintf(tmp, sizeof(tmp), "%s/.last-run.yml.%ld.tmp", dir,
-		 (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == EEXIST) { /* left by a crash of an old pid */
-		unlink(tmp);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	}
-	if (fd < 0) {
-		e = errno;
-		buf_release(&b);
-		return FAIL("cannot write '%s': open: %s", path, strerror(e));
-	}
-	if (write_all(fd, b.ptr, b.len) < 0)
-		step = "write";
-	else if (fsync(fd) < 0)
-		step = "fsync";
-	e = errno;
-	if (close(fd) < 0 && !step) {
-		step = "close";
-		e = errno;
-	}
-	if (!step && rename(tmp, path) < 0) {
-		step = "rename";
-		e = errno;
-	}
+	e = cli_write_atomic(path, b.ptr, b.len);
 	buf_release(&b);
-	if (step) {
-		unlink(tmp);
-		return FAIL("cannot write '%s': %s: %s", path, step,
-			    strerror(e));
-	}
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		int r = fsync(fd);
-		e = errno;
-		close(fd);
-		if (r < 0 && e != EINVAL)
-			return FAIL("cannot write '%s': fsync directory: %s",
-				    path, strerror(e));
-	}
+	if (e != 0)
+		return -1;
 	return 0;
 oom:
 	buf_release(&b);

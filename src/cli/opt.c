@@ -150,3 +150,57 @@ int cli_read_file(buf *out, const char *path)
 	errno = e;
 	return e ? -1 : 0;
 }
+
+int cli_write_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX + 32], dir[PATH_MAX];
+	const char *p = data, *step = NULL, *slash;
+	int fd, e = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
+	    0)
+		return fail("cannot write '%s': %s", tmp, strerror(errno));
+	while (len && !step) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			step = "write";
+			e = w < 0 ? errno : EIO;
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (!step && fsync(fd) < 0) {
+		step = "fsync";
+		e = errno;
+	}
+	if (close(fd) < 0 && !step) {
+		step = "close";
+		e = errno;
+	}
+	if (!step && rename(tmp, path) < 0) {
+		step = "rename";
+		e = errno;
+	}
+	if (step) {
+		unlink(tmp);
+		return fail("cannot write '%s': %s: %s", path, step,
+			    strerror(e));
+	}
+	/* the rename itself is durable once the directory is synced */
+	slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		int r = fsync(fd);
+		e = errno;
+		close(fd);
+		if (r < 0 && e != EINVAL)
+			return fail("cannot write '%s': fsync directory: %s",
+				    path, strerror(e));
+	}
+	return 0;
+}

@@ -71,31 +71,6 @@ static void say(const runner *r, const char *fmt, ...)
  * -------------------------------------------------------
  */
 
-/* Write a file atomically (temp + fsync + rename). */
-static int write_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[PATH_MAX + 32];
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) <
-	    0)
-		return fail("cannot write '%s': %s", tmp, strerror(errno));
-	if ((len && write(fd, data, len) != (ssize_t)len) || fsync(fd) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return fail("cannot write '%s': %s", path, strerror(e));
-	}
-	close(fd);
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return fail("cannot write '%s': %s", path, strerror(e));
-	}
-	return 0;
-}
-
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -551,7 +526,7 @@ static int write_diff(const runner *r, const char *ck, const char *path,
 			    !memcmp(text.ptr + i, "diff --git ", 11))
 				(*nfiles)++;
 	}
-	ret = write_atomic(path, text.ptr, text.len);
+	ret = cli_write_atomic(path, text.ptr, text.len);
 	buf_release(&text);
 	return ret;
 }
@@ -620,7 +595,7 @@ static int write_manifest(const runner *r, const char *ck, const char *path)
 	}
 	buf_puts(&b, "}}\n");
 	decree_snapshot_free(sn);
-	ret = write_atomic(path, b.ptr, b.len);
+	ret = cli_write_atomic(path, b.ptr, b.len);
 	buf_release(&b);
 	return ret;
 }
@@ -646,7 +621,7 @@ static void tail_of(buf *out, const char *path, size_t max)
  * -------------------------------------------------------------------
  */
 
-static bool spec_processed(const project *p, const char *spec_name)
+bool spec_processed(const project *p, const char *spec_name)
 {
 	char path[PATH_MAX];
 	buf b = BUF_INIT;
@@ -692,7 +667,7 @@ static int mark_spec_processed(const project *p, const char *input_file)
 	if (b.len && b.ptr[b.len - 1] != '\n')
 		buf_putc(&b, '\n');
 	buf_printf(&b, "%s\n", base);
-	ret = write_atomic(path, b.ptr, b.len);
+	ret = cli_write_atomic(path, b.ptr, b.len);
 	buf_release(&b);
 	return ret;
 }
@@ -728,7 +703,7 @@ static int write_outcome(const char *dir, const char *id, const char *file,
 	json_kv_str(&b, "reason", reason, true);
 	buf_puts(&b, "}\n");
 	snprintf(path, sizeof(path), "%s/outcome.json", dir);
-	ret = write_atomic(path, b.ptr, b.len);
+	ret = cli_write_atomic(path, b.ptr, b.len);
 	buf_release(&b);
 	return ret;
 }
@@ -766,7 +741,7 @@ static int dead_letter(runner *r, const char *file, const char *rundir,
 			"# Dead-lettered\n\n%s\n\nMove `.decree/inbox/dead/%s` "
 			"back to `.decree/inbox/` to process it again.\n",
 			why, file);
-		write_atomic(path, note.ptr, note.len);
+		cli_write_atomic(path, note.ptr, note.len);
 		buf_release(&note);
 	}
 	ret = move_message(r->p, file, "dead");
@@ -970,7 +945,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 	if (changed) {
 		buf nb = BUF_INIT;
 		message_format(&nb, &m);
-		ret = write_atomic(path, nb.ptr, nb.len);
+		ret = cli_write_atomic(path, nb.ptr, nb.len);
 		buf_release(&nb);
 		if (ret)
 			goto done;
@@ -991,7 +966,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 		else
 			buf_put(&mb, text.ptr, text.len);
 		snprintf(mp, sizeof(mp), "%s/message.md", rundir);
-		ret = write_atomic(mp, mb.ptr, mb.len);
+		ret = cli_write_atomic(mp, mb.ptr, mb.len);
 		buf_release(&mb);
 		if (ret)
 			goto done;
@@ -1075,8 +1050,8 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 				goto done;
 			snprintf(fc, sizeof(fc), "%s/failure-context.md",
 				 rundir);
-			if ((ret = write_atomic(fc, ctx_md.ptr, ctx_md.len)) !=
-			    0)
+			if ((ret = cli_write_atomic(fc, ctx_md.ptr,
+						    ctx_md.len)) != 0)
 				goto done;
 			snprintf(fc, sizeof(fc), "%s/failure-context.md", rel);
 			x.failure_context = fc;

@@ -543,46 +543,24 @@ static size_t count_md(const project *p, const char *rel)
 
 static void count_specs(const project *p, size_t *done, size_t *pending)
 {
-	char dir[PATH_MAX], list[PATH_MAX];
+	char dir[PATH_MAX];
 	struct dirent *de;
-	buf b = BUF_INIT;
 	DIR *d;
-	FILE *f;
 
 	*done = *pending = 0;
-	project_path(list, p, "specs/processed-spec.md");
-	if ((f = fopen(list, "rb"))) {
-		char chunk[4096];
-		size_t n;
-		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			buf_put(&b, chunk, n);
-		fclose(f);
-	}
-	buf_putc(&b, '\0');
 	project_path(dir, p, "specs");
-	if (!(d = opendir(dir))) {
-		buf_release(&b);
+	if (!(d = opendir(dir)))
 		return;
-	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		const char *hit;
-		bool listed = false;
 		if (len <= 8 || strcmp(de->d_name + len - 8, ".spec.md"))
 			continue;
-		for (hit = strstr(b.ptr, de->d_name); hit && !listed;
-		     hit = strstr(hit + 1, de->d_name))
-			listed = (hit == b.ptr || hit[-1] == '\n' ||
-				  hit[-1] == '/' || hit[-1] == ' ') &&
-				 (hit[len] == '\n' || hit[len] == '\0' ||
-				  hit[len] == '\r' || hit[len] == ' ');
-		if (listed)
+		if (spec_processed(p, de->d_name))
 			(*done)++;
 		else
 			(*pending)++;
 	}
 	closedir(d);
-	buf_release(&b);
 }
 
 int cmd_status(cli_ctx *ctx)

@@ -162,6 +162,10 @@ int last_run_save(const project *p, const run_request *rq);
 /* --- processing (runner.c) ---------------------------------------------------
  */
 
+/* Is the spec file `spec_name` (a base name) listed in
+ * specs/processed-spec.md?  Lines may carry "- " and "specs/". */
+bool spec_processed(const project *p, const char *spec_name);
+
 /* Create the inbox message of a request, then process its chain
  * depth-first, then whatever else waits in the inbox.  Exit code. */
 int pipeline_run(project *p, const run_request *rq);

@@ -538,18 +538,13 @@ static void on_rollback_step(void *payload, decree_phase ph, const char *path,
 static bool dir_exists(decree_store *s, const char *rel)
 {
 	struct stat st;
-	const char *base;
-	int dfd;
-	bool yes;
+	bool exists;
 
-	if (fs_open_parent(&dfd, &base, s->rootfd, rel, false) < 0) {
+	if (fs_lstat_beneath(&exists, &st, s->rootfd, rel) < 0) {
 		decree_error_clear();
 		return false;
 	}
-	yes = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	      S_ISDIR(st.st_mode);
-	close(dfd);
-	return yes;
+	return exists && S_ISDIR(st.st_mode);
 }
 
 /* The directories the apply will create: missing ancestors of created

@@ -107,28 +107,6 @@ static const char *change_action(const txn_change *c)
 
 /* --- path state ----------------------------------------------------------- */
 
-static int lstat_beneath(bool *exists, struct stat *st, int rootfd,
-			 const char *path)
-{
-	const char *base;
-	int dfd, r;
-
-	*exists = false;
-	r = fs_open_parent(&dfd, &base, rootfd, path, false);
-	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
-		decree_error_clear();
-		return 0; /* an ancestor is missing or not a directory */
-	}
-	if (r < 0)
-		return r;
-	if (fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) == 0)
-		*exists = true;
-	else if (errno != ENOENT && errno != ENOTDIR)
-		r = decree_error_os("cannot stat '%s'", path);
-	close(dfd);
-	return r;
-}
-
 int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 		     uint32_t mode, const oid *id)
 {
@@ -138,7 +116,7 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 	int r;
 
 	*same = false;
-	if ((r = lstat_beneath(&exists, &st, s->rootfd, path)) < 0)
+	if ((r = fs_lstat_beneath(&exists, &st, s->rootfd, path)) < 0)
 		return r;
 	if (!has) {
 		/* "no file here": a directory may stand at the path; the
@@ -611,8 +589,8 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 				goto done;
 		} else if (c->has_new) {
 			/* a new file where a directory stands now */
-			if ((r = lstat_beneath(&exists, &st, s->rootfd,
-					       c->path)) < 0)
+			if ((r = fs_lstat_beneath(&exists, &st, s->rootfd,
+						  c->path)) < 0)
 				goto done;
 			if (exists && S_ISDIR(st.st_mode) &&
 			    (r = strset_put(&cands, c->path, 0)) < 0)
@@ -641,7 +619,8 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 		bool exists;
 		if (!c->has_new || strset_has(&pl.rmset, c->path))
 			continue;
-		if ((r = lstat_beneath(&exists, &st, s->rootfd, c->path)) < 0)
+		if ((r = fs_lstat_beneath(&exists, &st, s->rootfd, c->path)) <
+		    0)
 			goto done;
 		if (exists && S_ISDIR(st.st_mode)) {
 			r = decree_error_set(

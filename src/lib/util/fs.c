@@ -525,3 +525,25 @@ int fs_open_beneath(int rootfd, const char *rel, int flags)
 		return fd;
 	}
 }
+
+int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
+		     const char *path)
+{
+	const char *base;
+	int dfd, r;
+
+	*exists = false;
+	r = fs_open_parent(&dfd, &base, rootfd, path, false);
+	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+		decree_error_clear();
+		return 0; /* an ancestor is missing or not a directory */
+	}
+	if (r < 0)
+		return r;
+	if (fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) == 0)
+		*exists = true;
+	else if (errno != ENOENT && errno != ENOTDIR)
+		r = decree_error_os("cannot stat '%s'", path);
+	close(dfd);
+	return r;
+}

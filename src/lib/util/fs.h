@@ -66,6 +66,12 @@ bool fs_path_is_safe(const char *rel, bool refuse_meta);
 int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 		   const char *rel, bool create);
 
+/* lstat `rel` below rootfd without following a symlink on the way.
+ * *exists false (and 0 returned) when it or an ancestor is missing, or an
+ * ancestor is not a directory; other failures set an error. */
+int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
+		     const char *rel);
+
 /* Open `rel` below rootfd with no symlink anywhere on the way (openat2
  * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or a component walk).  Returns the
  * fd or -1 with errno (ELOOP for a symlink); sets no error message. */

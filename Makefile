@@ -26,7 +26,11 @@ LDSAN   := -fsanitize=address,undefined
 else
 OPT     += -D_FORTIFY_SOURCE=2
 endif
-CPPFLAGS := -Iinclude -Isrc/lib -Isrc/lib/util
+# Every file sees the public headers and src/util ("util/buf.h"); the
+# engine's own folders ("store/odb.h") are visible only to the engine, its
+# unit tests and fuzzers: the pipeline and the program cannot include them.
+CPPFLAGS := -Iinclude -Isrc
+ENGINE_CPPFLAGS := -Isrc/lib
 CFLAGS  += $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
 LIBS    := -lcrypto -lzstd -ljansson -lyaml -lpthread
 # The program links its dependencies statically: a dynamic libcrypto alone
@@ -39,7 +43,7 @@ CLI_LIBS := -Wl,-Bstatic -lcrypto -lzstd -ljansson -lyaml -Wl,-Bdynamic -lpthrea
 endif
 LDFLAGS += $(LDSAN) -pthread
 
-LIB_SRC := $(sort $(wildcard src/lib/util/*.c src/lib/*.c))
+LIB_SRC := $(sort $(wildcard src/util/*.c src/lib/*/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
@@ -52,6 +56,9 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%-replay)
 
 all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
+
+ENGINE_DIRS := store scan txn diff ops
+$(foreach d,$(ENGINE_DIRS),$(B)/src/lib/$(d)/%.o): CPPFLAGS += $(ENGINE_CPPFLAGS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -78,24 +85,24 @@ $(B)/decree.pc: Makefile
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) -DDECREE_TESTING -o $@ $< $(B)/libdecree.a -lcmocka $(LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -DDECREE_TESTING -o $@ $< $(B)/libdecree.a -lcmocka $(LIBS) $(LDFLAGS)
 
 $(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
 
 # Corpus replay drivers (plain compiler, no libFuzzer) for make check.
 $(B)/fuzz/%-replay: fuzz/%.c fuzz/replay.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c $(B)/libdecree.a $(LIBS) $(LDFLAGS)
 
 # libFuzzer builds (clang): make fuzz, then build/fuzz/fuzz_X fuzz/corpus/X
 fuzz:
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "  FUZZ    $$n"; \
-		clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n \
+		clang $(CPPFLAGS) $(ENGINE_CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n \
 			$$f $(LIB_SRC) $(LIBS) || exit 1; done
 
 deps:
@@ -146,7 +153,7 @@ format-check:
 	@clang-format --dry-run -Werror $(FMT_FILES) && echo "format-check: $(words $(FMT_FILES)) files ok"
 
 lint:
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance $(CPPFLAGS) src
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance $(CPPFLAGS) $(ENGINE_CPPFLAGS) src
 
 clean:
 	rm -rf build

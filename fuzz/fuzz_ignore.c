@@ -10,9 +10,9 @@
  * leak, no undefined behaviour"; the answers are checked against git by
  * tests/unit/test_ignore.c.
  */
-#include "common.h"
-#include "ignore.h"
-#include "buf.h"
+#include "util/common.h"
+#include "scan/ignore.h"
+#include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,10 +16,10 @@
  * positions succeeds, applying in reverse to its result gives back the
  * input byte for byte.  A violation aborts, which libFuzzer reports.
  */
-#include "common.h"
-#include "patch.h"
-#include "buf.h"
-#include "error.h"
+#include "util/common.h"
+#include "diff/patch.h"
+#include "util/buf.h"
+#include "util/error.h"
 
 #define FUZZ_MAX_FILL 4096 /* lines of filler before a hunk, at most */
 

@@ -20,10 +20,10 @@
  *   - a callback that stops the parse stops it: the code comes back and
  *     no further entry is reported.
  */
-#include "common.h"
-#include "tree.h"
-#include "buf.h"
-#include "error.h"
+#include "util/common.h"
+#include "store/tree.h"
+#include "util/buf.h"
+#include "util/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,10 +18,10 @@
  *   - the valid prefix of a prefix: parsing the input cut one byte short
  *     of the valid prefix loses exactly the last record.
  */
-#include "common.h"
-#include "wal.h"
-#include "alloc.h"
-#include "error.h"
+#include "util/common.h"
+#include "txn/wal.h"
+#include "util/alloc.h"
+#include "util/error.h"
 
 #define WAL_HDR 32
 

@@ -8,7 +8,7 @@
 #define DECREE_CLI_H
 
 #include "decree/decree.h"
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,9 +3,9 @@
  * recover, gc and fsck.  Human output on stdout, errors on stderr as
  * "decree: <message>", --json output as documented in docs/cli/.
  */
-#include "common.h"
+#include "util/common.h"
 #include "cli.h"
-#include "json.h"
+#include "util/json.h"
 
 #include <time.h>
 

@@ -8,9 +8,9 @@
  * stdout; with --json it prints one event object per line on stdout
  * instead (docs/cli/apply.md).
  */
-#include "common.h"
+#include "util/common.h"
 #include "cli.h"
-#include "json.h"
+#include "util/json.h"
 
 /* --- checkpoint diff
  * -----------------------------------------------------------

@@ -2,9 +2,9 @@
  * cmd_pipeline.c - decree init, run, process, status, log, diff, revert
  * (docs/pipeline.md, docs/cli/pipeline.md).
  */
-#include "common.h"
+#include "util/common.h"
 #include "pipeline.h"
-#include "json.h"
+#include "util/json.h"
 
 #include <dirent.h>
 #include <jansson.h>

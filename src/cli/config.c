@@ -17,7 +17,7 @@
  * Unknown keys are ignored.  A file that is not valid YAML, or a key with
  * a value of the wrong type, is an error naming the file and line.
  */
-#include "common.h"
+#include "util/common.h"
 #include "pipeline.h"
 
 #include <yaml.h>

@@ -34,7 +34,7 @@
  * code point (wide characters may make a line slightly longer than the
  * terminal) and control characters are drawn as '?'.
  */
-#include "common.h"
+#include "util/common.h"
 #include "pipeline.h"
 
 #include <poll.h>

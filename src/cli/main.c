@@ -5,7 +5,7 @@
  * stand anywhere before "--"; they are taken out of argv first, then the
  * command (one or two words) is looked up and runs with the rest.
  */
-#include "common.h"
+#include "util/common.h"
 #include "cli.h"
 
 #include <signal.h>

@@ -13,7 +13,7 @@
  * the keys keep their order.  Writing uses plain scalars when they read
  * back as the same string and double-quoted ones otherwise.
  */
-#include "common.h"
+#include "util/common.h"
 #include "pipeline.h"
 
 #include <yaml.h>

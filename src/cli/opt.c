@@ -5,7 +5,7 @@
  * Long options take their argument as "--name VALUE" or "--name=VALUE",
  * short ones as "-x VALUE" or "-xVALUE".
  */
-#include "common.h"
+#include "util/common.h"
 #include "cli.h"
 
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)

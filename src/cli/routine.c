@@ -18,7 +18,7 @@
  * notebook declares them in the code cell tagged "parameters" (papermill's
  * convention), one `name = value` per line.
  */
-#include "common.h"
+#include "util/common.h"
 #include "pipeline.h"
 
 #include <dirent.h>

@@ -24,9 +24,9 @@
  * The whole run holds .decree/pipeline.lock (flock): two pipelines never
  * work on one tree at once.
  */
-#include "common.h"
+#include "util/common.h"
 #include "pipeline.h"
-#include "json.h"
+#include "util/json.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -11,7 +11,7 @@
  * fs_fault_hook: the target keeps its old bytes (or stays absent) and no
  * temp file is left.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,10 +21,10 @@
 
 #include "testutil.h"
 
-#include "fs.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
+#include "util/fs.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
 
 #include <dirent.h>
 #include <ftw.h>

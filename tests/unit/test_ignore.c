@@ -17,11 +17,11 @@
  * Git runs with an empty template, no system or global config and an empty
  * XDG dir so that no user ignore file leaks in.
  */
-#include "common.h"
-#include "ignore.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
+#include "util/common.h"
+#include "scan/ignore.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
 
 #include <ftw.h>
 #include <setjmp.h>

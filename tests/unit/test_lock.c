@@ -5,7 +5,7 @@
  * the same process would succeed; the contenders here are forked children
  * that report through a pipe (cmocka asserts run in the parent only).
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,10 +15,10 @@
 
 #include "testutil.h"
 
-#include "lock.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
+#include "store/lock.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
 
 #include <ftw.h>
 #include <signal.h>

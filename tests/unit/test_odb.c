@@ -15,7 +15,7 @@
  *
  * Randomized inputs print their seed; DECREE_TEST_SEED=<n> replays.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,13 +25,13 @@
 
 #include "testutil.h"
 
-#include "odb.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
-#include "oidset.h"
-#include "sha256.h"
+#include "store/odb.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/oidset.h"
+#include "util/sha256.h"
 
 #include <dirent.h>
 #include <ftw.h>

@@ -9,7 +9,7 @@
  * decode even when the file checksum is right.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,12 +19,12 @@
 
 #include "testutil.h"
 
-#include "oplog.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
-#include "snap.h"
+#include "store/oplog.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "store/snap.h"
 
 #include <ftw.h>
 #include <time.h>

@@ -15,13 +15,13 @@
  *  - The fuzz corpus is replayed through the libFuzzer entry point.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays a run.
  */
-#include "common.h"
-#include "patch.h"
-#include "unidiff.h"
-#include "xdiff.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
+#include "util/common.h"
+#include "diff/patch.h"
+#include "diff/unidiff.h"
+#include "diff/xdiff.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
 
 #include <dirent.h>
 #include <setjmp.h>

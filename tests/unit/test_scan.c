@@ -14,7 +14,7 @@
  * file is hashed again.
  * Random trees print their seed; DECREE_TEST_SEED=<n> replays.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,14 +24,14 @@
 
 #include "testutil.h"
 
-#include "scan.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
-#include "odb.h"
-#include "snap.h"
-#include "statcache.h"
+#include "scan/scan.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "store/odb.h"
+#include "store/snap.h"
+#include "scan/statcache.h"
 
 #include <dirent.h>
 #include <ftw.h>

@@ -7,7 +7,7 @@
  * walk with sorted children produces, and path_cmp must agree with it.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,10 +17,10 @@
 
 #include "testutil.h"
 
-#include "snap.h"
-#include "alloc.h"
-#include "sha256.h"
-#include "strset.h"
+#include "store/snap.h"
+#include "util/alloc.h"
+#include "util/sha256.h"
+#include "util/strset.h"
 
 #include <time.h>
 

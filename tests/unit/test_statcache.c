@@ -8,7 +8,7 @@
  * clock.  Damage of any kind must give an empty cache, never an error and
  * never a hit.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,12 +18,12 @@
 
 #include "testutil.h"
 
-#include "statcache.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
-#include "snap.h"
+#include "scan/statcache.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "store/snap.h"
 
 #include <ftw.h>
 

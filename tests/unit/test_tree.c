@@ -11,7 +11,7 @@
  * unsorted and duplicate entries; bad modes; every truncation.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,13 +21,13 @@
 
 #include "testutil.h"
 
-#include "tree.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "odb.h"
-#include "snap.h"
-#include "strset.h"
+#include "store/tree.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "store/odb.h"
+#include "store/snap.h"
+#include "util/strset.h"
 
 #include <ftw.h>
 #include <time.h>

@@ -33,7 +33,7 @@
  * transactions); DECREE_TEST_TMPDIR overrides.  DECREE_TEST_FILTER=<glob>
  * runs a subset.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,15 +44,15 @@
 #include "testutil.h"
 
 #include "decree/decree.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
-#include "oplog.h"
-#include "repo.h"
-#include "sha256.h"
-#include "snap.h"
-#include "tree.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "store/oplog.h"
+#include "store/repo.h"
+#include "util/sha256.h"
+#include "store/snap.h"
+#include "store/tree.h"
 
 #include <dirent.h>
 #include <ftw.h>

@@ -8,11 +8,11 @@
  * parser and the external oracles (GNU patch, git apply) live in
  * test_patch.c.
  */
-#include "common.h"
-#include "unidiff.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
+#include "util/common.h"
+#include "diff/unidiff.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
 
 #include <setjmp.h>
 #include <cmocka.h>

@@ -9,7 +9,7 @@
  * cuts the torn tail on disk so that the file matches what was acted on.
  * Random logs print their seed; DECREE_TEST_SEED=<n> replays.
  */
-#include "common.h"
+#include "util/common.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,11 +19,11 @@
 
 #include "testutil.h"
 
-#include "wal.h"
-#include "alloc.h"
-#include "buf.h"
-#include "error.h"
-#include "fs.h"
+#include "txn/wal.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fs.h"
 
 #include <dirent.h>
 #include <ftw.h>

@@ -8,10 +8,10 @@
  * default mode and a tiny cost limit are checked for validity only.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays one run.
  */
-#include "common.h"
-#include "xdiff.h"
-#include "alloc.h"
-#include "buf.h"
+#include "util/common.h"
+#include "diff/xdiff.h"
+#include "util/alloc.h"
+#include "util/buf.h"
 
 #include <setjmp.h>
 #include <time.h>

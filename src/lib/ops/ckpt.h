@@ -1,0 +1,73 @@
+/*
+ * ckpt.h - checkpoint records, shared by checkpoint.c, restore.c, maint.c.
+ *
+ * A record is a small JSON document in <rootdir>/checkpoints/<id>, where id
+ * is the SHA-256 of the record's bytes (so a damaged record is detected).
+ */
+#ifndef DECREE_CKPT_H
+#define DECREE_CKPT_H
+
+#include "decree/checkpoint.h"
+#include "store/odb.h"
+#include "store/snap.h"
+
+typedef struct {
+	decree_checkpoint_info info; /* strings point to the owned ones below */
+	char *session, *message, *label, *root;
+	oid tree;
+} ckpt_rec;
+
+void ckpt_rec_release(ckpt_rec *r);
+
+/* Every record of this root, oldest first. */
+int ckpt_load_all(ckpt_rec **out, size_t *n, decree_store *s);
+void ckpt_free_all(ckpt_rec *v, size_t n);
+
+/* Load the record file at `path` (verifies its id). */
+int ckpt_load_file(ckpt_rec *out, const char *path, const char *id);
+
+/* Resolve a reference (full id, >= 4 hex prefix, SESSION:MESSAGE). */
+int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
+
+/* Scan the working tree with the stat cache; with w, contents are stored.
+ * With cache_out the loaded cache is handed to the caller (for
+ * ckpt_save_statcache), else freed.  With `rules`, the ignore files are
+ * those of that snapshot instead of the ones on disk: the tree as the
+ * snapshot's rules see it (what a restore to it or a diff against it
+ * must cover).  lazy_hash: see scan_opts. */
+struct statcache;
+int ckpt_scan(snap *out, decree_store *s, odb_writer *w,
+	      struct statcache **cache_out, const snap *rules, bool lazy_hash);
+
+/* An ignore_load_fn reading .gitignore/.decreeignore from a snapshot. */
+typedef struct {
+	const snap *s;
+	odb *db;
+} ckpt_rules;
+int ckpt_rules_load(void *payload, const char *dir, const char *name, buf *out,
+		    bool *found);
+
+/* Write trees of `cur` through w, commit w, write the record.  Returns
+ * the new id in id_out.  The caller holds the lock. */
+int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+	       odb_writer *w, const snap *cur, const char *session,
+	       const char *message, const char *label);
+
+/* The snapshot of tree `id`, from the handle's cache when it is that tree
+ * (the last checkpoint created, or the last tree read), else read from the
+ * store and cached.  The pointer lives until the next ckpt_tree() call or
+ * ckpt_tree_cache_put() on the handle. */
+int ckpt_tree(const snap **out, decree_store *s, const oid *id);
+/* Hand a snapshot of tree `id` to the cache (moved: *sn is emptied). */
+void ckpt_tree_cache_put(decree_store *s, snap *sn, const oid *id);
+void ckpt_tree_cache_free(decree_store *s);
+
+/* Delete one record (no directory fsync). */
+int ckpt_remove(decree_store *s, const char *id);
+
+/* Save the stat cache from a scan made with `cache` unless nothing changed.
+ * Frees the cache. */
+int ckpt_save_statcache(decree_store *s, const snap *cur,
+			struct statcache *cache);
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * diff.c - decree_checkpoint_diff (decree/diff.h).
+ *
+ * Both sides become snaps: a checkpoint through its stored tree, the
+ * working tree through a scan with the stat cache (nothing is stored).
+ * snap_diff() yields the paths that differ in canonical order; for each,
+ * the contents come from the store (checkpoint side) or from the disk
+ * (working tree side, read below the root without following symlinks),
+ * and unidiff formats the record.  Line counts are taken from the
+ * formatted record, so they are exactly what the text shows.  Records are
+ * formatted in batches on one thread per CPU (DECREE_THREADS) and handed
+ * to the callback in path order.
+ */
+#include "util/common.h"
+#include "decree/diff.h"
+#include "util/alloc.h"
+#include "ops/ckpt.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "store/repo.h"
+#include "store/tree.h"
+#include "diff/unidiff.h"
+
+#include <pthread.h>
+
+/* One changed path; formatted by a worker, emitted in order. */
+typedef struct {
+	const char *path;
+	const snap_entry *a, *b;
+	decree_diff_file f;
+	buf text;
+	int err;
+	char *errmsg;
+} diff_item;
+
+typedef struct {
+	decree_store *s;
+	odb *db;
+	bool worktree; /* side b is the working tree */
+	const decree_diff_options *o;
+	decree_diff_cb cb;
+	void *payload;
+	diff_item *items;
+	size_t n, cap;
+	/* the batch being formatted */
+	pthread_mutex_t mu;
+	size_t next, end;
+} diff_ctx;
+
+static unsigned public_mode(uint32_t mode)
+{
+	return mode == MODE_EXEC ? 0755 : mode == MODE_LINK ? 0120000 : 0644;
+}
+
+/* Read the working-tree content of `e` (a symlink's target for links). */
+/* The directory of the last working-tree file read, kept open: entries
+ * come in path order, so files of one directory need one path walk (one
+ * openat2 with RESOLVE_BENEATH, no symlink followed) between them. */
+typedef struct {
+	char dir[PATH_MAX];
+	int fd; /* -1: none */
+} dir_cache;
+
+static int cached_parent(int *dfd, const char **base, decree_store *s,
+			 const char *path, dir_cache *dc)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) : 0;
+	int r;
+
+	*base = slash ? slash + 1 : path;
+	if (dc->fd >= 0 && !strncmp(dc->dir, path, dl) && dc->dir[dl] == '\0') {
+		*dfd = dc->fd;
+		return 0;
+	}
+	if (dc->fd >= 0)
+		close(dc->fd);
+	dc->fd = -1;
+	if (dl >= sizeof(dc->dir))
+		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
+					path);
+	memcpy(dc->dir, path, dl);
+	dc->dir[dl] = '\0';
+	if (!dl) {
+		if ((r = fs_open_dir(&dc->fd, s->rootfd, "")) < 0) {
+			dc->fd = -1;
+			return r;
+		}
+	} else if ((dc->fd = fs_open_beneath(s->rootfd, dc->dir,
+					     O_RDONLY | O_DIRECTORY)) < 0) {
+		return decree_error_os("cannot open '%s'", dc->dir);
+	}
+	*dfd = dc->fd;
+	return 0;
+}
+
+/* Read the working-tree content of `e` (a symlink's target for links),
+ * never following a symlink on the way. */
+static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
+			 dir_cache *dc)
+{
+	const char *base;
+	int dfd = -1, fd, r;
+
+	if ((r = cached_parent(&dfd, &base, s, e->path, dc)) < 0)
+		return r;
+	if (e->mode == MODE_LINK) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		if (n < 0)
+			return decree_error_os("cannot read link '%s'",
+					       e->path);
+		return buf_put(out, target, (size_t)n);
+	}
+	if ((fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return decree_error_os("cannot open '%s'", e->path);
+	r = fs_read_fd(fd, out, e->path);
+	close(fd);
+	return r;
+}
+
+static int load_side(diff_ctx *c, buf *out, const snap_entry *e, bool disk,
+		     dir_cache *dc)
+{
+	buf_clear(out);
+	if (!e)
+		return 0;
+	if (disk)
+		return read_worktree(out, c->s, e, dc);
+	return odb_read(out, NULL, c->db, &e->id);
+}
+
+/* Count the '+' and '-' lines inside the hunks of formatted records. */
+static void count_lines(const buf *t, uint64_t *added, uint64_t *removed)
+{
+	const char *p = t->ptr, *end = t->ptr + t->len;
+	bool in_hunk = false;
+
+	*added = *removed = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n >= 11 && !memcmp(p, "diff --git ", 11))
+			in_hunk = false;
+		else if (n >= 2 && p[0] == '@' && p[1] == '@')
+			in_hunk = true;
+		else if (in_hunk && p[0] == '+')
+			(*added)++;
+		else if (in_hunk && p[0] == '-')
+			(*removed)++;
+		p += n + 1;
+	}
+}
+
+static int collect(void *payload, const char *path, const snap_entry *a,
+		   const snap_entry *b)
+{
+	diff_ctx *c = payload;
+	diff_item *it;
+
+	if (!snap_path_selected(c->o->paths, path))
+		return 0;
+	if (GROW(c->items, c->cap, c->n + 1) < 0)
+		return DECREE_ERROR;
+	it = &c->items[c->n++];
+	memset(it, 0, sizeof(*it));
+	it->path = path;
+	it->a = a;
+	it->b = b;
+	return 0;
+}
+
+/* Fill it->f and it->text.  Runs on worker threads: nothing shared but
+ * the store handle, whose reads are thread-safe. */
+static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new,
+		       dir_cache *dc)
+{
+	const snap_entry *a = it->a, *b = it->b;
+	decree_diff_file *f = &it->f;
+	unidiff_file u = UNIDIFF_FILE_INIT;
+	unidiff_options uo = UNIDIFF_OPTIONS_INIT;
+	int r;
+
+	f->path = it->path;
+	f->status = !a ? 'A' : !b ? 'D' : 'M';
+	f->old_mode = a ? public_mode(a->mode) : 0;
+	f->new_mode = b ? public_mode(b->mode) : 0;
+	f->skipped = (a && !snap_entry_is_stored(a)) ||
+		     (b && !snap_entry_is_stored(b));
+	if (c->o->no_text || f->skipped)
+		return 0;
+	if ((r = load_side(c, old, a, false, dc)) < 0 ||
+	    (r = load_side(c, new, b, c->worktree, dc)) < 0)
+		return r;
+	u.old_path = u.new_path = it->path;
+	u.old_exists = a != NULL;
+	u.new_exists = b != NULL;
+	u.old_mode = a ? a->mode : 0;
+	u.new_mode = b ? b->mode : 0;
+	u.old_data = old->ptr;
+	u.old_len = old->len;
+	u.new_data = new->ptr;
+	u.new_len = new->len;
+	uo.context = c->o->context;
+	if ((r = unidiff_format(&it->text, &u, &uo)) < 0)
+		return r;
+	f->binary = unidiff_is_binary(old->ptr, old->len) ||
+		    unidiff_is_binary(new->ptr, new->len);
+	if (!f->binary)
+		count_lines(&it->text, &f->added, &f->removed);
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	diff_ctx *c = arg;
+	buf old = BUF_INIT, new = BUF_INIT;
+	dir_cache dc;
+
+	dc.fd = -1;
+
+	for (;;) {
+		diff_item *it;
+		pthread_mutex_lock(&c->mu);
+		it = c->next < c->end ? &c->items[c->next++] : NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (!it)
+			break;
+		if ((it->err = format_item(c, it, &old, &new, &dc)) < 0)
+			it->errmsg = decree_strdup(decree_error_last());
+	}
+	buf_release(&old);
+	buf_release(&new);
+	if (dc.fd >= 0)
+		close(dc.fd);
+	return NULL;
+}
+
+/* Format items in batches on up to `nthreads` threads; hand each to the
+ * callback in path order as soon as its batch is done. */
+static int run_items(diff_ctx *c, unsigned nthreads)
+{
+	enum { BATCH = 1024 };
+	pthread_t tids[16];
+	int r = 0;
+
+	if (nthreads > ARRAY_SIZE(tids))
+		nthreads = ARRAY_SIZE(tids);
+	for (size_t from = 0; from < c->n && !r; from += BATCH) {
+		unsigned started = 0;
+		c->next = from;
+		c->end = from + BATCH < c->n ? from + BATCH : c->n;
+		while (started + 1 < nthreads && started + 1 < c->end - from &&
+		       pthread_create(&tids[started], NULL, worker, c) == 0)
+			started++;
+		worker(c); /* this thread works too */
+		for (unsigned t = 0; t < started; t++)
+			pthread_join(tids[t], NULL);
+		for (size_t i = from; i < c->end; i++) {
+			diff_item *it = &c->items[i];
+			if (!r && it->err < 0) {
+				r = decree_error_set(it->err, "%s",
+						     it->errmsg
+							     ? it->errmsg
+							     : "out of memory");
+			} else if (!r && (it->f.status &&
+					  (c->o->no_text || it->f.skipped ||
+					   it->text.len))) {
+				/* (no text: same bytes after all, a racing
+				 * edit) */
+				it->f.text = it->text.len ? it->text.ptr : NULL;
+				it->f.len = it->text.len;
+				r = c->cb(c->payload, &it->f);
+			}
+			buf_release(&it->text);
+			decree_free(it->errmsg);
+			it->errmsg = NULL;
+		}
+	}
+	return r;
+}
+
+int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
+			   const decree_diff_options *o, decree_diff_cb cb,
+			   void *payload)
+{
+	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
+	ckpt_rec a, b;
+	const snap *sa;
+	snap sb = SNAP_INIT;
+	diff_ctx c;
+	int r;
+
+	DECREE_ASSERT_ARG(s);
+	DECREE_ASSERT_ARG(ref);
+	DECREE_ASSERT_ARG(cb);
+	if (!o)
+		o = &def;
+	if (o->version != DECREE_DIFF_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid diff options");
+	for (size_t i = 0; o->paths && o->paths[i]; i++)
+		if (!fs_path_is_safe(o->paths[i], false))
+			return DECREE_EINVALID;
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	if ((r = ckpt_resolve(&a, s, ref)) < 0)
+		return r;
+	pthread_mutex_init(&c.mu, NULL);
+	c.s = s;
+	c.o = o;
+	c.cb = cb;
+	c.payload = payload;
+	c.worktree = ref2 == NULL;
+	/* (the cached snapshot when `ref` was just created: a pipeline run) */
+	if ((r = repo_odb(&c.db, s, false)) < 0 ||
+	    (r = ckpt_tree(&sa, s, &a.tree)) < 0)
+		goto done;
+	if (ref2) {
+		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
+		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
+			goto done;
+	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, sa, !o->no_text)) < 0) {
+		/* (lazy: changed files are read once, by the diff itself) */
+		goto done;
+	}
+	if ((r = snap_diff(sa, &sb, collect, &c)) == 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned nt = s->threads ? s->threads
+			      : ncpu > 0 ? (unsigned)ncpu
+					 : 1;
+		if (o->no_text)
+			nt = 1; /* nothing to read */
+		r = run_items(&c, nt);
+	}
+done:
+	for (size_t i = 0; i < c.n; i++) {
+		buf_release(&c.items[i].text);
+		decree_free(c.items[i].errmsg);
+	}
+	decree_free(c.items);
+	pthread_mutex_destroy(&c.mu);
+	snap_release(&sb);
+	ckpt_rec_release(&a);
+	ckpt_rec_release(&b);
+	return r;
+}

@@ -1,0 +1,406 @@
+/*
+ * restore.c - cascading restore, undo and redo (decree/checkpoint.h).
+ *
+ * Restore plans per path against a fresh scan of the working tree:
+ *   in checkpoint only           -> create (or overwrite an ignored file,
+ *                                   whose bytes are captured first)
+ *   in working tree only         -> delete, unless the file is skipped
+ *                                   (too large) or ignored under the
+ *                                   *checkpoint's* ignore rules
+ *   in both, different           -> restore bytes and mode
+ * The scan stores every current file (the "pre-restore" checkpoint), so
+ * every byte the transaction overwrites or deletes is in the store first.
+ * The change list becomes an undo entry; undo/redo replay it backwards or
+ * forwards through the same transaction engine.
+ */
+#include "util/common.h"
+#include "util/alloc.h"
+#include "ops/ckpt.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "scan/ignore.h"
+#include "store/repo.h"
+#include "scan/scan.h"
+#include "scan/statcache.h"
+#include "store/tree.h"
+#include "txn/txn.h"
+
+typedef struct {
+	txn_change *v;
+	size_t n, cap;
+} change_list;
+
+static void changes_release(change_list *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		decree_free(c->v[i].path);
+	decree_free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+static txn_change *change_add(change_list *c, const char *path)
+{
+	txn_change *t;
+	if (GROW(c->v, c->cap, c->n + 1) < 0)
+		return NULL;
+	t = &c->v[c->n];
+	memset(t, 0, sizeof(*t));
+	if (!(t->path = decree_strdup(path)))
+		return NULL;
+	c->n++;
+	return t;
+}
+
+static void set_old(txn_change *t, const snap_entry *e)
+{
+	t->has_old = true;
+	t->old_mode = e->mode;
+	t->old_size = e->size;
+	t->old_id = e->id;
+}
+
+static void set_new(txn_change *t, const snap_entry *e)
+{
+	t->has_new = true;
+	t->new_mode = e->mode;
+	t->new_size = e->size;
+	t->new_id = e->id;
+}
+
+static int check_paths(const char *const *paths, const snap *a, const snap *b)
+{
+	if (!paths)
+		return 0;
+	for (size_t i = 0; paths[i]; i++) {
+		const char *const one[2] = { paths[i], NULL };
+		bool hit = false;
+		if (!fs_path_is_safe(paths[i], true))
+			return DECREE_EINVALID;
+		for (size_t k = 0; k < a->n && !hit; k++)
+			hit = snap_path_selected(one, a->v[k].path);
+		for (size_t k = 0; k < b->n && !hit; k++)
+			hit = snap_path_selected(one, b->v[k].path);
+		if (!hit)
+			return decree_error_set(
+				DECREE_ENOTFOUND,
+				"path '%s' is neither in the checkpoint nor in the working tree",
+				paths[i]);
+	}
+	return 0;
+}
+
+static void report(const decree_restore_options *o, decree_restore_result *res,
+		   const txn_change *t)
+{
+	decree_action a = !t->has_new  ? DECREE_ACTION_DELETE
+			  : t->has_old ? DECREE_ACTION_RESTORE
+				       : DECREE_ACTION_CREATE;
+	if (a == DECREE_ACTION_DELETE)
+		res->deleted++;
+	else if (a == DECREE_ACTION_RESTORE)
+		res->restored++;
+	else
+		res->created++;
+	if (o->plan)
+		o->plan(o->payload, t->path, a);
+}
+
+/* --- restore -----------------------------------------------------------------
+ */
+
+static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
+			const snap *cur, const snap *target,
+			ignore_matcher *rules, const char *const *paths)
+{
+	size_t i = 0, j = 0;
+	int r;
+
+	while (i < cur->n || j < target->n) {
+		int c = i >= cur->n ? 1
+			: j >= target->n
+				? -1
+				: path_cmp(cur->v[i].path, target->v[j].path);
+		const snap_entry *a = c <= 0 ? &cur->v[i] : NULL;
+		const snap_entry *b = c >= 0 ? &target->v[j] : NULL;
+		const char *path = a ? a->path : b->path;
+		txn_change *t;
+		bool excluded, present;
+
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+		if (!snap_path_selected(paths, path))
+			continue;
+		if (a && b && snap_entry_same(a, b))
+			continue;
+		if (b && b->mode == MODE_SKIP)
+			continue; /* never stored: cannot be restored, never
+				     deleted */
+		if (!b) {
+			if (a->mode == MODE_SKIP)
+				continue;
+			if ((r = ignore_matcher_excluded(rules, path,
+							 strlen(path), false,
+							 &excluded)) < 0)
+				return r;
+			if (excluded)
+				continue; /* ignored back then: not ours to
+					     delete */
+			if (!(t = change_add(out, path)))
+				return -1;
+			set_old(t, a);
+			continue;
+		}
+		if (!(t = change_add(out, path)))
+			return -1;
+		set_new(t, b);
+		if (a && a->mode != MODE_SKIP) {
+			set_old(t, a);
+		} else if ((r = txn_capture_old(t, s, w, &present)) < 0) {
+			return r; /* absent, ignored now, or too large: read it
+				   */
+		}
+		if (t->has_old && t->old_mode == t->new_mode &&
+		    !oid_cmp(&t->old_id, &t->new_id)) {
+			decree_free(t->path);
+			out->n--;
+		}
+	}
+	return 0;
+}
+
+int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
+			      const char *ref, const decree_restore_options *o)
+{
+	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result dummy;
+	ckpt_rec rec;
+	snap target = SNAP_INIT, cur = SNAP_INIT;
+	change_list ch = { NULL, 0, 0 };
+	ignore_matcher *rules = NULL;
+	odb_writer *w = NULL;
+	statcache *cache = NULL;
+	odb *db;
+	int r;
+
+	if (!o)
+		o = &def;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	memset(&rec, 0, sizeof(rec));
+	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid restore options");
+	if ((r = ckpt_resolve(&rec, s, ref)) < 0)
+		return r;
+	if (!o->dry_run && (r = repo_lock(s)) < 0) {
+		ckpt_rec_release(&rec);
+		return r;
+	}
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = tree_read(&target, db, &rec.tree)) < 0)
+		goto done;
+	{
+		ckpt_rules ld = { &target, db };
+		r = ignore_matcher_new(&rules, ckpt_rules_load, &ld,
+				       (const char *const *)s->excludes);
+		if (r < 0)
+			goto done;
+		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0)
+			goto done;
+		/* the tree as the checkpoint's ignore rules see it: after the
+		 * restore those rules are the tree's again */
+		r = ckpt_scan(&cur, s, w, &cache, &target, false);
+		if (r == 0)
+			r = check_paths(o->paths, &cur, &target);
+		if (r == 0)
+			r = plan_restore(&ch, s, w, &cur, &target, rules,
+					 o->paths);
+		ignore_matcher_free(rules);
+		rules = NULL;
+		if (r < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < ch.n; i++)
+		report(o, res, &ch.v[i]);
+	if (o->dry_run || ch.n == 0)
+		goto done;
+	/* Capture the present (every byte we will touch is in w). */
+	if ((r = ckpt_write(res->pre_checkpoint, s, w, &cur, rec.session, NULL,
+			    "pre-restore")) < 0)
+		goto done;
+	{
+		oplog_entry e;
+		txn_spec sp;
+		char what[80];
+		bool committed = false;
+		memset(&e, 0, sizeof(e));
+		memset(&sp, 0, sizeof(sp));
+		snprintf(what, sizeof(what), "restore %.12s", rec.info.id);
+		e.kind = OPLOG_RESTORE;
+		e.time_ns = fs_now_ns();
+		e.session = rec.session;
+		e.what = what;
+		e.changes = ch.v;
+		e.n = ch.n;
+		sp.changes = ch.v;
+		sp.n = ch.n;
+		sp.history = TXN_HISTORY_PUSH;
+		sp.entry = &e;
+		sp.progress = o->progress;
+		sp.payload = o->payload;
+		sp.committed = &committed;
+		if ((r = txn_run(s, &sp)) < 0) {
+			/* Nothing changed: drop the capture again, unless the
+			 * store is broken and recovery may still need it. */
+			if (!committed && !s->broken) {
+				char msg[1024];
+				snprintf(msg, sizeof(msg), "%s",
+					 decree_error_last());
+				ckpt_remove(s, res->pre_checkpoint);
+				res->pre_checkpoint[0] = '\0';
+				decree_error_set(r, "%s", msg);
+			}
+			goto done;
+		}
+	}
+	if (ckpt_save_statcache(s, &cur, cache) < 0)
+		decree_error_clear();
+	cache = NULL;
+done:
+	statcache_free(cache);
+	ignore_matcher_free(rules);
+	odb_writer_free(w);
+	changes_release(&ch);
+	snap_release(&cur);
+	snap_release(&target);
+	ckpt_rec_release(&rec);
+	if (!o->dry_run)
+		repo_unlock(s);
+	return r;
+}
+
+/* --- undo / redo ------------------------------------------------------------
+ */
+
+static int replay(decree_restore_result *res, decree_store *s,
+		  const decree_restore_options *o, bool undo)
+{
+	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result dummy;
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+	oplog_entry *e;
+	change_list ch = { NULL, 0, 0 };
+	odb_writer *w = NULL;
+	odb *db;
+	bool drifted = false;
+	int r;
+
+	if (!o)
+		o = &def;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	if (!repo_exists(s))
+		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
+					undo ? "undo" : "redo");
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	repo_file(path, s, "oplog");
+	if ((r = oplog_load(&l, path)) < 0)
+		goto done;
+	if (undo ? !l.nundo : !l.nredo) {
+		r = decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
+				     undo ? "undo" : "redo");
+		goto done;
+	}
+	e = undo ? &l.undo[l.nundo - 1] : &l.redo[l.nredo - 1];
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = odb_writer_new(&w, db)) < 0)
+		goto done;
+	for (size_t i = 0; i < e->n; i++) {
+		const txn_change *src = &e->changes[i];
+		bool want = undo ? src->has_old : src->has_new;
+		snap_entry goal;
+		txn_change *t;
+		bool present, expected;
+
+		if (!snap_path_selected(o->paths, src->path))
+			continue;
+		memset(&goal, 0, sizeof(goal));
+		goal.mode = undo ? src->old_mode : src->new_mode;
+		goal.size = undo ? src->old_size : src->new_size;
+		goal.id = undo ? src->old_id : src->new_id;
+		if (!(t = change_add(&ch, src->path))) {
+			r = -1;
+			goto done;
+		}
+		if ((r = txn_capture_old(t, s, w, &present)) < 0)
+			goto done;
+		/* did anything change since the operation? */
+		expected = undo ? src->has_new : src->has_old;
+		if (present != expected ||
+		    (present &&
+		     (t->old_mode != (undo ? src->new_mode : src->old_mode) ||
+		      oid_cmp(&t->old_id, undo ? &src->new_id : &src->old_id))))
+			drifted = true;
+		if (want)
+			set_new(t, &goal);
+		if (t->has_old == t->has_new &&
+		    (!t->has_old || (t->old_mode == t->new_mode &&
+				     !oid_cmp(&t->old_id, &t->new_id)))) {
+			decree_free(t->path);
+			ch.n--;
+		}
+	}
+	for (size_t i = 0; i < ch.n; i++)
+		report(o, res, &ch.v[i]);
+	if (o->dry_run)
+		goto done;
+	if (drifted) {
+		/* Edits made after the operation: keep them reachable. */
+		snap cur = SNAP_INIT;
+		r = ckpt_scan(&cur, s, w, NULL, NULL, false);
+		if (r == 0)
+			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
+				       e->session, NULL,
+				       undo ? "pre-undo" : "pre-redo");
+		snap_release(&cur);
+		if (r < 0)
+			goto done;
+	} else if ((r = odb_writer_commit(w)) < 0) {
+		goto done;
+	}
+	{
+		txn_spec sp;
+		memset(&sp, 0, sizeof(sp));
+		sp.changes = ch.v;
+		sp.n = ch.n;
+		sp.history = undo ? TXN_HISTORY_UNDO : TXN_HISTORY_REDO;
+		sp.moved_id = e->id;
+		sp.progress = o->progress;
+		sp.payload = o->payload;
+		r = txn_run(s, &sp);
+	}
+done:
+	odb_writer_free(w);
+	changes_release(&ch);
+	oplog_release(&l);
+	repo_unlock(s);
+	return r;
+}
+
+int decree_undo(decree_restore_result *res, decree_store *s,
+		const decree_restore_options *o)
+{
+	return replay(res, s, o, true);
+}
+
+int decree_redo(decree_restore_result *res, decree_store *s,
+		const decree_restore_options *o)
+{
+	return replay(res, s, o, false);
+}

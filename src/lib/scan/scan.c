@@ -1,0 +1,637 @@
+/*
+ * scan.c - the parallel directory walk and content hashing.
+ *
+ * A walk of a large tree is dominated by lstat and readdir system calls,
+ * and a first checkpoint by hashing and compressing; both run on one pool
+ * of threads (one per online CPU) sharing one queue of two kinds of jobs:
+ *
+ *   DIR   read one directory (opened beneath the root with no symlink on
+ *         the way), sort its names, lstat them, apply the ignore rules,
+ *         ask the stat cache; queue a DIR job per subdirectory and a HASH
+ *         job per file the cache does not vouch for;
+ *   HASH  read one file, SHA-256 it and, with a writer, store it.
+ *
+ * Each directory's result is an array of entries sized once, so jobs write
+ * into stable memory; no job touches another's entries.  When the queue is
+ * empty and no job runs, the results are stitched together depth-first in
+ * name order, which is exactly canonical order (snap.h).  The ignore
+ * matcher is not thread-safe: each thread has its own (rules load lazily,
+ * so each reads only what it needs).
+ *
+ * A file that disappears between readdir and open is dropped from the
+ * snapshot (it no longer exists); a file that grows past the size limit
+ * while being read is recorded as skipped.  The first error stops the
+ * walk and is reported.
+ */
+#include "util/common.h"
+#include "scan/scan.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "scan/ignore.h"
+
+#include <dirent.h>
+#include <pthread.h>
+
+typedef struct dirres dirres;
+
+/* One entry of a directory's result. */
+typedef struct {
+	snap_entry e; /* e.path is the full path (owned) */
+	dirres *sub;  /* subdirectory result, or NULL */
+	bool dropped; /* ignored, vanished or not a project file */
+} rentry;
+
+struct dirres {
+	rentry *v;
+	size_t n;
+};
+
+enum { JOB_DIR = 1, JOB_HASH = 2 };
+
+typedef struct job {
+	struct job *next;
+	int kind;
+	char *path;  /* DIR: the directory ("" = root) */
+	dirres *dir; /* DIR: where results go */
+	int depth;
+	rentry *ent; /* HASH: the entry to fill */
+} job;
+
+typedef struct walker walker;
+
+typedef struct {
+	char *name;
+	unsigned char type; /* d_type */
+} dent;
+
+typedef struct {
+	walker *w;
+	ignore_matcher *ign;
+	const char *cur_dir; /* directory whose fd is cur_fd (loader shortcut)
+			      */
+	int cur_fd;
+	const dent *cur_ents; /* its sorted listing */
+	size_t cur_n;
+	buf data; /* reused read buffer */
+} worker;
+
+struct walker {
+	const scan_opts *o;
+	int rootfd;
+	uint64_t max_size;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	job *head;
+	size_t queued; /* jobs in the queue */
+	size_t active; /* jobs queued or running */
+	worker *wks;   /* one per thread; wks[0] is the calling thread */
+	pthread_t *tids;
+	unsigned nthreads, started; /* started: extra threads running */
+	bool failed;
+	int err;
+	char errmsg[1024];
+};
+
+/* --- queue ---------------------------------------------------------------- */
+
+static void fail_walk(walker *w, int r)
+{
+	pthread_mutex_lock(&w->mu);
+	if (!w->failed) {
+		__atomic_store_n(&w->failed, true, __ATOMIC_RELAXED);
+		w->err = r;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
+			 decree_error_last());
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void *worker_main(void *arg);
+
+static int push(walker *w, job *j)
+{
+	pthread_mutex_lock(&w->mu);
+	j->next = w->head; /* LIFO: depth-first, few directories open at once */
+	w->head = j;
+	w->queued++;
+	w->active++;
+	/* Threads start when there is work waiting for them: a small tree
+	 * is scanned without creating any. */
+	if (w->queued > 1 && w->started + 1 < w->nthreads) {
+		unsigned k = w->started + 1;
+		if (pthread_create(&w->tids[k], NULL, worker_main,
+				   &w->wks[k]) == 0)
+			w->started = k;
+	}
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+static int push_new(walker *w, int kind, char *path, dirres *dir, int depth,
+		    rentry *ent)
+{
+	job *j = decree_calloc(1, sizeof(*j));
+	if (!j)
+		return -1;
+	j->kind = kind;
+	j->path = path;
+	j->dir = dir;
+	j->depth = depth;
+	j->ent = ent;
+	return push(w, j);
+}
+
+/* --- hashing -------------------------------------------------------------- */
+
+static int run_hash(worker *wk, rentry *re)
+{
+	walker *w = wk->w;
+	snap_entry *e = &re->e;
+	int fd = fs_open_beneath(w->rootfd, e->path, O_RDONLY);
+	struct stat st;
+	int r;
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) {
+			re->dropped = true; /* vanished or replaced meanwhile */
+			return 0;
+		}
+		return decree_error_os("cannot open '%s'", e->path);
+	}
+	if (fstat(fd, &st) < 0) {
+		r = decree_error_os("cannot stat '%s'", e->path);
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		re->dropped = true;
+		close(fd);
+		return 0;
+	}
+	/* the stat data describe the bytes we read, for the cache */
+	e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	e->mtime_ns = st_mtime_ns(&st);
+	e->ctime_ns = st_ctime_ns(&st);
+	e->ino = st.st_ino;
+	e->dev = st.st_dev;
+	if ((uint64_t)st.st_size > w->max_size) {
+		close(fd);
+		goto too_big;
+	}
+	buf_clear(&wk->data);
+	r = fs_read_fd(fd, &wk->data, e->path);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (wk->data.len > w->max_size) {
+		st.st_size = (off_t)wk->data.len;
+		goto too_big;
+	}
+	e->size = wk->data.len;
+	sha256_buf(&e->id, wk->data.ptr, wk->data.len);
+	if (w->o->store)
+		return odb_writer_add(w->o->store, ODB_BLOB, wk->data.ptr,
+				      wk->data.len, &e->id, NULL);
+	return 0;
+too_big:
+	e->mode = MODE_SKIP;
+	e->size = (uint64_t)st.st_size;
+	e->mtime_ns = 0; /* never cached */
+	return 0;
+}
+
+/* --- ignore loader ----------------------------------------------------------
+ */
+
+static int dent_cmp(const void *a, const void *b)
+{
+	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
+}
+
+static int load_ignore(void *payload, const char *dir, const char *name,
+		       buf *out, bool *found)
+{
+	worker *wk = payload;
+	int dfd = -1, fd, r;
+	bool own = false;
+
+	*found = false;
+	if (wk->cur_dir && !strcmp(dir, wk->cur_dir)) {
+		/* The listing tells whether the file exists: no failed open
+		 * per directory (two per directory add up on large trees). */
+		dent key = { (char *)name, 0 };
+		if (!bsearch(&key, wk->cur_ents, wk->cur_n, sizeof(dent),
+			     dent_cmp))
+			return 0;
+		dfd = wk->cur_fd;
+	} else {
+		if ((r = fs_open_dir(&dfd, wk->w->rootfd, dir)) < 0) {
+			decree_error_clear();
+			return 0;
+		}
+		own = true;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (own)
+		close(dfd);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+			return 0;
+		return decree_error_os("cannot open '%s%s%s'", dir,
+				       *dir ? "/" : "", name);
+	}
+	r = fs_read_fd(fd, out, name);
+	close(fd);
+	if (r == 0)
+		*found = true;
+	return r;
+}
+
+/* --- one directory -----------------------------------------------------------
+ */
+
+/* The sorted listing of a directory (without "." and ".."). */
+static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
+{
+	struct dirent *de;
+	dent *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		const char *nm = de->d_name;
+		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+			continue;
+		if (GROW(v, cap, n + 1) < 0 ||
+		    !(v[n].name = decree_strdup(nm))) {
+			r = -1;
+			break;
+		}
+		v[n++].type = de->d_type;
+	}
+	if (r == 0 && errno)
+		r = decree_error_os("cannot read directory '%s'",
+				    *rel ? rel : ".");
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			decree_free(v[i].name);
+		decree_free(v);
+		return r;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), dent_cmp);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+static int run_dir(worker *wk, job *j)
+{
+	walker *w = wk->w;
+	const scan_opts *o = w->o;
+	dirres *res = j->dir;
+	dent *ents = NULL;
+	size_t n = 0, plen = strlen(j->path);
+	buf path = BUF_INIT;
+	DIR *d = NULL;
+	int fd, dfd, r = 0;
+
+	if (j->depth > 4096)
+		return decree_error_set(DECREE_EINVALID,
+					"directory tree too deep at '%s'",
+					j->path);
+	if (plen)
+		fd = fs_open_beneath(w->rootfd, j->path,
+				     O_RDONLY | O_DIRECTORY);
+	else
+		fd = fcntl(w->rootfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		if (plen &&
+		    (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
+			return 0; /* vanished or replaced: nothing below it */
+		return decree_error_os("cannot open directory '%s'",
+				       plen ? j->path : ".");
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return decree_error_os("cannot read directory '%s'",
+				       plen ? j->path : ".");
+	}
+	rewinddir(d); /* the root fd is a dup sharing the caller's offset */
+	dfd = dirfd(d);
+	if ((r = read_dir(&ents, &n, d, j->path)) < 0)
+		goto done;
+	if (n && !(res->v = decree_calloc(n, sizeof(rentry)))) {
+		r = -1;
+		goto done;
+	}
+	res->n = n;
+	wk->cur_dir = j->path;
+	wk->cur_fd = dfd;
+	wk->cur_ents = ents;
+	wk->cur_n = n;
+	for (size_t i = 0;
+	     i < n && !__atomic_load_n(&w->failed, __ATOMIC_RELAXED); i++) {
+		rentry *re = &res->v[i];
+		snap_entry *e = &re->e;
+		const char *name = ents[i].name;
+		struct stat st;
+		bool ignored = false, is_dir;
+
+		re->dropped = true;
+		if (!strcmp(name, ".git") ||
+		    (j->depth == 0 && !strcmp(name, ".decree")) ||
+		    !strncmp(name, ".decree-tmp-", 12))
+			continue; /* the last: temps of a transaction (txn.c) */
+		buf_clear(&path);
+		if ((r = buf_put(&path, j->path, plen)) < 0 ||
+		    (plen && (r = buf_putc(&path, '/')) < 0) ||
+		    (r = buf_puts(&path, name)) < 0)
+			goto done;
+		if (o->skip_dir && !strcmp(path.ptr, o->skip_dir))
+			continue;
+		if (ents[i].type == DT_DIR) {
+			is_dir = true; /* no stat needed: its job opens it */
+		} else {
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;
+				r = decree_error_os("cannot stat '%s'",
+						    path.ptr);
+				goto done;
+			}
+			is_dir = S_ISDIR(st.st_mode);
+			if (!is_dir && !S_ISREG(st.st_mode) &&
+			    !S_ISLNK(st.st_mode))
+				continue; /* fifos, sockets, devices are not
+					     project files */
+		}
+		if ((r = ignore_matcher_check(wk->ign, path.ptr, path.len,
+					      is_dir, &ignored)) < 0)
+			goto done;
+		if (ignored)
+			continue;
+		if (!(e->path = decree_strndup(path.ptr, path.len))) {
+			r = -1;
+			goto done;
+		}
+		re->dropped = false;
+		if (is_dir) {
+			char *sub = decree_strdup(e->path);
+			if (!sub ||
+			    !(re->sub = decree_calloc(1, sizeof(dirres)))) {
+				decree_free(sub);
+				r = -1;
+				goto done;
+			}
+			if ((r = push_new(w, JOB_DIR, sub, re->sub,
+					  j->depth + 1, NULL)) < 0) {
+				decree_free(sub);
+				goto done;
+			}
+			continue;
+		}
+		e->mtime_ns = st_mtime_ns(&st);
+		e->ctime_ns = st_ctime_ns(&st);
+		e->ino = st.st_ino;
+		e->dev = st.st_dev;
+		e->size = (uint64_t)st.st_size; /* a symlink's: its target's
+						   length */
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX + 1];
+			ssize_t tn;
+			e->mode = MODE_LINK;
+			if (o->cache && (e->cached = (uint8_t)statcache_lookup(
+						 o->cache, e->path, e, &e->id)))
+				continue;
+			tn = readlinkat(dfd, name, target, sizeof(target) - 1);
+			if (tn < 0) {
+				if (errno == ENOENT || errno == EINVAL) {
+					re->dropped = true; /* vanished or
+							       replaced */
+					continue;
+				}
+				r = decree_error_os("cannot read link '%s'",
+						    e->path);
+				goto done;
+			}
+			e->size = (uint64_t)tn;
+			sha256_buf(&e->id, target, (size_t)tn);
+			if (o->store &&
+			    (r = odb_writer_add(o->store, ODB_BLOB, target,
+						(size_t)tn, &e->id, NULL)) < 0)
+				goto done;
+			continue;
+		}
+		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+		if ((uint64_t)st.st_size > w->max_size) {
+			e->mode = MODE_SKIP;
+			e->mtime_ns = 0; /* never cached */
+			continue;
+		}
+		if (o->cache && (e->cached = (uint8_t)statcache_lookup(
+					 o->cache, e->path, e, &e->id)))
+			continue;
+		if (o->lazy_hash && !o->store) {
+			e->unhashed = 1;
+			continue;
+		}
+		if ((r = push_new(w, JOB_HASH, NULL, NULL, 0, re)) < 0)
+			goto done;
+	}
+done:
+	wk->cur_dir = NULL;
+	wk->cur_ents = NULL;
+	wk->cur_n = 0;
+	for (size_t i = 0; i < n; i++)
+		decree_free(ents[i].name);
+	decree_free(ents);
+	buf_release(&path);
+	if (d)
+		closedir(d);
+	return r;
+}
+
+/* --- threads
+ * ------------------------------------------------------------------ */
+
+static void *worker_main(void *arg)
+{
+	worker *wk = arg;
+	walker *w = wk->w;
+
+	for (;;) {
+		job *j;
+		int r;
+		pthread_mutex_lock(&w->mu);
+		while (!w->head && w->active)
+			pthread_cond_wait(&w->cv, &w->mu);
+		j = w->head;
+		if (j) {
+			w->head = j->next;
+			w->queued--;
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (!j)
+			return NULL; /* nothing queued, nothing running: done */
+		r = 0;
+		if (!__atomic_load_n(&w->failed, __ATOMIC_RELAXED))
+			r = j->kind == JOB_DIR ? run_dir(wk, j)
+					       : run_hash(wk, j->ent);
+		if (r < 0)
+			fail_walk(w, r);
+		decree_free(j->path);
+		decree_free(j);
+		pthread_mutex_lock(&w->mu);
+		if (--w->active == 0)
+			pthread_cond_broadcast(&w->cv); /* wake the idle to exit
+							 */
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+/* Depth-first, name order: canonical order.  Moves paths into the snap. */
+static int stitch(snap *out, dirres *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		rentry *re = &d->v[i];
+		snap_entry *e;
+		if (re->dropped)
+			continue;
+		if (re->sub) {
+			int r = stitch(out, re->sub);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!(e = snap_add(out, re->e.path, strlen(re->e.path))))
+			return -1;
+		{
+			char *p = e->path;
+			*e = re->e;
+			e->path = p;
+		}
+	}
+	return 0;
+}
+
+static void dirres_free(dirres *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		decree_free(d->v[i].e.path);
+		dirres_free(d->v[i].sub);
+		decree_free(d->v[i].sub);
+	}
+	decree_free(d->v);
+}
+
+int scan_tree(snap *out, int rootfd, const scan_opts *o)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nthreads = o->threads ? o->threads
+				       : (unsigned)(ncpu > 0 ? ncpu : 1);
+	walker w;
+	worker *wks = NULL;
+	pthread_t *tids = NULL;
+	dirres root = { NULL, 0 };
+	unsigned started = 0;
+	int r = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.o = o;
+	w.rootfd = rootfd;
+	w.max_size = o->max_file_size ? o->max_file_size
+				      : SCAN_DEFAULT_MAX_SIZE;
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	if (!(wks = decree_calloc(nthreads, sizeof(worker))) ||
+	    !(tids = decree_calloc(nthreads, sizeof(pthread_t)))) {
+		r = -1;
+		goto done;
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		wks[i].w = &w;
+		buf_init(&wks[i].data);
+		if ((r = ignore_matcher_new(
+			     &wks[i].ign,
+			     o->ignore_load ? o->ignore_load : load_ignore,
+			     o->ignore_load ? o->ignore_payload : &wks[i],
+			     o->excludes)) < 0)
+			goto done;
+	}
+	w.wks = wks;
+	w.tids = tids;
+	w.nthreads = nthreads;
+	{
+		char *rootpath = decree_strdup("");
+		if (!rootpath ||
+		    (r = push_new(&w, JOB_DIR, rootpath, &root, 0, NULL)) < 0) {
+			decree_free(rootpath);
+			r = -1;
+			goto done;
+		}
+	}
+	/* thread 0 is this one; push() starts the others as work appears */
+	worker_main(&wks[0]);
+	pthread_mutex_lock(&w.mu);
+	started = w.started; /* no push can happen any more */
+	pthread_mutex_unlock(&w.mu);
+	for (unsigned i = 1; i <= started; i++)
+		pthread_join(tids[i], NULL);
+	if (w.failed) {
+		r = decree_error_set(w.err, "%s", w.errmsg);
+		goto done;
+	}
+	r = stitch(out, &root);
+done:
+	/* on early failure, drain what was queued */
+	while (w.head) {
+		job *j = w.head;
+		w.head = j->next;
+		decree_free(j->path);
+		decree_free(j);
+	}
+	dirres_free(&root);
+	for (unsigned i = 0; wks && i < nthreads; i++) {
+		ignore_matcher_free(wks[i].ign);
+		buf_release(&wks[i].data);
+	}
+	decree_free(wks);
+	decree_free(tids);
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	return r;
+}
+
+int scan_capture_path(snap_entry *e, int rootfd, const char *path,
+		      odb_writer *store)
+{
+	int fd = fs_open_beneath(rootfd, path, O_RDONLY);
+	struct stat st;
+	buf data = BUF_INIT;
+	int r;
+
+	if (fd < 0)
+		return errno == ENOENT
+			       ? DECREE_ENOTFOUND
+			       : decree_error_os("cannot open '%s'", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return decree_error_set(DECREE_EINVALID,
+					"'%s' is not a regular file", path);
+	}
+	r = fs_read_fd(fd, &data, path);
+	close(fd);
+	if (r == 0) {
+		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+		e->size = data.len;
+		r = odb_writer_add(store, ODB_BLOB, data.ptr, data.len, NULL,
+				   &e->id);
+	}
+	buf_release(&data);
+	return r;
+}

@@ -1,0 +1,49 @@
+/*
+ * scan.h - walk a project root into a snapshot.
+ *
+ * The walk is rooted at an open directory fd and never follows a symlink:
+ * directories are opened with openat(O_NOFOLLOW|O_DIRECTORY), file contents
+ * with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS).  Recorded: regular
+ * files (mode 644 or 755 from the owner-exec bit), symlinks (content = the
+ * link target) and files above the size limit (MODE_SKIP).  Skipped without
+ * descending: ".decree" at the root, every ".git", ignored paths (ignore.h).
+ * File contents are hashed (and with a writer, stored) on a thread pool;
+ * the stat cache avoids reading unchanged files at all.
+ */
+#ifndef DECREE_SCAN_H
+#define DECREE_SCAN_H
+
+#include "scan/ignore.h"
+#include "store/odb.h"
+#include "store/snap.h"
+#include "scan/statcache.h"
+
+#define SCAN_DEFAULT_MAX_SIZE (50ull * 1024 * 1024)
+
+typedef struct {
+	uint64_t max_file_size;	     /* 0: SCAN_DEFAULT_MAX_SIZE */
+	const char *const *excludes; /* extra patterns (config), or NULL */
+	unsigned threads;	     /* 0: number of online CPUs */
+	odb_writer *store;	     /* store contents of hashed files */
+	statcache *cache;	     /* may be NULL; counts hits */
+	const char *skip_dir;	     /* a directory never scanned (the store
+					when it lives inside the root), or NULL */
+	/* where .gitignore/.decreeignore contents come from; NULL: the files
+	 * on disk.  Called from several threads at once. */
+	ignore_load_fn ignore_load;
+	void *ignore_payload;
+	/* Do not read files the stat cache cannot vouch for: their entries
+	 * get unhashed = 1 and no id (for a diff, which reads them anyway).
+	 * Not with `store`. */
+	bool lazy_hash;
+} scan_opts;
+
+/* Scan the tree below rootfd into `out` (sorted, canonical order). */
+int scan_tree(snap *out, int rootfd, const scan_opts *o);
+
+/* Read and store one file below rootfd (used to capture ignored files
+ * before they are overwritten).  Fills mode/size/id of *e. */
+int scan_capture_path(snap_entry *e, int rootfd, const char *path,
+		      odb_writer *store);
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * oplog.h - the undo/redo history of one project root.
+ *
+ * Every tree mutation (restore, apply, revert) pushes an entry listing each
+ * path it changed with its state before and after (mode, size, object id,
+ * or absent).  Undo writes the "before" states back and moves the entry to
+ * the redo stack; redo writes the "after" states and moves it back.  A new
+ * mutation clears the redo stack.  The objects named by entries are gc
+ * roots.  At most OPLOG_MAX_UNDO entries are kept (oldest dropped).
+ */
+#ifndef DECREE_OPLOG_H
+#define DECREE_OPLOG_H
+
+#include "util/buf.h"
+#include "util/sha256.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#define OPLOG_MAX_UNDO 100
+
+enum oplog_kind {
+	OPLOG_RESTORE = 1,
+	OPLOG_APPLY = 2,
+	OPLOG_REVERT = 3,
+};
+
+typedef struct {
+	char *path;
+	bool has_old, has_new;
+	uint32_t old_mode, new_mode;
+	uint64_t old_size, new_size;
+	oid old_id, new_id;
+} txn_change;
+
+typedef struct {
+	unsigned kind;
+	char id[17]; /* hex id of the transaction that made it */
+	int64_t time_ns;
+	char *session; /* session for safety captures; may be NULL */
+	char *what;    /* human description, e.g. the restored ref */
+	txn_change *changes;
+	size_t n;
+} oplog_entry;
+
+typedef struct {
+	oplog_entry *undo; /* oldest first; top = last */
+	size_t nundo;
+	oplog_entry *redo;
+	size_t nredo;
+} oplog;
+
+#define OPLOG_INIT               \
+	{                        \
+		NULL, 0, NULL, 0 \
+	}
+
+/* Missing file = empty history.  ECORRUPT on a damaged file. */
+int oplog_load(oplog *out, const char *path);
+int oplog_save(const oplog *l, const char *path);
+void oplog_release(oplog *l);
+void oplog_entry_release(oplog_entry *e);
+
+/* One entry to/from bytes (also used inside the WAL). */
+int oplog_entry_encode(buf *out, const oplog_entry *e);
+int oplog_entry_decode(oplog_entry *e, const unsigned char **p,
+		       const unsigned char *end);
+
+/* Deep copy. */
+int oplog_entry_copy(oplog_entry *dst, const oplog_entry *src);
+
+const char *oplog_kind_name(unsigned kind);
+
+#endif

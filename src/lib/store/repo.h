@@ -1,0 +1,58 @@
+/*
+ * repo.h - internals of the decree_store handle, shared by the modules
+ * that implement the public API (checkpoint, txn, restore, maint).
+ *
+ * Store layout (docs/format.md):
+ *   <store>/DECREE-STORE          magic + version
+ *   <store>/lock                  flock + owner identity
+ *   <store>/packs/                objects (odb.h)
+ *   <store>/roots/<key>/ROOT      the absolute root path
+ *   <store>/roots/<key>/checkpoints/<id>   checkpoint records (JSON)
+ *   <store>/roots/<key>/statcache
+ *   <store>/roots/<key>/oplog     undo/redo history
+ *   <store>/roots/<key>/txn.wal   present only during a transaction
+ * where <key> is the first 32 hex digits of SHA-256(absolute root path).
+ */
+#ifndef DECREE_REPO_H
+#define DECREE_REPO_H
+
+#include "decree/store.h"
+#include "store/lock.h"
+#include "store/odb.h"
+
+struct decree_store {
+	char *root; /* absolute, symlinks resolved */
+	int rootfd;
+	char *dir;	 /* absolute store directory */
+	char *rootdir;	 /* <dir>/roots/<key> */
+	char *store_rel; /* the store's path below the root if inside it, else
+			    NULL */
+	odb *db;	 /* opened on first use */
+	store_lock lock;
+	int tree_lock_fd; /* flock on the root directory while locked, or -1 */
+	uint64_t max_file_size;
+	char **excludes;
+	int lock_timeout_ms;
+	unsigned threads;
+	/* the flat snapshot of one tree, kept from the last checkpoint or
+	 * tree read (ckpt_tree): trees are immutable, so it never goes stale */
+	struct snap_cache *tree_cache;
+	bool broken;	/* sticky: recovery failed; refuse work */
+	bool recovered; /* the last repo_lock() finished a transaction */
+	size_t recover_foreign; /* ... leaving this many paths as someone
+				   changed them */
+};
+
+/* Create the store directories and marker if missing. */
+int repo_ensure(decree_store *s);
+/* True when the store exists on disk (marker present). */
+bool repo_exists(decree_store *s);
+/* The object database (opened lazily; refreshed when `refresh`). */
+int repo_odb(odb **out, decree_store *s, bool refresh);
+/* Take the store lock, then recover an interrupted transaction. */
+int repo_lock(decree_store *s);
+void repo_unlock(decree_store *s);
+/* <rootdir>/<name> into out (PATH_MAX). */
+void repo_file(char *out, const decree_store *s, const char *name);
+
+#endif

@@ -1,0 +1,1329 @@
+/*
+ * txn.c - crash-safe working-tree transactions (see txn.h).
+ *
+ * State diagram (what is durable in each state, and who moves it on):
+ *
+ *   IDLE        no txn.wal.  All contents of both states are in the store.
+ *     | txn_run: plan, write BEGIN + one FILE/MKDIR/RMDIR record per step,
+ *     v         fsync the log and its directory
+ *   LOGGED      the log names every path, its old and new state and the
+ *     |         temp name it will use.  Worktree untouched.
+ *     | stage_all: temp files written next to their targets; syncfs
+ *     v
+ *   STAGED      temps durable; targets untouched (crash: rollback deletes
+ *     |         temps, nothing else to do)
+ *     | apply_all: unlink deleted files, rmdir emptied dirs, mkdir new
+ *     v          dirs, stage the rest, rename temps over targets; syncfs
+ *   APPLIED     every target is new; verified by re-hashing
+ *     | write COMMIT, fsync the log
+ *     v
+ *   COMMITTED   history (oplog) updated from the BEGIN record
+ *     | unlink the log, fsync its directory
+ *     v
+ *   IDLE
+ *
+ * Recovery (txn_recover, run by every mutating command under the lock):
+ * a log without a valid COMMIT is rolled back: temps removed, created files
+ * removed, created directories removed, removed directories re-created,
+ * every old file whose bytes or mode differ written back from the store
+ * (temp + rename).  A log with COMMIT is rolled forward: the history update
+ * is applied if missing and temps are removed.  Both are idempotent, so a
+ * crash during recovery is recovered by the next run.  A torn tail (bad
+ * checksum) is cut and treated as "not committed".
+ *
+ * Durability uses syncfs(2) on the root's file system instead of one fsync
+ * per file: one flush for the temps, one for the renames.
+ */
+#include "util/common.h"
+#include "txn/txn.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "store/repo.h"
+#include "scan/scan.h"
+#include "store/snap.h"
+#include "util/strset.h"
+#include "txn/wal.h"
+
+#include <dirent.h>
+
+enum {
+	REC_BEGIN = 1,
+	REC_FILE = 2,
+	REC_MKDIR = 3,
+	REC_RMDIR = 4,
+	REC_COMMIT = 5
+};
+
+typedef struct {
+	txn_change c; /* path owned when decoded from a log */
+	char tmp[64];
+	bool staged;
+} fileop;
+
+typedef struct {
+	char txid[17];
+	unsigned history;
+	char moved_id[17];
+	oplog_entry entry; /* PUSH only */
+	bool has_entry;
+	fileop *files;
+	size_t nfiles;
+	char **mkdirs; /* shallow first */
+	size_t nmk;
+	char **rmdirs; /* deep first */
+	size_t nrm;
+	bool committed;
+} plan;
+
+static void plan_release(plan *p, bool own_paths)
+{
+	if (own_paths)
+		for (size_t i = 0; i < p->nfiles; i++)
+			decree_free(p->files[i].c.path);
+	decree_free(p->files);
+	for (size_t i = 0; i < p->nmk; i++)
+		decree_free(p->mkdirs[i]);
+	for (size_t i = 0; i < p->nrm; i++)
+		decree_free(p->rmdirs[i]);
+	decree_free(p->mkdirs);
+	decree_free(p->rmdirs);
+	if (p->has_entry)
+		oplog_entry_release(&p->entry);
+	memset(p, 0, sizeof(*p));
+}
+
+static void progress(const txn_spec *sp, decree_phase ph, const char *path,
+		     const char *act)
+{
+	if (sp && sp->progress)
+		sp->progress(sp->payload, ph, path, act);
+}
+
+static const char *change_action(const txn_change *c)
+{
+	return !c->has_new ? "delete" : c->has_old ? "modify" : "create";
+}
+
+/* --- path state ----------------------------------------------------------- */
+
+int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
+		     uint32_t mode, const oid *id)
+{
+	struct stat st;
+	bool exists;
+	oid got;
+	int r;
+
+	*same = false;
+	if ((r = fs_lstat_beneath(&exists, &st, s->rootfd, path)) < 0)
+		return r;
+	if (!has) {
+		/* "no file here": a directory may stand at the path; the
+		 * planner removes it (if it empties) or reports a conflict */
+		*same = !exists || S_ISDIR(st.st_mode);
+		return 0;
+	}
+	if (!exists)
+		return 0;
+	if (mode == MODE_LINK) {
+		char target[PATH_MAX + 1];
+		const char *base;
+		int dfd;
+		ssize_t n;
+		if (!S_ISLNK(st.st_mode))
+			return 0;
+		if ((r = fs_open_parent(&dfd, &base, s->rootfd, path, false)) <
+		    0)
+			return r;
+		n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		close(dfd);
+		if (n < 0)
+			return decree_error_os("cannot read link '%s'", path);
+		sha256_buf(&got, target, (size_t)n);
+	} else {
+		int fd;
+		if (!S_ISREG(st.st_mode) ||
+		    ((st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE) != mode)
+			return 0;
+		if ((fd = fs_open_beneath(s->rootfd, path, O_RDONLY)) < 0)
+			return decree_error_os("cannot open '%s'", path);
+		r = sha256_fd(&got, NULL, fd, path);
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	*same = !oid_cmp(&got, id);
+	return 0;
+}
+
+/* Write object `id` as `name` in dirfd (must not exist), with `mode`. */
+static int write_object_at(decree_store *s, int dirfd, const char *name,
+			   uint32_t mode, const oid *id,
+			   const char *path_for_errors)
+{
+	buf data = BUF_INIT;
+	odb *db;
+	int fd = -1, r;
+
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = odb_read(&data, NULL, db, id)) < 0)
+		goto done;
+	if (mode == MODE_LINK) {
+		if (fs_fault_hook && fs_fault_hook("write")) {
+			r = decree_error_set(
+				DECREE_ERROR,
+				"cannot create link '%s': injected fault",
+				path_for_errors);
+			goto done;
+		}
+		if (symlinkat(data.ptr, dirfd, name) < 0)
+			r = decree_error_os("cannot create link '%s'",
+					    path_for_errors);
+		goto done;
+	}
+	fd = openat(dirfd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = decree_error_os("cannot create '%s'", path_for_errors);
+		goto done;
+	}
+	if (fs_write_all(fd, data.ptr, data.len) < 0) {
+		r = decree_error_os("cannot write '%s'", path_for_errors);
+		goto done;
+	}
+	if (fchmod(fd, mode == MODE_EXEC ? 0755 : 0644) < 0) {
+		r = decree_error_os("cannot chmod '%s'", path_for_errors);
+		goto done;
+	}
+	if (fs_close(fd) < 0) {
+		fd = -1;
+		r = decree_error_os("cannot close '%s'", path_for_errors);
+		goto done;
+	}
+	fd = -1;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		unlinkat(dirfd, name, 0);
+	buf_release(&data);
+	return r;
+}
+
+static int sync_tree(decree_store *s)
+{
+	if ((fs_fault_hook && fs_fault_hook("fsync")) || syncfs(s->rootfd) < 0)
+		return decree_error_os("cannot sync '%s'", s->root);
+	return 0;
+}
+
+/* --- log records -----------------------------------------------------------
+ */
+
+static int put_path(buf *b, const char *p)
+{
+	size_t n = strlen(p);
+	if (n > 0xffff)
+		return decree_error_set(DECREE_EINVALID, "path too long");
+	if (buf_put_u16(b, (unsigned)n) < 0)
+		return -1;
+	return buf_put(b, p, n);
+}
+
+static int get_path(char **out, const unsigned char **p,
+		    const unsigned char *end)
+{
+	size_t n;
+	if (end - *p < 2)
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
+	n = get_u16le(*p);
+	*p += 2;
+	if ((size_t)(end - *p) < n || memchr(*p, '\0', n))
+		return decree_error_set(DECREE_ECORRUPT, "bad log record");
+	if (!(*out = decree_strndup((const char *)*p, n)))
+		return -1;
+	*p += n;
+	return 0;
+}
+
+static int encode_file(buf *b, const fileop *f)
+{
+	const txn_change *c = &f->c;
+	return (buf_put_u8(b, (c->has_old ? 1u : 0u) | (c->has_new ? 2u : 0u)) <
+			0 ||
+		buf_put_u32(b, c->old_mode) < 0 ||
+		buf_put_u64(b, c->old_size) < 0 ||
+		buf_put(b, c->old_id.b, SHA256_LEN) < 0 ||
+		buf_put_u32(b, c->new_mode) < 0 ||
+		buf_put_u64(b, c->new_size) < 0 ||
+		buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
+		put_path(b, c->path) < 0 || put_path(b, f->tmp) < 0)
+		       ? -1
+		       : 0;
+}
+
+static int decode_file(fileop *f, const wal_record *rec)
+{
+	const unsigned char *p = rec->data, *end = p + rec->len;
+	txn_change *c = &f->c;
+	char *tmp = NULL;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	if (rec->len < 89)
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
+	c->has_old = p[0] & 1;
+	c->has_new = (p[0] & 2) != 0;
+	c->old_mode = get_u32le(p + 1);
+	c->old_size = get_u64le(p + 5);
+	memcpy(c->old_id.b, p + 13, SHA256_LEN);
+	c->new_mode = get_u32le(p + 45);
+	c->new_size = get_u64le(p + 49);
+	memcpy(c->new_id.b, p + 57, SHA256_LEN);
+	p += 89;
+	if ((r = get_path(&c->path, &p, end)) < 0)
+		return r;
+	if ((r = get_path(&tmp, &p, end)) < 0)
+		return r;
+	if (strlen(tmp) >= sizeof(f->tmp) || strchr(tmp, '/') ||
+	    strncmp(tmp, ".decree-tmp-", 12) ||
+	    !fs_path_is_safe(c->path, true)) {
+		decree_free(tmp);
+		return decree_error_set(DECREE_ECORRUPT,
+					"bad path in log record");
+	}
+	snprintf(f->tmp, sizeof(f->tmp), "%s", tmp);
+	decree_free(tmp);
+	return 0;
+}
+
+static int encode_begin(buf *b, const plan *p)
+{
+	if (buf_put(b, p->txid, 16) < 0 || buf_put_u8(b, p->history) < 0 ||
+	    buf_put(b, p->moved_id, 16) < 0 || buf_put_u8(b, p->has_entry) < 0)
+		return -1;
+	return p->has_entry ? oplog_entry_encode(b, &p->entry) : 0;
+}
+
+static int decode_begin(plan *p, const wal_record *rec)
+{
+	const unsigned char *d = rec->data, *end = d + rec->len;
+	int r;
+
+	if (rec->len < 34)
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
+	memcpy(p->txid, d, 16);
+	p->history = d[16];
+	memcpy(p->moved_id, d + 17, 16);
+	d += 34;
+	if (rec->data[33]) {
+		if ((r = oplog_entry_decode(&p->entry, &d, end)) < 0)
+			return r;
+		p->has_entry = true;
+	}
+	return 0;
+}
+
+/* Parse a whole log into a plan (owning its paths). */
+static int decode_log(plan *p, const wal_record *recs, size_t n)
+{
+	size_t cf = 0, cm = 0, cr = 0;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if (n == 0 || recs[0].type != REC_BEGIN)
+		return 0; /* nothing was logged: nothing was touched */
+	if ((r = decode_begin(p, &recs[0])) < 0)
+		return r;
+	for (size_t i = 1; i < n; i++) {
+		const wal_record *rec = &recs[i];
+		const unsigned char *d = rec->data;
+		char *path;
+		switch (rec->type) {
+		case REC_FILE:
+			if ((r = GROW(p->files, cf, p->nfiles + 1)) < 0)
+				return r;
+			if ((r = decode_file(&p->files[p->nfiles], rec)) < 0)
+				return r;
+			p->nfiles++;
+			break;
+		case REC_MKDIR:
+		case REC_RMDIR:
+			if ((r = get_path(&path, &d, d + rec->len)) < 0)
+				return r;
+			if (!fs_path_is_safe(path, true)) {
+				decree_free(path);
+				return decree_error_set(
+					DECREE_ECORRUPT,
+					"bad path in log record");
+			}
+			if (rec->type == REC_MKDIR) {
+				if ((r = GROW(p->mkdirs, cm, p->nmk + 1)) < 0) {
+					decree_free(path);
+					return r;
+				}
+				p->mkdirs[p->nmk++] = path;
+			} else {
+				if ((r = GROW(p->rmdirs, cr, p->nrm + 1)) < 0) {
+					decree_free(path);
+					return r;
+				}
+				p->rmdirs[p->nrm++] = path;
+			}
+			break;
+		case REC_COMMIT:
+			p->committed = true;
+			break;
+		default:
+			return decree_error_set(DECREE_ECORRUPT,
+						"unknown log record type %u",
+						rec->type);
+		}
+	}
+	return 0;
+}
+
+/* --- planning --------------------------------------------------------------
+ */
+
+static size_t depth_of(const char *p)
+{
+	size_t d = 0;
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+static int cmp_deep_first(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t dx = depth_of(x), dy = depth_of(y);
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x, y);
+}
+
+static int push_str(char ***v, size_t *n, size_t *cap, const char *s)
+{
+	char *d = decree_strdup(s);
+	if (!d || GROW(*v, *cap, *n + 1) < 0) {
+		decree_free(d);
+		return -1;
+	}
+	(*v)[(*n)++] = d;
+	return 0;
+}
+
+/* Ancestors of `path`, shallow first, into a reusable buffer list. */
+static int each_ancestor(const char *path, int (*fn)(void *, const char *),
+			 void *payload)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+	int r;
+
+	if (n >= sizeof(tmp))
+		return decree_error_set(DECREE_EINVALID, "path too long");
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		if (tmp[i] != '/')
+			continue;
+		tmp[i] = '\0';
+		r = fn(payload, tmp);
+		tmp[i] = '/';
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+typedef struct {
+	decree_store *s;
+	plan *p;
+	strset dirs;	/* 1 exists, 2 planned mkdir */
+	strset dels;	/* paths deleted */
+	strset newdirs; /* ancestors of new paths */
+	strset rmset;	/* planned rmdirs */
+	size_t mkcap, rmcap;
+	const char *cur;
+} planner;
+
+static int plan_mkdir_one(void *payload, const char *dir)
+{
+	planner *pl = payload;
+	int fd, r, state;
+
+	if (strset_put(&pl->newdirs, dir, 1) < 0)
+		return -1;
+	if (strset_get(&pl->dirs, dir, &state))
+		return 0;
+	{
+		/* below a directory we create, everything is created too */
+		const char *slash = strrchr(dir, '/');
+		if (slash) {
+			char parent[PATH_MAX];
+			snprintf(parent, sizeof(parent), "%.*s",
+				 (int)(slash - dir), dir);
+			if (strset_get(&pl->dirs, parent, &state) &&
+			    state == 2) {
+				if (strset_put(&pl->dirs, dir, 2) < 0)
+					return -1;
+				return push_str(&pl->p->mkdirs, &pl->p->nmk,
+						&pl->mkcap, dir);
+			}
+		}
+	}
+	r = fs_open_dir(&fd, pl->s->rootfd, dir);
+	if (r == 0) {
+		close(fd);
+		return strset_put(&pl->dirs, dir, 1);
+	}
+	if (r == DECREE_ENOTFOUND ||
+	    (r == DECREE_EINVALID && strset_has(&pl->dels, dir))) {
+		decree_error_clear();
+		if (strset_put(&pl->dirs, dir, 2) < 0)
+			return -1;
+		return push_str(&pl->p->mkdirs, &pl->p->nmk, &pl->mkcap, dir);
+	}
+	if (r == DECREE_EINVALID)
+		return decree_error_set(
+			DECREE_ECONFLICT,
+			"cannot create '%s': '%s' is in the way", pl->cur, dir);
+	return r;
+}
+
+static int add_candidate(void *payload, const char *dir)
+{
+	strset *cands = payload;
+	return strset_put(cands, dir, 0);
+}
+
+/* Can directory `dir` be removed once the planned deletions happened? */
+static int dir_becomes_empty(bool *empty, planner *pl, const char *dir)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, r;
+	buf child = BUF_INIT;
+
+	*empty = false;
+	if (strset_has(&pl->newdirs, dir))
+		return 0;
+	r = fs_open_dir(&fd, pl->s->rootfd, dir);
+	if (r < 0) {
+		decree_error_clear();
+		return 0;
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return decree_error_os("cannot read directory '%s'", dir);
+	}
+	rewinddir(d); /* fd may be a dup of the root fd, sharing its offset */
+	*empty = true;
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		buf_clear(&child);
+		if (buf_printf(&child, "%s/%s", dir, de->d_name) < 0) {
+			r = -1;
+			break;
+		}
+		if (!strset_has(&pl->dels, child.ptr) &&
+		    !strset_has(&pl->rmset, child.ptr)) {
+			*empty = false;
+			break;
+		}
+	}
+	closedir(d);
+	buf_release(&child);
+	return r < 0 ? r : 0;
+}
+
+static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
+{
+	planner pl;
+	strset cands = STRSET_INIT;
+	char **cv = NULL;
+	size_t ncv = 0, cvcap = 0;
+	int r = 0;
+
+	memset(&pl, 0, sizeof(pl));
+	pl.s = s;
+	pl.p = p;
+	if (!(p->files = decree_calloc(sp->n ? sp->n : 1, sizeof(fileop))))
+		return -1;
+	p->nfiles = sp->n;
+	for (size_t i = 0; i < sp->n; i++) {
+		const txn_change *c = &sp->changes[i];
+		if (!fs_path_is_safe(c->path, true)) {
+			r = DECREE_EINVALID;
+			goto done;
+		}
+		p->files[i].c = *c;
+		snprintf(p->files[i].tmp, sizeof(p->files[i].tmp),
+			 ".decree-tmp-%s-%zu", p->txid, i);
+		if (c->has_old && !c->has_new &&
+		    (r = strset_put(&pl.dels, c->path, 1)) < 0)
+			goto done;
+	}
+	/* Directories to create, shallow first (ancestors come in order). */
+	for (size_t i = 0; i < sp->n; i++) {
+		if (!sp->changes[i].has_new)
+			continue;
+		pl.cur = sp->changes[i].path;
+		if ((r = each_ancestor(pl.cur, plan_mkdir_one, &pl)) < 0)
+			goto done;
+	}
+	/* Directories that deletions leave empty, deepest first. */
+	for (size_t i = 0; i < sp->n; i++) {
+		const txn_change *c = &sp->changes[i];
+		struct stat st;
+		bool exists;
+		if (c->has_old && !c->has_new) {
+			if ((r = each_ancestor(c->path, add_candidate,
+					       &cands)) < 0)
+				goto done;
+		} else if (c->has_new) {
+			/* a new file where a directory stands now */
+			if ((r = fs_lstat_beneath(&exists, &st, s->rootfd,
+						  c->path)) < 0)
+				goto done;
+			if (exists && S_ISDIR(st.st_mode) &&
+			    (r = strset_put(&cands, c->path, 0)) < 0)
+				goto done;
+		}
+	}
+	for (size_t i = 0; i < cands.cap; i++)
+		if (cands.keys && cands.keys[i] &&
+		    (r = push_str(&cv, &ncv, &cvcap, cands.keys[i])) < 0)
+			goto done;
+	if (ncv > 1)
+		qsort(cv, ncv, sizeof(*cv), cmp_deep_first);
+	for (size_t i = 0; i < ncv; i++) {
+		bool empty;
+		if ((r = dir_becomes_empty(&empty, &pl, cv[i])) < 0)
+			goto done;
+		if (!empty)
+			continue;
+		if ((r = strset_put(&pl.rmset, cv[i], 1)) < 0 ||
+		    (r = push_str(&p->rmdirs, &p->nrm, &pl.rmcap, cv[i])) < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < sp->n; i++) {
+		const txn_change *c = &sp->changes[i];
+		struct stat st;
+		bool exists;
+		if (!c->has_new || strset_has(&pl.rmset, c->path))
+			continue;
+		if ((r = fs_lstat_beneath(&exists, &st, s->rootfd, c->path)) <
+		    0)
+			goto done;
+		if (exists && S_ISDIR(st.st_mode)) {
+			r = decree_error_set(
+				DECREE_ECONFLICT,
+				"cannot write '%s': a non-empty directory is in the way",
+				c->path);
+			goto done;
+		}
+	}
+done:
+	for (size_t i = 0; i < ncv; i++)
+		decree_free(cv[i]);
+	decree_free(cv);
+	strset_release(&cands);
+	strset_release(&pl.dirs);
+	strset_release(&pl.dels);
+	strset_release(&pl.newdirs);
+	strset_release(&pl.rmset);
+	return r;
+}
+
+/* --- execution ------------------------------------------------------------ */
+
+static bool parent_ready(const plan *p, const char *path)
+{
+	/* staged early only if no directory on the way is created or removed */
+	size_t n = strlen(path);
+	for (size_t i = 0; i < p->nmk; i++) {
+		size_t m = strlen(p->mkdirs[i]);
+		if (m < n && !strncmp(path, p->mkdirs[i], m) && path[m] == '/')
+			return false;
+	}
+	for (size_t i = 0; i < p->nrm; i++) {
+		size_t m = strlen(p->rmdirs[i]);
+		if (m < n && !strncmp(path, p->rmdirs[i], m) && path[m] == '/')
+			return false;
+	}
+	return true;
+}
+
+static int stage_one(decree_store *s, fileop *f)
+{
+	const char *base;
+	int dfd, r;
+
+	if ((r = fs_open_parent(&dfd, &base, s->rootfd, f->c.path, false)) < 0)
+		return r;
+	r = write_object_at(s, dfd, f->tmp, f->c.new_mode, &f->c.new_id,
+			    f->c.path);
+	close(dfd);
+	if (r == 0)
+		f->staged = true;
+	return r;
+}
+
+static int unlink_beneath(decree_store *s, const char *path, const char *name,
+			  int flags)
+{
+	const char *base;
+	int dfd, r;
+
+	/* A missing parent means nothing to remove; a parent that is not a
+	 * directory (replaced by someone, maybe by a symlink out of the tree)
+	 * is an error: what we meant to remove may sit in the real one. */
+	r = fs_open_parent(&dfd, &base, s->rootfd, path, false);
+	if (r == DECREE_ENOTFOUND) {
+		decree_error_clear();
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if ((fs_fault_hook && fs_fault_hook("unlink")) ||
+	    (unlinkat(dfd, name ? name : base, flags) < 0 && errno != ENOENT)) {
+		r = decree_error_os("cannot remove '%s'", path);
+	}
+	close(dfd);
+	return r;
+}
+
+static int rename_one(decree_store *s, fileop *f)
+{
+	const char *base;
+	int dfd, r;
+
+	if ((r = fs_open_parent(&dfd, &base, s->rootfd, f->c.path, false)) < 0)
+		return r;
+	if ((fs_fault_hook && fs_fault_hook("rename")) ||
+	    renameat(dfd, f->tmp, dfd, base) < 0)
+		r = decree_error_os("cannot rename into '%s'", f->c.path);
+	close(dfd);
+	return r;
+}
+
+static int mkdir_beneath(decree_store *s, const char *path)
+{
+	const char *base;
+	int dfd, r;
+
+	if ((r = fs_open_parent(&dfd, &base, s->rootfd, path, false)) < 0)
+		return r;
+	if ((fs_fault_hook && fs_fault_hook("mkdir")) ||
+	    (mkdirat(dfd, base, 0755) < 0 && errno != EEXIST))
+		r = decree_error_os("cannot create directory '%s'", path);
+	close(dfd);
+	return r;
+}
+
+enum { AT_OLD, AT_NEW, FOREIGN };
+
+/* Where does a path stand: in its old state, its new state, or neither
+ * (someone changed it after the transaction was interrupted)? */
+static int classify(int *where, decree_store *s, const txn_change *c)
+{
+	bool same;
+	int r;
+
+	if ((r = txn_path_matches(&same, s, c->path, c->has_old, c->old_mode,
+				  &c->old_id)) < 0)
+		return r;
+	if (same) {
+		*where = AT_OLD;
+		return 0;
+	}
+	if ((r = txn_path_matches(&same, s, c->path, c->has_new, c->new_mode,
+				  &c->new_id)) < 0)
+		return r;
+	*where = same ? AT_NEW : FOREIGN;
+	return 0;
+}
+
+/* The first error of a best-effort sequence, with its message (later
+ * steps may set or clear the thread's error slot). */
+typedef struct {
+	int code;
+	char msg[1024];
+} first_error;
+
+static void note_error(first_error *fe, int r)
+{
+	if (r < 0 && !fe->code) {
+		fe->code = r;
+		snprintf(fe->msg, sizeof(fe->msg), "%s", decree_error_last());
+	}
+}
+
+/*
+ * A path's parent chain is "not a directory" (DECREE_EINVALID from the
+ * rooted walk).  If some ancestor is itself a path of this transaction,
+ * that is the transaction's own doing (a file replaced a directory or the
+ * other way round) and nothing can be below it.  Otherwise someone replaced
+ * a directory, perhaps by a symlink out of the tree: an error that keeps
+ * the log, so recovery completes once the directory is put back.
+ */
+static bool blocked_by_own_change(const strset *paths, const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(tmp))
+		return false;
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		if (tmp[i] != '/')
+			continue;
+		tmp[i] = '\0';
+		if (strset_has(paths, tmp))
+			return true;
+		tmp[i] = '/';
+	}
+	return false;
+}
+
+static int tolerate(int r, const strset *paths, const char *path)
+{
+	if (r == DECREE_ENOTFOUND ||
+	    (r == DECREE_EINVALID && blocked_by_own_change(paths, path))) {
+		decree_error_clear();
+		return 0;
+	}
+	return r;
+}
+
+/*
+ * Roll a (possibly partially applied) plan back to the old state.  A path
+ * that is in neither its old nor its new state was changed by someone else
+ * after the interruption: it is left exactly as it is (and counted in
+ * *foreign), because overwriting it would destroy bytes decree never
+ * captured.
+ */
+static int rollback(decree_store *s, plan *p, const txn_spec *sp,
+		    size_t *foreign)
+{
+	unsigned char *todo = NULL;
+	strset paths = STRSET_INIT;
+	first_error fe = { 0, "" };
+	int r;
+
+	*foreign = 0;
+	if (p->nfiles && !(todo = decree_calloc(p->nfiles, 1)))
+		return -1;
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (strset_put(&paths, p->files[i].c.path, 1) < 0) {
+			decree_free(todo);
+			strset_release(&paths);
+			return -1;
+		}
+	for (size_t i = 0; i < p->nfiles; i++) { /* temps */
+		r = unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
+		note_error(&fe, tolerate(r, &paths, p->files[i].c.path));
+	}
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const txn_change *c = &p->files[i].c;
+		int where;
+		if ((r = classify(&where, s, c)) < 0) {
+			note_error(&fe, r);
+			continue;
+		}
+		if (where == FOREIGN) {
+			(*foreign)++;
+			progress(sp, DECREE_PHASE_ROLLING_BACK, c->path,
+				 "skip");
+			continue;
+		}
+		if (where == AT_OLD)
+			continue;
+		if (c->has_old) {
+			todo[i] = 1; /* written back below, after the
+					directories */
+			continue;
+		}
+		progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "remove");
+		note_error(&fe, tolerate(unlink_beneath(s, c->path, NULL, 0),
+					 &paths, c->path));
+	}
+	for (size_t i = p->nmk; i-- > 0;) { /* created directories, deep first
+					     */
+		const char *base;
+		int dfd;
+		if (fs_open_parent(&dfd, &base, s->rootfd, p->mkdirs[i],
+				   false) < 0) {
+			decree_error_clear();
+			continue;
+		}
+		unlinkat(dfd, base, AT_REMOVEDIR); /* only if empty */
+		close(dfd);
+	}
+	for (size_t i = p->nrm; i-- > 0;) /* removed directories, shallow first
+					   */
+		note_error(&fe, tolerate(mkdir_beneath(s, p->rmdirs[i]), &paths,
+					 p->rmdirs[i]));
+	for (size_t i = 0; i < p->nfiles; i++) { /* old contents */
+		fileop *f = &p->files[i];
+		const txn_change *c = &f->c;
+		const char *base;
+		char rtmp[80];
+		int dfd;
+		if (!todo[i])
+			continue;
+		progress(sp, DECREE_PHASE_ROLLING_BACK, c->path, "restore");
+		if ((r = fs_open_parent(&dfd, &base, s->rootfd, c->path,
+					true)) < 0) {
+			if (tolerate(r, &paths, c->path) == 0)
+				(*foreign)++; /* below a path someone else
+						 changed */
+			else
+				note_error(&fe, r);
+			continue;
+		}
+		snprintf(rtmp, sizeof(rtmp), "%s-r", f->tmp);
+		unlinkat(dfd, rtmp, 0);
+		r = write_object_at(s, dfd, rtmp, c->old_mode, &c->old_id,
+				    c->path);
+		if (r == 0) {
+			struct stat st;
+			/* a directory created for the new state may stand here
+			 */
+			if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
+				unlinkat(dfd, base, AT_REMOVEDIR);
+			if ((fs_fault_hook && fs_fault_hook("rename")) ||
+			    renameat(dfd, rtmp, dfd, base) < 0) {
+				r = decree_error_os("cannot restore '%s'",
+						    c->path);
+				unlinkat(dfd, rtmp, 0);
+			}
+		}
+		close(dfd);
+		note_error(&fe, r);
+	}
+	note_error(&fe, sync_tree(s));
+	decree_free(todo);
+	strset_release(&paths);
+	if (fe.code)
+		return decree_error_set(fe.code, "%s", fe.msg);
+	return 0;
+}
+
+static int verify_new(decree_store *s, plan *p)
+{
+	buf bad = BUF_INIT;
+	size_t nbad = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const txn_change *c = &p->files[i].c;
+		bool same;
+		if ((r = txn_path_matches(&same, s, c->path, c->has_new,
+					  c->new_mode, &c->new_id)) < 0)
+			goto done;
+		if (!same) {
+			if (nbad++ < 20)
+				buf_printf(&bad, "%s'%s'", nbad > 1 ? ", " : "",
+					   c->path);
+		}
+	}
+	if (nbad)
+		r = decree_error_set(
+			DECREE_EVERIFY,
+			"verification failed for %zu path(s): %s%s", nbad,
+			bad.ptr, nbad > 20 ? ", ..." : "");
+done:
+	buf_release(&bad);
+	return r;
+}
+
+/* Apply the history update a committed transaction carries (idempotent). */
+static int apply_history(decree_store *s, const plan *p)
+{
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+	int r;
+
+	if (p->history == TXN_HISTORY_NONE)
+		return 0;
+	repo_file(path, s, "oplog");
+	if ((r = oplog_load(&l, path)) < 0)
+		return r;
+	if (p->history == TXN_HISTORY_PUSH) {
+		if (l.nundo && !strcmp(l.undo[l.nundo - 1].id, p->entry.id))
+			goto done; /* already done */
+		for (size_t i = 0; i < l.nredo; i++)
+			oplog_entry_release(&l.redo[i]);
+		l.nredo = 0;
+		size_t cap = l.nundo;
+		if ((r = GROW(l.undo, cap, l.nundo + 1)) < 0)
+			goto done;
+		if ((r = oplog_entry_copy(&l.undo[l.nundo], &p->entry)) < 0)
+			goto done;
+		l.nundo++;
+	} else {
+		oplog_entry **from = p->history == TXN_HISTORY_UNDO ? &l.undo
+								    : &l.redo;
+		size_t *nfrom = p->history == TXN_HISTORY_UNDO ? &l.nundo
+							       : &l.nredo;
+		oplog_entry **to = p->history == TXN_HISTORY_UNDO ? &l.redo
+								  : &l.undo;
+		size_t *nto = p->history == TXN_HISTORY_UNDO ? &l.nredo
+							     : &l.nundo;
+		size_t cap = *nto;
+		if (!*nfrom || strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
+			goto done; /* already moved */
+		if ((r = GROW(*to, cap, *nto + 1)) < 0)
+			goto done;
+		(*to)[(*nto)++] = (*from)[--*nfrom];
+	}
+	r = oplog_save(&l, path);
+done:
+	oplog_release(&l);
+	return r;
+}
+
+static int finish_committed(decree_store *s, plan *p, const char *walpath)
+{
+	int r;
+	/* temps are gone after a complete apply; a crash may leave some */
+	for (size_t i = 0; i < p->nfiles; i++)
+		unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
+	if ((r = apply_history(s, p)) < 0)
+		return r;
+	return wal_remove(walpath);
+}
+
+int txn_run(decree_store *s, const txn_spec *sp)
+{
+	char walpath[PATH_MAX];
+	unsigned char rnd[8];
+	plan p;
+	wal *w = NULL;
+	buf rec = BUF_INIT;
+	odb *db;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	if (sp->committed)
+		*sp->committed = false;
+	repo_file(walpath, s, "txn.wal");
+	if ((r = repo_odb(&db, s, false)) < 0)
+		return r;
+	if ((r = fs_random(rnd, sizeof(rnd))) < 0)
+		return r;
+	for (int i = 0; i < 8; i++)
+		snprintf(p.txid + 2 * i, 3, "%02x", rnd[i]);
+	p.history = sp->history;
+	if (sp->moved_id)
+		snprintf(p.moved_id, sizeof(p.moved_id), "%s", sp->moved_id);
+	if (sp->history == TXN_HISTORY_PUSH && sp->entry) {
+		if ((r = oplog_entry_copy(&p.entry, sp->entry)) < 0)
+			goto done;
+		p.has_entry = true;
+		memcpy(p.entry.id, p.txid, 17);
+		if (sp->pushed_id)
+			memcpy(sp->pushed_id, p.txid, 17);
+	}
+	/*
+	 * Everything both states need must be in the store already, and the
+	 * copies of the bytes we are about to destroy must be intact: the
+	 * capture skips objects the index already lists, so a damaged old
+	 * copy would otherwise be the only one left.
+	 */
+	for (size_t i = 0; i < sp->n; i++) {
+		const txn_change *c = &sp->changes[i];
+		char hex[SHA256_HEXLEN + 1];
+		if ((c->has_new && !odb_has(db, &c->new_id)) ||
+		    (c->has_old && !odb_has(db, &c->old_id))) {
+			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id)
+						? &c->new_id
+						: &c->old_id);
+			r = decree_error_set(
+				DECREE_ERROR,
+				"internal error: object %s for '%s' is not in the store",
+				hex, c->path);
+			goto done;
+		}
+		if (c->has_old) {
+			buf tmp = BUF_INIT;
+			r = odb_read(&tmp, NULL, db, &c->old_id);
+			buf_release(&tmp);
+			if (r < 0) {
+				char msg[900];
+				snprintf(msg, sizeof(msg), "%s",
+					 decree_error_last());
+				r = decree_error_set(
+					r,
+					"cannot keep a copy of '%s': %s; nothing was "
+					"written (run 'decree fsck')",
+					c->path, msg);
+				goto done;
+			}
+		}
+	}
+	if ((r = make_plan(&p, s, sp)) < 0)
+		goto done;
+	/* The tree must still be in the state the caller captured. */
+	for (size_t i = 0; i < p.nfiles; i++) {
+		const txn_change *c = &p.files[i].c;
+		bool same;
+		if ((r = txn_path_matches(&same, s, c->path, c->has_old,
+					  c->old_mode, &c->old_id)) < 0)
+			goto done;
+		if (!same) {
+			r = decree_error_set(
+				DECREE_ECONFLICT,
+				"'%s' changed while decree was running; nothing was written",
+				c->path);
+			goto done;
+		}
+	}
+	/* LOGGED */
+	if ((r = wal_create(&w, walpath)) < 0)
+		goto done;
+	if ((r = encode_begin(&rec, &p)) < 0 ||
+	    (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
+		goto fail;
+	for (size_t i = 0; i < p.nfiles; i++) {
+		buf_clear(&rec);
+		if ((r = encode_file(&rec, &p.files[i])) < 0 ||
+		    (r = wal_append(w, REC_FILE, rec.ptr, rec.len)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < p.nmk; i++) {
+		buf_clear(&rec);
+		if ((r = put_path(&rec, p.mkdirs[i])) < 0 ||
+		    (r = wal_append(w, REC_MKDIR, rec.ptr, rec.len)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < p.nrm; i++) {
+		buf_clear(&rec);
+		if ((r = put_path(&rec, p.rmdirs[i])) < 0 ||
+		    (r = wal_append(w, REC_RMDIR, rec.ptr, rec.len)) < 0)
+			goto fail;
+	}
+	if ((r = wal_sync(w)) < 0)
+		goto fail;
+	/* STAGED: temps next to targets whose directories stay as they are */
+	for (size_t i = 0; i < p.nfiles; i++) {
+		fileop *f = &p.files[i];
+		if (!f->c.has_new || !parent_ready(&p, f->c.path))
+			continue;
+		progress(sp, DECREE_PHASE_STAGING, f->c.path,
+			 change_action(&f->c));
+		if ((r = stage_one(s, f)) < 0)
+			goto fail;
+	}
+	if ((r = sync_tree(s)) < 0)
+		goto fail;
+	/* APPLIED */
+	for (size_t i = 0; i < p.nfiles; i++) {
+		fileop *f = &p.files[i];
+		if (f->c.has_new)
+			continue;
+		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
+		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < p.nrm; i++)
+		if ((r = unlink_beneath(s, p.rmdirs[i], NULL, AT_REMOVEDIR)) <
+		    0)
+			goto fail;
+	for (size_t i = 0; i < p.nmk; i++)
+		if ((r = mkdir_beneath(s, p.mkdirs[i])) < 0)
+			goto fail;
+	for (size_t i = 0; i < p.nfiles; i++) {
+		fileop *f = &p.files[i];
+		if (!f->c.has_new || f->staged)
+			continue;
+		progress(sp, DECREE_PHASE_STAGING, f->c.path,
+			 change_action(&f->c));
+		if ((r = stage_one(s, f)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < p.nfiles; i++) {
+		fileop *f = &p.files[i];
+		if (!f->c.has_new)
+			continue;
+		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
+			 change_action(&f->c));
+		if ((r = rename_one(s, f)) < 0)
+			goto fail;
+	}
+	if ((r = sync_tree(s)) < 0)
+		goto fail;
+	if ((r = verify_new(s, &p)) < 0)
+		goto fail;
+	/* COMMITTED */
+	progress(sp, DECREE_PHASE_COMMITTING, NULL, NULL);
+	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0 || (r = wal_sync(w)) < 0)
+		goto fail;
+	wal_close(w);
+	w = NULL;
+	p.committed = true;
+	if (sp->committed)
+		*sp->committed = true;
+	if ((r = finish_committed(s, &p, walpath)) < 0) {
+		/* The change is durable; recovery finishes the bookkeeping. */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", decree_error_last());
+		decree_error_set(
+			r,
+			"the change was applied, but recording it failed (%s); "
+			"run 'decree recover'",
+			msg);
+		goto done;
+	}
+	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
+	goto done;
+fail : {
+	char msg[1024], why[1024];
+	size_t foreign;
+	int rr;
+	snprintf(msg, sizeof(msg), "%s", decree_error_last());
+	wal_close(w);
+	w = NULL;
+	rr = rollback(s, &p, sp, &foreign);
+	if (rr == 0)
+		rr = wal_remove(walpath);
+	if (rr < 0) {
+		snprintf(why, sizeof(why), "%s", decree_error_last());
+		s->broken = true;
+		decree_error_set(
+			r,
+			"%s; rolling back failed too (%s): run 'decree recover'",
+			msg, why);
+	} else if (foreign) {
+		decree_error_set(
+			r,
+			"%s; rolled back, except %zu path(s) changed meanwhile by "
+			"someone else, left as they are",
+			msg, foreign);
+	} else {
+		decree_error_set(r, "%s; nothing was changed", msg);
+	}
+}
+done:
+	wal_close(w);
+	buf_release(&rec);
+	plan_release(&p, false);
+	return r;
+}
+
+/* --- capture ---------------------------------------------------------------
+ */
+
+int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
+		    bool *present)
+{
+	snap_entry e;
+	struct stat st;
+	const char *base;
+	int dfd, r;
+
+	*present = false;
+	memset(&e, 0, sizeof(e));
+	r = fs_open_parent(&dfd, &base, s->rootfd, t->path, false);
+	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+		decree_error_clear();
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(dfd);
+		return errno == ENOENT
+			       ? 0
+			       : decree_error_os("cannot stat '%s'", t->path);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		close(dfd);
+		if (n < 0)
+			return decree_error_os("cannot read link '%s'",
+					       t->path);
+		e.mode = MODE_LINK;
+		e.size = (uint64_t)n;
+		if (w && (r = odb_writer_add(w, ODB_BLOB, target, (size_t)n,
+					     NULL, &e.id)) < 0)
+			return r;
+		if (!w)
+			sha256_buf(&e.id, target, (size_t)n);
+	} else if (S_ISREG(st.st_mode)) {
+		close(dfd);
+		if (w) {
+			if ((r = scan_capture_path(&e, s->rootfd, t->path, w)) <
+			    0)
+				return r;
+		} else {
+			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+			e.size = (uint64_t)st.st_size;
+		}
+	} else {
+		close(dfd);
+		return 0; /* a directory: the transaction planner decides */
+	}
+	t->has_old = true;
+	t->old_mode = e.mode;
+	t->old_size = e.size;
+	t->old_id = e.id;
+	*present = true;
+	return 0;
+}
+
+int txn_recover(decree_store *s, bool *recovered)
+{
+	char walpath[PATH_MAX];
+	buf data = BUF_INIT;
+	wal_record *recs = NULL;
+	size_t n = 0;
+	plan p;
+	int r;
+
+	if (recovered)
+		*recovered = false;
+	memset(&p, 0, sizeof(p));
+	repo_file(walpath, s, "txn.wal");
+	r = wal_load(&data, &recs, &n, walpath);
+	if (r == DECREE_ENOTFOUND) {
+		decree_error_clear();
+		r = 0;
+		goto done;
+	}
+	if (r == DECREE_ECORRUPT && data.len < 32) {
+		/* header never became durable: nothing was touched */
+		decree_error_clear();
+		r = wal_remove(walpath);
+		goto done;
+	}
+	if (r < 0)
+		goto done;
+	if ((r = decode_log(&p, recs, n)) < 0)
+		goto done;
+	if (recovered)
+		*recovered = true;
+	if (p.committed) {
+		r = finish_committed(s, &p, walpath);
+	} else {
+		size_t foreign = 0;
+		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
+			r = wal_remove(walpath);
+		s->recover_foreign = foreign;
+	}
+done:
+	plan_release(&p, true);
+	decree_free(recs);
+	buf_release(&data);
+	return r;
+}

@@ -1,0 +1,61 @@
+/*
+ * txn.h - crash-safe transactions on the working tree.
+ *
+ * A transaction brings a set of paths from their current state ("old") to
+ * a new state, all or nothing, surviving kill -9 and power loss at any
+ * instant: after the next txn_recover() every path is exactly old or
+ * exactly new, consistently for the whole transaction, and no temp file is
+ * left.  Contents of both states must already be in the store.
+ */
+#ifndef DECREE_TXN_H
+#define DECREE_TXN_H
+
+#include "decree/checkpoint.h"
+#include "store/odb.h"
+#include "store/oplog.h"
+
+struct decree_store;
+
+enum txn_history {
+	TXN_HISTORY_NONE = 0,
+	TXN_HISTORY_PUSH = 1, /* push `entry` on the undo stack, clear redo */
+	TXN_HISTORY_UNDO = 2, /* move the top undo entry to the redo stack */
+	TXN_HISTORY_REDO = 3, /* move the top redo entry to the undo stack */
+};
+
+typedef struct {
+	const txn_change *changes; /* each path at most once */
+	size_t n;
+	unsigned history;	  /* enum txn_history */
+	const oplog_entry *entry; /* PUSH: the entry (its id is set by txn_run)
+				   */
+	const char *moved_id;	  /* UNDO/REDO: id of the entry moved */
+	decree_progress_cb progress;
+	void *payload;
+	bool *committed; /* out (may be NULL): true once COMMIT is durable,
+			    even if txn_run then fails on bookkeeping */
+	char *pushed_id; /* out (may be NULL, 17 bytes): PUSH: the entry's id */
+} txn_spec;
+
+/*
+ * Capture what stands at t->path on disk now as the old side of *t
+ * (has_old, mode, size, id): a file's bytes or a symlink's target, stored
+ * through w (with w NULL only hashed; a regular file then gets no id).
+ * Absent paths, directories and paths below a non-directory leave *t
+ * alone with *present false.
+ */
+int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
+		    bool *present);
+
+/* Run a transaction; the caller holds the store lock. */
+int txn_run(struct decree_store *s, const txn_spec *spec);
+
+/* Finish (committed) or roll back (not committed) an interrupted
+ * transaction.  The caller holds the store lock. */
+int txn_recover(struct decree_store *s, bool *recovered);
+
+/* Does the on-disk state of `path` equal (mode, id)?  has=false: absent. */
+int txn_path_matches(bool *same, struct decree_store *s, const char *path,
+		     bool has, uint32_t mode, const oid *id);
+
+#endif

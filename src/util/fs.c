@@ -1,0 +1,549 @@
+/*
+ * fs.c - syscall wrappers: EINTR loops, atomic replace, rooted path
+ * resolution, temp-file cleanup on signals.
+ *
+ * Atomic replace order (never changed): open temp in the same directory with
+ * O_CREAT|O_EXCL|O_CLOEXEC, write all, fsync, close, rename, fsync the
+ * directory.  A failure at any step unlinks the temp and names the step.
+ */
+#include "util/common.h"
+#include "util/fs.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <time.h>
+
+int (*fs_fault_hook)(const char *step);
+
+static int fault(const char *step)
+{
+	int e;
+	if (fs_fault_hook && (e = fs_fault_hook(step)) != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int fs_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	if (fault("write") < 0)
+		return -1;
+	while (len) {
+		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t fs_read_all(int fd, void *data, size_t len)
+{
+	char *p = data;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int fs_close(int fd)
+{
+	/* Linux closes the fd even when close() reports EINTR. */
+	if (close(fd) < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+int fs_read_fd(int fd, buf *out, const char *name)
+{
+	struct stat st;
+	size_t hint = 0;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		hint = (size_t)st.st_size;
+	if (buf_grow(out, hint ? hint : 4096) < 0)
+		return -1;
+	for (;;) {
+		ssize_t n;
+		if (out->cap - out->len < 2 && buf_grow(out, 65536) < 0)
+			return -1;
+		n = read(fd, out->ptr + out->len, out->cap - out->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return decree_error_os("cannot read '%s'", name);
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+	}
+	out->ptr[out->len] = '\0';
+	return 0;
+}
+
+static int read_opened(int fd, buf *out, const char *name)
+{
+	int r;
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return decree_error_set(DECREE_ENOTFOUND,
+						"'%s' does not exist", name);
+		return decree_error_os("cannot open '%s'", name);
+	}
+	r = fs_read_fd(fd, out, name);
+	close(fd);
+	return r;
+}
+
+int fs_read_path(const char *path, buf *out)
+{
+	return read_opened(open(path, O_RDONLY | O_CLOEXEC), out, path);
+}
+
+int fs_read_at(int dirfd, const char *name, buf *out)
+{
+	return read_opened(openat(dirfd, name,
+				  O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
+			   out, name);
+}
+
+int fs_fsync(int fd, const char *name)
+{
+	if (fault("fsync") < 0 || fsync(fd) < 0)
+		return decree_error_os("cannot fsync '%s'", name);
+	return 0;
+}
+
+int fs_fsync_dir_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return decree_error_os("cannot open directory '%s'", path);
+	r = fs_fsync(fd, path);
+	close(fd);
+	return r;
+}
+
+int fs_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	unsigned char rnd[6];
+	const char *step;
+	int fd, saved;
+
+	if (fs_random(rnd, sizeof(rnd)) < 0)
+		return -1;
+	snprintf(tmp, sizeof(tmp), ".%s.tmp-%02x%02x%02x%02x%02x%02x", name,
+		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	step = "create";
+	fd = fault("open") < 0 ? -1
+			       : openat(dirfd, tmp,
+					O_WRONLY | O_CREAT | O_EXCL |
+						O_CLOEXEC | O_NOFOLLOW,
+					mode);
+	if (fd < 0)
+		goto fail_nofd;
+	step = "write";
+	if (fs_write_all(fd, data, len) < 0)
+		goto fail;
+	step = "fsync";
+	if (fault("fsync") < 0 || fsync(fd) < 0)
+		goto fail;
+	step = "close";
+	if (fs_close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	step = "rename";
+	if (fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
+		goto fail;
+	step = "fsync directory of";
+	if (fault("fsync") < 0 || fsync(dirfd) < 0)
+		return decree_error_os("cannot %s '%s'", step, name);
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	errno = saved;
+fail_nofd:
+	return decree_error_os("cannot %s '%s'", step, name);
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int dfd, r;
+
+	if (!slash) {
+		dir[0] = '.';
+		dir[1] = '\0';
+	} else {
+		size_t n = (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return decree_error_set(DECREE_EINVALID,
+						"path too long");
+		memcpy(dir, path, n ? n : 1);
+		dir[n ? n : 1] = '\0';
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return decree_error_os("cannot open directory '%s'", dir);
+	r = fs_write_atomic_at(dfd, slash ? slash + 1 : path, data, len, mode);
+	close(dfd);
+	return r;
+}
+
+int fs_mkdirs(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+	struct stat st;
+
+	if (n >= sizeof(tmp))
+		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
+					path);
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return decree_error_os("cannot create directory '%s'",
+					       tmp);
+		if (errno == EEXIST && stat(tmp, &st) == 0 &&
+		    !S_ISDIR(st.st_mode))
+			return decree_error_set(DECREE_EINVALID,
+						"'%s' is not a directory", tmp);
+		tmp[i] = path[i];
+	}
+	return 0;
+}
+
+bool fs_path_is_safe(const char *rel, bool refuse_meta)
+{
+	const char *p = rel, *e;
+
+	if (!*rel || *rel == '/') {
+		decree_error_set(DECREE_EINVALID, "unsafe path '%s'", rel);
+		return false;
+	}
+	while (*p) {
+		size_t n;
+		e = strchr(p, '/');
+		n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.')) {
+			decree_error_set(DECREE_EINVALID, "unsafe path '%s'",
+					 rel);
+			return false;
+		}
+		if (refuse_meta &&
+		    ((n == 4 && !memcmp(p, ".git", 4)) ||
+		     (p == rel && n == 7 && !memcmp(p, ".decree", 7)))) {
+			decree_error_set(DECREE_EINVALID,
+					 "path '%s' is inside '%.*s'", rel,
+					 (int)n, p);
+			return false;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+		if (!*p) { /* trailing slash */
+			decree_error_set(DECREE_EINVALID, "unsafe path '%s'",
+					 rel);
+			return false;
+		}
+	}
+	return true;
+}
+
+int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
+		   const char *rel, bool create)
+{
+	const char *p = rel, *slash;
+	char comp[NAME_MAX + 1];
+	int cur = -1, next;
+
+	*dirfd_out = -1;
+	if (!fs_path_is_safe(rel, false)) {
+		errno = EXDEV; /* what openat2 RESOLVE_BENEATH says for escapes
+				*/
+		return DECREE_EINVALID;
+	}
+	if ((cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return decree_error_os("cannot dup root fd");
+	while ((slash = strchr(p, '/')) != NULL) {
+		size_t n = (size_t)(slash - p);
+		if (n > NAME_MAX) {
+			close(cur);
+			return decree_error_set(
+				DECREE_EINVALID,
+				"path component too long in '%s'", rel);
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(cur, comp,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && create) {
+			if (fault("mkdir") < 0 ||
+			    (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)) {
+				int r = decree_error_os(
+					"cannot create directory '%.*s'",
+					(int)(slash - rel), rel);
+				close(cur);
+				return r;
+			}
+			next = openat(cur, comp,
+				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					      O_CLOEXEC);
+		}
+		if (next < 0) {
+			int e = errno, r;
+			struct stat lst;
+			/* O_DIRECTORY reports a symlink as ENOTDIR; say ELOOP
+			 * like openat2 does */
+			if (e == ENOTDIR &&
+			    fstatat(cur, comp, &lst, AT_SYMLINK_NOFOLLOW) ==
+				    0 &&
+			    S_ISLNK(lst.st_mode))
+				e = ELOOP;
+			if (e == ENOENT)
+				r = decree_error_set(DECREE_ENOTFOUND,
+						     "'%.*s' does not exist",
+						     (int)(slash - rel), rel);
+			else if (e == ELOOP || e == ENOTDIR)
+				r = decree_error_set(
+					DECREE_EINVALID,
+					"'%.*s' is a symlink or not a directory",
+					(int)(slash - rel), rel);
+			else
+				r = decree_error_os("cannot open '%.*s'",
+						    (int)(slash - rel), rel);
+			close(cur);
+			errno = e;
+			return r;
+		}
+		close(cur);
+		cur = next;
+		p = slash + 1;
+	}
+	*dirfd_out = cur;
+	*base_out = p;
+	return 0;
+}
+
+int fs_open_dir(int *fd_out, int rootfd, const char *rel)
+{
+	const char *base;
+	int dfd, fd, r;
+
+	*fd_out = -1;
+	if (!*rel) {
+		if ((fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3)) < 0)
+			return decree_error_os("cannot dup root fd");
+		*fd_out = fd;
+		return 0;
+	}
+	if ((r = fs_open_parent(&dfd, &base, rootfd, rel, false)) < 0)
+		return r;
+	fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return decree_error_set(DECREE_ENOTFOUND,
+						"'%s' does not exist", rel);
+		if (errno == ENOTDIR || errno == ELOOP)
+			return decree_error_set(
+				DECREE_EINVALID,
+				"'%s' is a symlink or not a directory", rel);
+		return decree_error_os("cannot open directory '%s'", rel);
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+/* --- temp files --------------------------------------------------------- */
+
+#define MAX_TEMPS 64
+static char *temp_paths[MAX_TEMPS];
+static pid_t temp_owner[MAX_TEMPS];
+static volatile sig_atomic_t handlers_installed;
+
+static void temp_cleanup(void)
+{
+	pid_t me = getpid();
+	for (int i = 0; i < MAX_TEMPS; i++)
+		if (temp_paths[i] && temp_owner[i] == me)
+			unlink(temp_paths[i]);
+}
+
+static void temp_signal(int sig)
+{
+	temp_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void decree_cleanup_on_signals(void)
+{
+	tempfile_install_handlers();
+}
+
+void tempfile_install_handlers(void)
+{
+	if (handlers_installed)
+		return;
+	handlers_installed = 1;
+	atexit(temp_cleanup);
+	signal(SIGINT, temp_signal);
+	signal(SIGTERM, temp_signal);
+	signal(SIGHUP, temp_signal);
+}
+
+int tempfile_register(const char *path)
+{
+	for (int i = 0; i < MAX_TEMPS; i++) {
+		if (!temp_paths[i]) {
+			char *p = decree_strdup(path);
+			if (!p)
+				return -1;
+			temp_owner[i] = getpid();
+			temp_paths[i] = p;
+			return 0;
+		}
+	}
+	return 0; /* best effort: too many temps in flight */
+}
+
+void tempfile_unregister(const char *path)
+{
+	for (int i = 0; i < MAX_TEMPS; i++) {
+		if (temp_paths[i] && !strcmp(temp_paths[i], path)) {
+			char *p = temp_paths[i];
+			temp_paths[i] = NULL;
+			decree_free(p);
+			return;
+		}
+	}
+}
+
+int64_t fs_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int fs_random(void *out, size_t n)
+{
+	char *p = out;
+	while (n) {
+		ssize_t r = getrandom(p, n, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return decree_error_os("cannot get random bytes");
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* --- resolution below a root ------------------------------------------- */
+
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+int fs_open_beneath(int rootfd, const char *rel, int flags)
+{
+#ifdef SYS_openat2
+	static int have_openat2 = 1;
+	if (have_openat2) {
+		struct open_how how;
+		long fd;
+		memset(&how, 0, sizeof(how));
+		how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
+		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			      RESOLVE_NO_MAGICLINKS;
+		do {
+			fd = syscall(SYS_openat2, rootfd, rel, &how,
+				     sizeof(how));
+		} while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+			return (int)fd;
+		have_openat2 = 0;
+	}
+#endif
+	{
+		const char *base;
+		int dfd, fd, saved;
+		if (fs_open_parent(&dfd, &base, rootfd, rel, false) < 0) {
+			/* errno is openat's (ENOENT, ENOTDIR, ELOOP), as
+			 * openat2 would report; EINVAL for an unsafe path */
+			int e = errno ? errno : EINVAL;
+			decree_error_clear();
+			errno = e;
+			return -1;
+		}
+		fd = openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC);
+		saved = errno;
+		close(dfd);
+		errno = saved;
+		return fd;
+	}
+}
+
+int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
+		     const char *path)
+{
+	const char *base;
+	int dfd, r;
+
+	*exists = false;
+	r = fs_open_parent(&dfd, &base, rootfd, path, false);
+	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+		decree_error_clear();
+		return 0; /* an ancestor is missing or not a directory */
+	}
+	if (r < 0)
+		return r;
+	if (fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) == 0)
+		*exists = true;
+	else if (errno != ENOENT && errno != ENOTDIR)
+		r = decree_error_os("cannot stat '%s'", path);
+	close(dfd);
+	return r;
+}

@@ -1,0 +1,104 @@
+/*
+ * fs.h - the one place that talks to the file system.
+ *
+ * Every syscall wrapper loops on EINTR and short transfers and reports the
+ * failing step ("cannot fsync '%s'").  Worktree paths are always resolved
+ * below an open root directory fd, one component at a time with O_NOFOLLOW,
+ * so a symlink planted anywhere on the way makes the operation fail instead
+ * of escaping the root.
+ *
+ * Tests inject faults through fs_fault_hook: it is called with the name of
+ * the step ("write", "fsync", "rename", "unlink", "mkdir", "open") before
+ * the step runs, and a non-zero return is used as errno for a failure.
+ */
+#ifndef DECREE_FS_H
+#define DECREE_FS_H
+
+#include "util/buf.h"
+#include <stdbool.h>
+#include <sys/stat.h>
+
+extern int (*fs_fault_hook)(const char *step);
+
+/* Raw, EINTR-safe helpers.  Return 0 or -1 with errno set (no error msg). */
+int fs_write_all(int fd, const void *data, size_t len);
+ssize_t fs_read_all(int fd, void *data, size_t len); /* bytes read, < len at EOF
+						      */
+int fs_close(int fd);
+
+/* Read an open fd to EOF into `out` (appends). */
+int fs_read_fd(int fd, buf *out, const char *name_for_errors);
+
+/* Open `path` (absolute or cwd-relative) read-only and read it whole.
+ * Returns DECREE_ENOTFOUND if it does not exist. */
+int fs_read_path(const char *path, buf *out);
+int fs_read_at(int dirfd, const char *name, buf *out); /* O_NOFOLLOW */
+
+/* Atomic replace of dirfd/name: temp + write + fsync + close + rename +
+ * fsync(dirfd).  `name` is a single component. */
+int fs_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode);
+int fs_write_atomic(const char *path, const void *data, size_t len,
+		    mode_t mode);
+
+int fs_fsync(int fd, const char *name_for_errors);
+int fs_fsync_dir_path(const char *path);
+
+/* mkdir -p for store directories (absolute path); existing dirs are fine. */
+int fs_mkdirs(const char *path, mode_t mode);
+
+/* True if `rel` is a safe worktree path: relative, no empty, ".", ".."
+ * components, no NUL; with `refuse_meta`, also no ".git" component
+ * anywhere and no ".decree" as the first component (only the root's
+ * .decree is decree's; nested ones are ordinary directories).  On false an
+ * error naming the path is set. */
+bool fs_path_is_safe(const char *rel, bool refuse_meta);
+
+/*
+ * Open the directory holding `rel` below `rootfd`, resolving every
+ * component with O_NOFOLLOW|O_DIRECTORY.  With `create`, missing
+ * directories are created (mode 0755).  On success *dirfd_out is an fd the
+ * caller closes (never rootfd itself) and *base_out points into `rel`.
+ * On failure errno is that of the failing openat.
+ * DECREE_ENOTFOUND if a component is missing and !create; DECREE_EINVALID
+ * if a component is a symlink or not a directory.
+ */
+int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
+		   const char *rel, bool create);
+
+/* lstat `rel` below rootfd without following a symlink on the way.
+ * *exists false (and 0 returned) when it or an ancestor is missing, or an
+ * ancestor is not a directory; other failures set an error. */
+int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
+		     const char *rel);
+
+/* Open `rel` below rootfd with no symlink anywhere on the way (openat2
+ * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or a component walk).  Returns the
+ * fd or -1 with errno (ELOOP for a symlink); sets no error message. */
+int fs_open_beneath(int rootfd, const char *rel, int flags);
+
+/* Open directory `rel` itself below rootfd ("" is the root, dup'ed). */
+int fs_open_dir(int *fd_out, int rootfd, const char *rel);
+
+/* Registered temp files are unlinked at exit and on SIGINT/SIGTERM/SIGHUP,
+ * only by the process that registered them. */
+int tempfile_register(const char *path);
+void tempfile_unregister(const char *path);
+void tempfile_install_handlers(void);
+
+/* Nanosecond timestamps of a stat buffer. */
+static inline int64_t st_mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+static inline int64_t st_ctime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+int64_t fs_now_ns(void);
+
+/* Fill `out` with n random bytes (getrandom). */
+int fs_random(void *out, size_t n);
+
+#endif

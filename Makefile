@@ -43,7 +43,7 @@ CLI_LIBS := -Wl,-Bstatic -lcrypto -lzstd -ljansson -lyaml -Wl,-Bdynamic -lpthrea
 endif
 LDFLAGS += $(LDSAN) -pthread
 
-LIB_SRC := $(sort $(wildcard src/util/*.c src/lib/*/*.c))
+LIB_SRC := $(sort $(wildcard src/util/*.c src/lib/*/*.c src/pipeline/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)

@@ -45,6 +45,7 @@ typedef enum {
 	DECREE_EAMBIGUOUS = -10, /**< a reference matches several objects */
 	DECREE_EVERIFY = -11,	 /**< written bytes do not hash as expected */
 	DECREE_EEXEC = -12,	 /**< a command decree ran failed */
+	DECREE_ECANCELLED = -13, /**< the caller's cancel flag stopped it */
 } decree_error_code;
 
 /** The message of the last error on this thread, never NULL ("" if none). */

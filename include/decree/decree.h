@@ -13,5 +13,7 @@
 #include "store.h"
 #include "checkpoint.h"
 #include "diff.h"
+#include "project.h"
+#include "pipeline.h"
 
 #endif

@@ -1,8 +1,12 @@
 /*
  * cli.h - shared declarations of the decree program.
  *
- * The program uses only the public API (include/decree/) plus the
- * borrowable util headers buf.h and json.h.
+ * The program uses only the public API (include/decree/) plus util
+ * (src/util: buf, json, kvlist, yaml).
+ *
+ * Errors: a command function returns its exit code.  A helper returns 0,
+ * or an exit code after printing one "decree: ..." line (fail,
+ * usage_error, lib_fail); the caller passes that code up unchanged.
  */
 #ifndef DECREE_CLI_H
 #define DECREE_CLI_H
@@ -18,6 +22,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAIL = 1,
 	EXIT_USAGE = 2,
+	EXIT_CANCELLED = 130, /* interrupted: 128 + SIGINT */
 };
 
 typedef struct {
@@ -65,8 +70,13 @@ int cli_write_atomic(const char *path, const void *data, size_t len);
 /* "staging", "applying", "committing", "rolling_back", "done". */
 const char *cli_phase_name(decree_phase ph);
 
-/* Open the store for this invocation (root resolution, config). */
+/* root.c: the project root of this invocation (-C, else the nearest
+ * ancestor holding .decree/, else the current directory; out: PATH_MAX),
+ * its store (--store, DECREE_STORE, config.yml), its pipeline project
+ * ("not a decree project (run decree init)"). */
+int cli_project_root(char *out, size_t len, const cli_ctx *ctx);
 int open_store(decree_store **out, const cli_ctx *ctx);
+int cli_open_project(decree_project **out, const cli_ctx *ctx);
 
 /* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the
  * caller frees the array, not the strings). */

@@ -12,7 +12,7 @@
  * left at the routine's default is not set at all, so the routine applies
  * it, and is not recalled.  An input file must exist (as the runner checks
  * it) before the body is asked for.  last-run.yml is written with
- * yaml_scalar() (message.c), with cli_write_atomic().
+ * yaml_scalar() (util/yaml.h), with cli_write_atomic().
  *
  * Terminal invariants:
  *  - Everything is drawn on the tty fd with a few ANSI sequences (EL/ED,
@@ -35,7 +35,8 @@
  * terminal) and control characters are drawn as '?'.
  */
 #include "util/common.h"
-#include "pipeline.h"
+#include "interactive.h"
+#include "util/yaml.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -44,8 +45,8 @@
 #include <time.h>
 #include <yaml.h>
 
-/* fail() returns EXIT_FAIL, which interactive_request reserves for
- * "cancelled"; errors here are -1. */
+/* Inside the form, CANCELLED (1) means the user cancelled and errors are
+ * -1 after printing; interactive_request turns both into exit codes. */
 #define FAIL(...) (fail(__VA_ARGS__), -1)
 
 #define LAST_RUN       ".decree/last-run.yml"
@@ -59,10 +60,12 @@
 /* --- .decree/last-run.yml ----------------------------------------------------
  */
 
+typedef decree_routine_info routine_info;
+typedef decree_routine_param routine_param;
+
 typedef struct {
 	char *routine, *name, *input_file;
-	fm_field *custom;
-	size_t ncustom;
+	kvlist custom;
 } last_run;
 
 static void last_run_release(last_run *lr)
@@ -70,11 +73,7 @@ static void last_run_release(last_run *lr)
 	free(lr->routine);
 	free(lr->name);
 	free(lr->input_file);
-	for (size_t i = 0; i < lr->ncustom; i++) {
-		free(lr->custom[i].key);
-		free(lr->custom[i].value);
-	}
-	free(lr->custom);
+	kvlist_release(&lr->custom);
 	memset(lr, 0, sizeof(*lr));
 }
 
@@ -87,37 +86,25 @@ static const char *node_str(yaml_node_t *n)
 
 static const char *last_custom(const last_run *lr, const char *key)
 {
-	for (size_t i = 0; i < lr->ncustom; i++)
-		if (!strcmp(lr->custom[i].key, key))
-			return lr->custom[i].value;
-	return NULL;
+	return kvlist_get(&lr->custom, key);
 }
 
+/* The first value of a key wins. */
 static int last_add_custom(last_run *lr, const char *k, const char *v)
 {
-	fm_field *nc;
+	return last_custom(lr, k) ? 0 : kvlist_set(&lr->custom, k, v);
+}
 
-	if (last_custom(lr, k))
-		return 0;
-	if (!(nc = realloc(lr->custom, (lr->ncustom + 1) * sizeof(*nc))))
-		return -1;
-	lr->custom = nc;
-	nc[lr->ncustom].key = strdup(k);
-	nc[lr->ncustom].value = strdup(v);
-	if (!nc[lr->ncustom].key || !nc[lr->ncustom].value) {
-		free(nc[lr->ncustom].key);
-		free(nc[lr->ncustom].value);
-		return -1;
-	}
-	lr->ncustom++;
-	return 0;
+static void last_run_path(char *out, const decree_project *p)
+{
+	snprintf(out, PATH_MAX, "%s/" LAST_RUN, decree_project_root(p));
 }
 
 /*
  * The recall file is a convenience: a missing one is normal and a damaged
  * one is reported and ignored, never a reason to refuse the form.
  */
-static void last_run_load(last_run *lr, const project *p)
+static void last_run_load(last_run *lr, const decree_project *p)
 {
 	char path[PATH_MAX];
 	yaml_parser_t parser;
@@ -127,7 +114,7 @@ static void last_run_load(last_run *lr, const project *p)
 	FILE *f;
 
 	memset(lr, 0, sizeof(*lr));
-	project_path(path, p, LAST_RUN);
+	last_run_path(path, p);
 	if (!(f = fopen(path, "rb"))) {
 		if (errno != ENOENT)
 			fprintf(stderr, "decree: ignoring '%s': %s\n", path,
@@ -259,10 +246,11 @@ static bool is_custom_var(const char *key)
 	static const char *const not_custom[] = {
 		"routine", "input_file", "id", "chain", "seq", "type", NULL,
 	};
+	/* (the standard variables are never among a routine's parameters) */
 	for (size_t i = 0; not_custom[i]; i++)
 		if (!strcmp(key, not_custom[i]))
 			return false;
-	return !routine_is_standard_var(key);
+	return true;
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -284,7 +272,7 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int last_run_save(const project *p, const run_request *rq)
+int last_run_save(const decree_project *p, const run_request *rq)
 {
 	const char *routine = run_request_get(rq, "routine");
 	const char *input = run_request_get(rq, "input_file");
@@ -307,23 +295,21 @@ int last_run_save(const project *p, const run_request *rq)
 	if (input && (buf_puts(&b, "input_file: ") < 0 ||
 		      yaml_scalar(&b, input) < 0 || buf_putc(&b, '\n') < 0))
 		goto oom;
-	for (size_t i = 0; i < rq->nvars; i++) {
-		if (!is_custom_var(rq->vars[i].key) ||
-		    !yaml_safe(rq->vars[i].key) ||
-		    !yaml_safe(rq->vars[i].value))
+	for (size_t i = 0; i < rq->vars.n; i++) {
+		const kv_pair *v = &rq->vars.v[i];
+		if (!is_custom_var(v->key) || !yaml_safe(v->key) ||
+		    !yaml_safe(v->value))
 			continue;
 		if (!custom && buf_puts(&b, "custom:\n") < 0)
 			goto oom;
 		custom = true;
-		if (buf_puts(&b, "  ") < 0 ||
-		    yaml_scalar(&b, rq->vars[i].key) < 0 ||
-		    buf_puts(&b, ": ") < 0 ||
-		    yaml_scalar(&b, rq->vars[i].value) < 0 ||
+		if (buf_puts(&b, "  ") < 0 || yaml_scalar(&b, v->key) < 0 ||
+		    buf_puts(&b, ": ") < 0 || yaml_scalar(&b, v->value) < 0 ||
 		    buf_putc(&b, '\n') < 0)
 			goto oom;
 	}
 
-	project_path(path, p, LAST_RUN);
+	last_run_path(path, p);
 	e = cli_write_atomic(path, b.ptr, b.len);
 	buf_release(&b);
 	if (e != 0)
@@ -1172,7 +1158,7 @@ static int ask_name(term *t, run_request *out, const last_run *lr, buf *line)
 
 /* Optional; it must exist (under the root, as the runner looks for it),
  * or the typed body would be lost to the runner's refusal. */
-static int ask_input_file(term *t, run_request *out, const project *p,
+static int ask_input_file(term *t, run_request *out, const decree_project *p,
 			  const last_run *lr, buf *line)
 {
 	line_prompt lp = { "input file", "optional", lr->input_file, NULL,
@@ -1190,7 +1176,8 @@ static int ask_input_file(term *t, run_request *out, const project *p,
 			      : strdup(lp.def ? lp.def : "");
 		if (!v)
 			return FAIL("out of memory");
-		project_path(path, p, v);
+		snprintf(path, sizeof(path), "%s/%s", decree_project_root(p),
+			 v);
 		if (!*v || (yaml_safe(v) && stat(path, &st) == 0))
 			break;
 		lp.note = yaml_safe(v) ? "not found; Backspace edits"
@@ -1294,7 +1281,17 @@ done:
 	return r;
 }
 
-static int form(term *t, run_request *out, const project *p,
+/* The routine called `name` in rv, or NULL. */
+static const routine_info *routine_find(const routine_info *rv, size_t rn,
+					const char *name)
+{
+	for (size_t i = 0; name && i < rn; i++)
+		if (!strcmp(rv[i].name, name))
+			return &rv[i];
+	return NULL;
+}
+
+static int form(term *t, run_request *out, const decree_project *p,
 		const routine_info *rv, size_t rn, const last_run *lr)
 {
 	const routine_info *def = routine_find(rv, rn, lr->routine);
@@ -1304,7 +1301,8 @@ static int form(term *t, run_request *out, const project *p,
 	int rc;
 
 	if (!def)
-		def = routine_find(rv, rn, p->cfg.default_routine);
+		def = routine_find(rv, rn,
+				   decree_project_config(p)->default_routine);
 	rc = select_routine(t, rv, rn, def ? (size_t)(def - rv) : 0, &chosen);
 	if (rc)
 		goto done;
@@ -1327,19 +1325,29 @@ done:
 	return rc;
 }
 
-int interactive_request(run_request *out, const project *p, int tty_fd)
+int interactive_request(run_request *out, decree_project *p, int tty_fd)
 {
-	routine_info *rv = NULL;
-	size_t rn = 0;
+	decree_routine_list *l;
+	routine_info *rv = NULL; /* shallow copies: the strings are l's */
+	size_t rn;
 	last_run lr;
 	term t;
 	int rc;
 
-	if (routines_list(&rv, &rn, p))
-		return -1;
-	if (!rn)
-		return FAIL("no routines in .decree/routines/ (add one, e.g. "
+	if (decree_routine_list_get(&l, p) < 0)
+		return lib_fail(-1);
+	rn = decree_routine_list_count(l);
+	if (!rn) {
+		decree_routine_list_free(l);
+		return fail("no routines in .decree/routines/ (add one, e.g. "
 			    ".decree/routines/develop.sh)");
+	}
+	if (!(rv = calloc(rn, sizeof(*rv)))) {
+		decree_routine_list_free(l);
+		return fail("out of memory");
+	}
+	for (size_t i = 0; i < rn; i++)
+		rv[i] = *decree_routine_list_at(l, i);
 	last_run_load(&lr, p);
 	if ((rc = term_begin(&t, tty_fd)) == 0) {
 		rc = form(&t, out, p, rv, rn, &lr);
@@ -1348,10 +1356,11 @@ int interactive_request(run_request *out, const project *p, int tty_fd)
 		term_end(&t);
 	}
 	last_run_release(&lr);
-	routines_free(rv, rn);
+	free(rv);
+	decree_routine_list_free(l);
 	if (rc) {
 		run_request_release(out);
-		return rc;
+		return rc == CANCELLED ? EXIT_CANCELLED : EXIT_FAIL;
 	}
 	out->interactive = true;
 	return 0;

@@ -287,41 +287,166 @@ static int read_dir(dent **out, size_t *n_out, DIR *d, const char *rel)
 	return 0;
 }
 
-static int run_dir(worker *wk, job *j)
+/* Open directory j->path beneath the root (no symlink on the way) and
+ * list it.  *d NULL and 0: it vanished or was replaced meanwhile. */
+static int open_listing(DIR **d, dent **ents, size_t *n, walker *w,
+			const job *j)
 {
-	walker *w = wk->w;
-	const scan_opts *o = w->o;
-	dirres *res = j->dir;
-	dent *ents = NULL;
-	size_t n = 0, plen = strlen(j->path);
-	buf path = BUF_INIT;
-	DIR *d = NULL;
-	int fd, dfd, r = 0;
+	bool root = !j->path[0];
+	int fd;
 
+	*d = NULL;
 	if (j->depth > 4096)
 		return decree_error_set(DECREE_EINVALID,
 					"directory tree too deep at '%s'",
 					j->path);
-	if (plen)
-		fd = fs_open_beneath(w->rootfd, j->path,
-				     O_RDONLY | O_DIRECTORY);
-	else
-		fd = fcntl(w->rootfd, F_DUPFD_CLOEXEC, 3);
+	fd = root ? fcntl(w->rootfd, F_DUPFD_CLOEXEC, 3)
+		  : fs_open_beneath(w->rootfd, j->path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
-		if (plen &&
+		if (!root &&
 		    (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
-			return 0; /* vanished or replaced: nothing below it */
+			return 0; /* nothing below it */
 		return decree_error_os("cannot open directory '%s'",
-				       plen ? j->path : ".");
+				       root ? "." : j->path);
 	}
-	if (!(d = fdopendir(fd))) {
+	if (!(*d = fdopendir(fd))) {
 		close(fd);
 		return decree_error_os("cannot read directory '%s'",
-				       plen ? j->path : ".");
+				       root ? "." : j->path);
 	}
-	rewinddir(d); /* the root fd is a dup sharing the caller's offset */
-	dfd = dirfd(d);
-	if ((r = read_dir(&ents, &n, d, j->path)) < 0)
+	rewinddir(*d); /* the root fd is a dup sharing the caller's offset */
+	return read_dir(ents, n, *d, j->path);
+}
+
+/* A symlink entry: its target hashed (and stored), unless the stat cache
+ * vouches for it. */
+static int scan_link(worker *wk, rentry *re, int dfd, const char *name)
+{
+	const scan_opts *o = wk->w->o;
+	snap_entry *e = &re->e;
+	char target[PATH_MAX + 1];
+	ssize_t tn;
+
+	e->mode = MODE_LINK;
+	if (o->cache && (e->cached = (uint8_t)statcache_lookup(
+				 o->cache, e->path, e, &e->id)))
+		return 0;
+	tn = readlinkat(dfd, name, target, sizeof(target) - 1);
+	if (tn < 0) {
+		if (errno == ENOENT || errno == EINVAL) {
+			re->dropped = true; /* vanished or replaced */
+			return 0;
+		}
+		return decree_error_os("cannot read link '%s'", e->path);
+	}
+	e->size = (uint64_t)tn;
+	sha256_buf(&e->id, target, (size_t)tn);
+	if (o->store)
+		return odb_writer_add(o->store, ODB_BLOB, target, (size_t)tn,
+				      &e->id, NULL);
+	return 0;
+}
+
+/* A regular file entry: skipped above the size limit, taken from the
+ * stat cache, left unhashed (lazy_hash), or queued for hashing. */
+static int scan_file(worker *wk, rentry *re, const struct stat *st)
+{
+	walker *w = wk->w;
+	const scan_opts *o = w->o;
+	snap_entry *e = &re->e;
+
+	e->mode = (st->st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	if ((uint64_t)st->st_size > w->max_size) {
+		e->mode = MODE_SKIP;
+		e->mtime_ns = 0; /* never cached */
+		return 0;
+	}
+	if (o->cache && (e->cached = (uint8_t)statcache_lookup(
+				 o->cache, e->path, e, &e->id)))
+		return 0;
+	if (o->lazy_hash && !o->store) {
+		e->unhashed = 1;
+		return 0;
+	}
+	return push_new(w, JOB_HASH, NULL, NULL, 0, re);
+}
+
+/* One name of directory j->path (open at dfd): skipped, queued as a
+ * subdirectory, or recorded.  path: scratch for its full path. */
+static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
+		      rentry *re, buf *path)
+{
+	walker *w = wk->w;
+	const scan_opts *o = w->o;
+	snap_entry *e = &re->e;
+	const char *name = de->name;
+	struct stat st;
+	bool ignored = false, is_dir;
+	int r;
+
+	re->dropped = true;
+	if (!strcmp(name, ".git") ||
+	    (j->depth == 0 && !strcmp(name, ".decree")) ||
+	    !strncmp(name, ".decree-tmp-", 12))
+		return 0; /* the last: temps of a transaction (txn.c) */
+	buf_clear(path);
+	if ((r = buf_puts(path, j->path)) < 0 ||
+	    (j->path[0] && (r = buf_putc(path, '/')) < 0) ||
+	    (r = buf_puts(path, name)) < 0)
+		return r;
+	if (o->skip_dir && !strcmp(path->ptr, o->skip_dir))
+		return 0;
+	if (de->type == DT_DIR) {
+		is_dir = true; /* no stat needed: its job opens it */
+	} else {
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT
+				       ? 0
+				       : decree_error_os("cannot stat '%s'",
+							 path->ptr);
+		is_dir = S_ISDIR(st.st_mode);
+		if (!is_dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			return 0; /* fifos, sockets, devices are not project
+				     files */
+	}
+	if ((r = ignore_matcher_check(wk->ign, path->ptr, path->len, is_dir,
+				      &ignored)) < 0 ||
+	    ignored)
+		return r;
+	if (!(e->path = decree_strndup(path->ptr, path->len)))
+		return -1;
+	re->dropped = false;
+	if (is_dir) {
+		char *sub = decree_strdup(e->path);
+		if (!sub || !(re->sub = decree_calloc(1, sizeof(dirres))))
+			r = -1;
+		else
+			r = push_new(w, JOB_DIR, sub, re->sub, j->depth + 1,
+				     NULL);
+		if (r < 0)
+			decree_free(sub);
+		return r;
+	}
+	e->mtime_ns = st_mtime_ns(&st);
+	e->ctime_ns = st_ctime_ns(&st);
+	e->ino = st.st_ino;
+	e->dev = st.st_dev;
+	e->size = (uint64_t)st.st_size; /* a symlink's: its target's length */
+	return S_ISLNK(st.st_mode) ? scan_link(wk, re, dfd, name)
+				   : scan_file(wk, re, &st);
+}
+
+static int run_dir(worker *wk, job *j)
+{
+	walker *w = wk->w;
+	dirres *res = j->dir;
+	dent *ents = NULL;
+	size_t n = 0;
+	buf path = BUF_INIT;
+	DIR *d = NULL;
+	int r;
+
+	if ((r = open_listing(&d, &ents, &n, w, j)) < 0 || !d)
 		goto done;
 	if (n && !(res->v = decree_calloc(n, sizeof(rentry)))) {
 		r = -1;
@@ -329,118 +454,13 @@ static int run_dir(worker *wk, job *j)
 	}
 	res->n = n;
 	wk->cur_dir = j->path;
-	wk->cur_fd = dfd;
+	wk->cur_fd = dirfd(d);
 	wk->cur_ents = ents;
 	wk->cur_n = n;
 	for (size_t i = 0;
-	     i < n && !__atomic_load_n(&w->failed, __ATOMIC_RELAXED); i++) {
-		rentry *re = &res->v[i];
-		snap_entry *e = &re->e;
-		const char *name = ents[i].name;
-		struct stat st;
-		bool ignored = false, is_dir;
-
-		re->dropped = true;
-		if (!strcmp(name, ".git") ||
-		    (j->depth == 0 && !strcmp(name, ".decree")) ||
-		    !strncmp(name, ".decree-tmp-", 12))
-			continue; /* the last: temps of a transaction (txn.c) */
-		buf_clear(&path);
-		if ((r = buf_put(&path, j->path, plen)) < 0 ||
-		    (plen && (r = buf_putc(&path, '/')) < 0) ||
-		    (r = buf_puts(&path, name)) < 0)
-			goto done;
-		if (o->skip_dir && !strcmp(path.ptr, o->skip_dir))
-			continue;
-		if (ents[i].type == DT_DIR) {
-			is_dir = true; /* no stat needed: its job opens it */
-		} else {
-			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-				if (errno == ENOENT)
-					continue;
-				r = decree_error_os("cannot stat '%s'",
-						    path.ptr);
-				goto done;
-			}
-			is_dir = S_ISDIR(st.st_mode);
-			if (!is_dir && !S_ISREG(st.st_mode) &&
-			    !S_ISLNK(st.st_mode))
-				continue; /* fifos, sockets, devices are not
-					     project files */
-		}
-		if ((r = ignore_matcher_check(wk->ign, path.ptr, path.len,
-					      is_dir, &ignored)) < 0)
-			goto done;
-		if (ignored)
-			continue;
-		if (!(e->path = decree_strndup(path.ptr, path.len))) {
-			r = -1;
-			goto done;
-		}
-		re->dropped = false;
-		if (is_dir) {
-			char *sub = decree_strdup(e->path);
-			if (!sub ||
-			    !(re->sub = decree_calloc(1, sizeof(dirres)))) {
-				decree_free(sub);
-				r = -1;
-				goto done;
-			}
-			if ((r = push_new(w, JOB_DIR, sub, re->sub,
-					  j->depth + 1, NULL)) < 0) {
-				decree_free(sub);
-				goto done;
-			}
-			continue;
-		}
-		e->mtime_ns = st_mtime_ns(&st);
-		e->ctime_ns = st_ctime_ns(&st);
-		e->ino = st.st_ino;
-		e->dev = st.st_dev;
-		e->size = (uint64_t)st.st_size; /* a symlink's: its target's
-						   length */
-		if (S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX + 1];
-			ssize_t tn;
-			e->mode = MODE_LINK;
-			if (o->cache && (e->cached = (uint8_t)statcache_lookup(
-						 o->cache, e->path, e, &e->id)))
-				continue;
-			tn = readlinkat(dfd, name, target, sizeof(target) - 1);
-			if (tn < 0) {
-				if (errno == ENOENT || errno == EINVAL) {
-					re->dropped = true; /* vanished or
-							       replaced */
-					continue;
-				}
-				r = decree_error_os("cannot read link '%s'",
-						    e->path);
-				goto done;
-			}
-			e->size = (uint64_t)tn;
-			sha256_buf(&e->id, target, (size_t)tn);
-			if (o->store &&
-			    (r = odb_writer_add(o->store, ODB_BLOB, target,
-						(size_t)tn, &e->id, NULL)) < 0)
-				goto done;
-			continue;
-		}
-		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
-		if ((uint64_t)st.st_size > w->max_size) {
-			e->mode = MODE_SKIP;
-			e->mtime_ns = 0; /* never cached */
-			continue;
-		}
-		if (o->cache && (e->cached = (uint8_t)statcache_lookup(
-					 o->cache, e->path, e, &e->id)))
-			continue;
-		if (o->lazy_hash && !o->store) {
-			e->unhashed = 1;
-			continue;
-		}
-		if ((r = push_new(w, JOB_HASH, NULL, NULL, 0, re)) < 0)
-			goto done;
-	}
+	     i < n && r == 0 && !__atomic_load_n(&w->failed, __ATOMIC_RELAXED);
+	     i++)
+		r = scan_entry(wk, j, dirfd(d), &ents[i], &res->v[i], &path);
 done:
 	wk->cur_dir = NULL;
 	wk->cur_ents = NULL;

@@ -5,6 +5,9 @@
 #   make demo         deps + build + scripted demo
 #   make bench        deps + build + benchmarks against a shadow git repository
 #   make install PREFIX=/usr/local
+#   make layers       the layering rules (tests/layers.sh: includes, symbol
+#                     uses between folders, cycles) on the objects of $(B);
+#                     make check runs it too, as the suite lint/layers
 #   make format / format-check / hdr-check / lint
 #
 # Warnings are errors everywhere.
@@ -120,6 +123,11 @@ test-build: all $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY)
 test: test-build
 	@B=$(B) sh tests/run-all.sh
 
+# The architecture: tests/layers.sh holds the table of which folder may use
+# which and checks it on the sources and on the built objects.
+layers: all
+	@B=$(B) bash tests/layers.sh
+
 # Each public header must compile alone.
 hdr-check:
 	@mkdir -p $(B)/hdr
@@ -158,5 +166,5 @@ lint:
 clean:
 	rm -rf build
 
-.PHONY: all deps fuzz check test test-build hdr-check demo bench install format format-check lint clean
+.PHONY: all deps fuzz check test test-build layers hdr-check demo bench install format format-check lint clean
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

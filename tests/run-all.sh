@@ -1,7 +1,8 @@
 #!/bin/sh
 # Run every test suite and print one summary line the CI runner reads:
 #   N passed, N failed
-# Suites: cmocka unit tests ($B/tests/test_*), black-box CLI scripts
+# Suites: the layering check of the built objects (tests/layers.sh),
+# cmocka unit tests ($B/tests/test_*), black-box CLI scripts
 # (tests/cli/*.sh) and crash/fault scripts (tests/crash/*.sh); the scripts
 # speak TAP ("ok N - ...", "not ok N - ...").  Logs go to $B/test-logs/.
 # Usage: B=build/san sh tests/run-all.sh [suite-name-filter]
@@ -52,6 +53,7 @@ run_suite() { # name kind command...
 	fi
 }
 
+run_suite lint/layers tap bash "$top/tests/layers.sh"
 for t in "$top/$B"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_suite "unit/$(basename "$t")" cmocka "$t"

@@ -2,9 +2,15 @@
 #
 #   make              release-ish build (-O2 -g) in build/
 #   make check        deps + sanitizer build (ASan+UBSan) in build/san + all tests
+#   make test-build   also builds $(B)/decree-shared, the program linked
+#                     against libdecree.so (tests only; $(B)/decree is the
+#                     program: static, see CLI_LIBS)
 #   make demo         deps + build + scripted demo
 #   make bench        deps + build + benchmarks against a shadow git repository
 #   make install PREFIX=/usr/local
+#   make layers       the layering rules (tests/layers.sh: includes, symbol
+#                     uses between folders, cycles) on the objects of $(B);
+#                     make check runs it too, as the suite lint/layers
 #   make format / format-check / hdr-check / lint
 #
 # Warnings are errors everywhere.
@@ -46,6 +52,7 @@ LDFLAGS += $(LDSAN) -pthread
 LIB_SRC := $(sort $(wildcard src/util/*.c src/lib/*/*.c src/pipeline/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+UTIL_OBJ := $(filter $(B)/src/util/%,$(LIB_OBJ))
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -76,6 +83,28 @@ $(B)/libdecree.so: $(LIB_OBJ)
 $(B)/decree: $(CLI_OBJ) $(B)/libdecree.a
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libdecree.a $(CLI_LIBS)
+
+# util is a layer both the library and its programs link (libgit2's
+# src/util): libdecree.so keeps its copy hidden, so a program linked
+# against it links the util objects it uses from this archive.  util
+# defines no public symbol (tests/layers.sh), so nothing in a program's
+# copy shadows the library's.
+$(B)/libdecree_util.a: $(UTIL_OBJ)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(B)/libdecree.so.0: $(B)/libdecree.so
+	@ln -sf libdecree.so $@
+
+# The same program as a client of the shared library: the public API from
+# libdecree.so.0 (NEEDED, found next to the binary through the rpath),
+# util from libdecree_util.a.  Not installed: it only proves that the
+# program needs nothing hidden (tests/cli/shared_lib.sh, and the
+# cli-shared/ suites of tests/run-all.sh run CLI suites with it).
+$(B)/decree-shared: $(CLI_OBJ) $(B)/libdecree_util.a $(B)/libdecree.so.0
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libdecree_util.a \
+		-Wl,--as-needed -L$(B) -ldecree -Wl,-rpath,'$$ORIGIN' $(LIBS)
 
 $(B)/decree.pc: Makefile
 	@mkdir -p $(B)
@@ -115,10 +144,15 @@ check: deps
 	$(MAKE) --no-print-directory hdr-check
 	@B=build/san sh tests/run-all.sh
 
-test-build: all $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY)
+test-build: all $(B)/decree-shared $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY)
 
 test: test-build
 	@B=$(B) sh tests/run-all.sh
+
+# The architecture: tests/layers.sh holds the table of which folder may use
+# which and checks it on the sources and on the built objects.
+layers: all
+	@B=$(B) bash tests/layers.sh
 
 # Each public header must compile alone.
 hdr-check:
@@ -158,5 +192,5 @@ lint:
 clean:
 	rm -rf build
 
-.PHONY: all deps fuzz check test test-build hdr-check demo bench install format format-check lint clean
+.PHONY: all deps fuzz check test test-build layers hdr-check demo bench install format format-check lint clean
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,9 +1,12 @@
 #!/bin/sh
 # Run every test suite and print one summary line the CI runner reads:
 #   N passed, N failed
-# Suites: cmocka unit tests ($B/tests/test_*), black-box CLI scripts
-# (tests/cli/*.sh) and crash/fault scripts (tests/crash/*.sh); the scripts
-# speak TAP ("ok N - ...", "not ok N - ...").  Logs go to $B/test-logs/.
+# Suites: the layering check of the built objects (tests/layers.sh),
+# cmocka unit tests ($B/tests/test_*), black-box CLI scripts
+# (tests/cli/*.sh), some of them again with the program linked against
+# libdecree.so (cli-shared/*, DECREE=$B/decree-shared), and crash/fault
+# scripts (tests/crash/*.sh); the scripts speak TAP ("ok N - ...",
+# "not ok N - ...").  Logs go to $B/test-logs/.
 # Usage: B=build/san sh tests/run-all.sh [suite-name-filter]
 set -u
 B=${B:-build}
@@ -52,6 +55,7 @@ run_suite() { # name kind command...
 	fi
 }
 
+run_suite lint/layers tap bash "$top/tests/layers.sh"
 for t in "$top/$B"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_suite "unit/$(basename "$t")" cmocka "$t"
@@ -65,6 +69,12 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 	[ -f "$t" ] || continue
 	case "$(basename "$t")" in lib.sh) continue ;; esac
 	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .sh)" tap bash "$t"
+	case "$t" in */cli/lifecycle.sh | */cli/apply.sh | */cli/refs_and_errors.sh)
+		# the shared library must serve the whole program: store,
+		# checkpoints, restore, apply and the error messages
+		run_suite "cli-shared/$(basename "$t" .sh)" tap \
+			env DECREE="$top/$B/decree-shared" bash "$t" ;;
+	esac
 done
 
 echo

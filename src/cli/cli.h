@@ -53,6 +53,10 @@ typedef struct {
  * ctx->argv.  Prints a usage error and returns -1 on unknown options. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
+/* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the
+ * caller frees the array, not the strings). */
+char **cli_paths(const cli_ctx *ctx);
+
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -77,10 +81,6 @@ const char *cli_phase_name(decree_phase ph);
 int cli_project_root(char *out, size_t len, const cli_ctx *ctx);
 int open_store(decree_store **out, const cli_ctx *ctx);
 int cli_open_project(decree_project **out, const cli_ctx *ctx);
-
-/* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the
- * caller frees the array, not the strings). */
-char **cli_paths(const cli_ctx *ctx);
 
 int cmd_checkpoint(cli_ctx *ctx);
 int cmd_checkpoint_diff(cli_ctx *ctx);

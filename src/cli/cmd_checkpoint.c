@@ -282,22 +282,6 @@ static void on_plan(void *payload, const char *path, decree_action a)
 	p->n++;
 }
 
-const char *cli_phase_name(decree_phase ph)
-{
-	switch (ph) {
-	case DECREE_PHASE_STAGING:
-		return "staging";
-	case DECREE_PHASE_APPLYING:
-		return "applying";
-	case DECREE_PHASE_COMMITTING:
-		return "committing";
-	case DECREE_PHASE_ROLLING_BACK:
-		return "rolling_back";
-	default:
-		return "done";
-	}
-}
-
 static void on_progress(void *payload, decree_phase ph, const char *path,
 			const char *action)
 {

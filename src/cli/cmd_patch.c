@@ -154,28 +154,6 @@ static void diff_out_release(diff_out *d)
 	buf_release(&d->json);
 }
 
-/* A copy of the "--" paths without "./" prefixes and trailing slashes
- * (NULL if none); the caller frees the array, not the strings. */
-char **cli_paths(const cli_ctx *ctx)
-{
-	char **paths;
-
-	if (!ctx->rest_argc)
-		return NULL;
-	if (!(paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *))))
-		return NULL;
-	for (int i = 0; i < ctx->rest_argc; i++) {
-		char *p = ctx->rest_argv[i];
-		size_t n = strlen(p);
-		while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir" */
-			p[--n] = '\0';
-		while (p[0] == '.' && p[1] == '/')
-			p += 2;
-		paths[i] = p;
-	}
-	return paths;
-}
-
 int cmd_checkpoint_diff(cli_ctx *ctx)
 {
 	bool stat = false, name_status = false;

@@ -1,5 +1,8 @@
 /*
- * opt.c - option parsing shared by all commands, plus error reporting.
+ * opt.c - what all commands share: option parsing, the "--" paths, error
+ * reporting, reading and atomically writing a file, and the names of the
+ * restore and apply phases.  Helpers two commands need live here, not in
+ * one of the commands, so that no cmd_*.c depends on another.
  *
  * Options may stand before or after positional arguments; "--" ends them.
  * Long options take their argument as "--name VALUE" or "--name=VALUE",
@@ -129,6 +132,28 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 	return 0;
 }
 
+/* A copy of the "--" paths without "./" prefixes and trailing slashes
+ * (NULL if none); the caller frees the array, not the strings. */
+char **cli_paths(const cli_ctx *ctx)
+{
+	char **paths;
+
+	if (!ctx->rest_argc)
+		return NULL;
+	if (!(paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *))))
+		return NULL;
+	for (int i = 0; i < ctx->rest_argc; i++) {
+		char *p = ctx->rest_argv[i];
+		size_t n = strlen(p);
+		while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir" */
+			p[--n] = '\0';
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		paths[i] = p;
+	}
+	return paths;
+}
+
 int cli_read_file(buf *out, const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -203,4 +228,20 @@ int cli_write_atomic(const char *path, const void *data, size_t len)
 				    path, strerror(e));
 	}
 	return 0;
+}
+
+const char *cli_phase_name(decree_phase ph)
+{
+	switch (ph) {
+	case DECREE_PHASE_STAGING:
+		return "staging";
+	case DECREE_PHASE_APPLYING:
+		return "applying";
+	case DECREE_PHASE_COMMITTING:
+		return "committing";
+	case DECREE_PHASE_ROLLING_BACK:
+		return "rolling_back";
+	default:
+		return "done";
+	}
 }

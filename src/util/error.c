@@ -1,7 +1,8 @@
 /*
  * error.c - thread-local error slot.  Messages are truncated to fit the
  * fixed slot; no allocation happens here so an out-of-memory error can be
- * reported reliably.
+ * reported reliably.  No public symbol is defined here (util is linked
+ * into programs too): the public readers are in ops/library.c.
  */
 #include "util/common.h"
 #include "util/error.h"
@@ -28,23 +29,18 @@ int decree_error_setf(int code, int klass, const char *fmt, ...)
 	return code;
 }
 
-const char *decree_error_last(void)
+const char *error_last(void)
 {
 	return err_msg;
 }
 
-int decree_error_last_code(void)
+int error_last_code(void)
 {
 	return err_code;
 }
 
-void decree_error_clear(void)
+void error_clear(void)
 {
 	err_msg[0] = '\0';
 	err_code = 0;
-}
-
-const char *decree_version(void)
-{
-	return DECREE_VERSION_STRING;
 }

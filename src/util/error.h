@@ -3,7 +3,14 @@
  *
  * decree_error_set() records a message and returns the code so callers can
  * write `return decree_error_set(DECREE_ENOTFOUND, "...")`.  With
- * DECREE_ERR_OS the current errno's strerror is appended.
+ * DECREE_ERR_OS the current errno's strerror is appended.  Code inside the
+ * library reads and clears the slot with error_last(), error_last_code()
+ * and error_clear(); the public decree_error_last() and friends
+ * (ops/library.c) return the same.
+ *
+ * Each copy of util has its own slot: a program linked against
+ * libdecree.so links util itself, and decree_error_last() reports what the
+ * library set, not what the program's util did.
  */
 #ifndef DECREE_ERROR_H
 #define DECREE_ERROR_H
@@ -18,6 +25,13 @@ enum decree_error_class {
 /* Set the last error; returns `code`.  `klass` is a decree_error_class. */
 int decree_error_setf(int code, int klass, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* The message of the last error of this thread, never NULL ("" if none). */
+const char *error_last(void);
+/* The code of the last error of this thread (DECREE_OK if none). */
+int error_last_code(void);
+/* Forget the last error of this thread (after swallowing it). */
+void error_clear(void);
 
 #define decree_error_set(code, ...) decree_error_setf((code), 0, __VA_ARGS__)
 #define decree_error_os(...) \

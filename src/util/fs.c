@@ -416,11 +416,6 @@ static void temp_signal(int sig)
 	raise(sig);
 }
 
-void decree_cleanup_on_signals(void)
-{
-	tempfile_install_handlers();
-}
-
 void tempfile_install_handlers(void)
 {
 	if (handlers_installed)
@@ -514,7 +509,7 @@ int fs_open_beneath(int rootfd, const char *rel, int flags)
 			/* errno is openat's (ENOENT, ENOTDIR, ELOOP), as
 			 * openat2 would report; EINVAL for an unsafe path */
 			int e = errno ? errno : EINVAL;
-			decree_error_clear();
+			error_clear();
 			errno = e;
 			return -1;
 		}
@@ -535,7 +530,7 @@ int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
 	*exists = false;
 	r = fs_open_parent(&dfd, &base, rootfd, path, false);
 	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
-		decree_error_clear();
+		error_clear();
 		return 0; /* an ancestor is missing or not a directory */
 	}
 	if (r < 0)

@@ -268,7 +268,7 @@ static int set_path(parser *p, char **dst, const char *name, int strip)
 		return perr(p, "cannot strip %d component%s from '%s'", strip,
 			    strip == 1 ? "" : "s", name);
 	if (!fs_path_is_safe(s, true)) {
-		snprintf(saved, sizeof(saved), "%s", decree_error_last());
+		snprintf(saved, sizeof(saved), "%s", error_last());
 		return perr(p, "%s", saved);
 	}
 	decree_free(*dst);
@@ -622,7 +622,7 @@ static int parse_b64_section(parser *p, char **data, size_t *len)
 		if ((r = base64_decode(&out, q, n)) < 0) {
 			if (r != DECREE_EINVALID)
 				goto fail; /* out of memory */
-			decree_error_clear();
+			error_clear();
 			r = DECREE_EINVALID;
 			perr(p, "malformed base64 line");
 			goto fail;

@@ -81,7 +81,7 @@ static int conflict_at(pstate *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	decree_error_clear();
+	error_clear();
 	if (!p->problem && !(p->problem = decree_strdup(msg)))
 		return DECREE_ERROR;
 	return 0;
@@ -97,12 +97,12 @@ static int load_disk(pstate *p, decree_store *s)
 
 	r = fs_open_parent(&dfd, &base, s->rootfd, p->path, false);
 	if (r == DECREE_ENOTFOUND) {
-		decree_error_clear();
+		error_clear();
 		return 0;
 	}
 	if (r == DECREE_EINVALID) {
 		/* absent; fine if the patch removes what is in the way */
-		decree_error_clear();
+		error_clear();
 		p->blocked = true;
 		return 0;
 	}
@@ -209,7 +209,7 @@ static int check_one(pstates *t, decree_store *s, const patch_file *fp,
 	if (r == DECREE_ECONFLICT || r == DECREE_EAPPLY) {
 		char why[1024];
 		bool done_already = false;
-		snprintf(why, sizeof(why), "%s", decree_error_last());
+		snprintf(why, sizeof(why), "%s", error_last());
 		/* Already applied?  Then the reverse applies to the target. */
 		if (!moves || (fp->is_rename && !src->exists)) {
 			patch_result back = PATCH_RESULT_INIT;
@@ -221,7 +221,7 @@ static int check_one(pstates *t, decree_store *s, const patch_file *fp,
 						   dst->data.len, dst->exists,
 						   back_flags) == 0;
 			patch_result_release(&back);
-			decree_error_clear();
+			error_clear();
 		}
 		patch_result_release(&res);
 		if (done_already)
@@ -541,7 +541,7 @@ static bool dir_exists(decree_store *s, const char *rel)
 	bool exists;
 
 	if (fs_lstat_beneath(&exists, &st, s->rootfd, rel) < 0) {
-		decree_error_clear();
+		error_clear();
 		return false;
 	}
 	return exists && S_ISDIR(st.st_mode);
@@ -592,7 +592,7 @@ static void remove_dirs(decree_store *s, const strset *dirs)
 		const char *base;
 		int dfd;
 		if (fs_open_parent(&dfd, &base, s->rootfd, v[i], false) < 0) {
-			decree_error_clear();
+			error_clear();
 			continue;
 		}
 		unlinkat(dfd, base, AT_REMOVEDIR); /* fails if not empty: fine
@@ -941,7 +941,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	}
 	if (r < 0) {
 		char msg[1024];
-		snprintf(msg, sizeof(msg), "%s", decree_error_last());
+		snprintf(msg, sizeof(msg), "%s", error_last());
 		r = decree_error_set(r,
 				     "'%s' failed (status %d) and rolling back "
 				     "failed: %s; the patch is still applied "

@@ -219,7 +219,7 @@ static void cache_save(decree_store *s, const ckpt_rec *v, size_t n)
 	fs_write_atomic(path, b.ptr, b.len, 0644);
 done:
 	/* a cache that cannot be written (read-only store) costs only speed */
-	decree_error_clear();
+	error_clear();
 	buf_release(&b);
 }
 
@@ -301,7 +301,7 @@ ignore:
 	ckpt_free_all(v, n);
 	oidset_release(ids);
 	buf_release(&data);
-	decree_error_clear();
+	error_clear();
 	return r;
 }
 
@@ -333,7 +333,7 @@ int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
 		oid id;
 		if (strlen(de->d_name) != SHA256_HEXLEN ||
 		    oid_from_hex(&id, de->d_name) < 0) {
-			decree_error_clear();
+			error_clear();
 			continue;
 		}
 		if ((r = GROW(v, cap, n + 1)) < 0)
@@ -348,7 +348,7 @@ int ckpt_load_all(ckpt_rec **out, size_t *n_out, decree_store *s)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		r = ckpt_load_file(&v[n], path, de->d_name);
 		if (r == DECREE_ENOTFOUND) { /* pruned meanwhile */
-			decree_error_clear();
+			error_clear();
 			r = 0;
 			continue;
 		}
@@ -688,10 +688,10 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 	/* The checkpoint is complete; a stale cache or a missed repack only
 	 * costs speed. */
 	if (ckpt_save_statcache(s, &cur, cache) < 0)
-		decree_error_clear();
+		error_clear();
 	cache = NULL;
 	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
-		decree_error_clear();
+		error_clear();
 	{
 		/* what was just scanned is that tree: keep it for the show or
 		 * diff that often follows (the pipeline's manifest and diff) */
@@ -707,7 +707,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 			ckpt_tree_cache_put(s, &cur, &rec.tree);
 			ckpt_rec_release(&rec);
 		} else {
-			decree_error_clear();
+			error_clear();
 		}
 	}
 done:
@@ -1036,7 +1036,7 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 	repo_file(path, s, "checkpoints");
 	r = fs_fsync_dir_path(path);
 	if (r == DECREE_ERROR && errno == ENOENT) {
-		decree_error_clear();
+		error_clear();
 		r = 0;
 	}
 done:

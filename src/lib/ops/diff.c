@@ -227,7 +227,7 @@ static void *worker(void *arg)
 		if (!it)
 			break;
 		if ((it->err = format_item(c, it, &old, &new, &dc)) < 0)
-			it->errmsg = decree_strdup(decree_error_last());
+			it->errmsg = decree_strdup(error_last());
 	}
 	buf_release(&old);
 	buf_release(&new);

@@ -100,7 +100,7 @@ static int mark_tree(marker *m, const oid *id)
 				"tree %s is missing or damaged; run 'decree fsck'",
 				hex);
 		problem(m, hex, "missing or damaged tree");
-		decree_error_clear();
+		error_clear();
 		return 0;
 	}
 	if (r < 0) {
@@ -111,8 +111,8 @@ static int mark_tree(marker *m, const oid *id)
 	buf_release(&obj);
 	if (r == DECREE_ECORRUPT && m->fsck) {
 		oid_to_hex(hex, id);
-		problem(m, hex, "%s", decree_error_last());
-		decree_error_clear();
+		problem(m, hex, "%s", error_last());
+		error_clear();
 		return 0;
 	}
 	return r;
@@ -171,8 +171,8 @@ static int mark_root(marker *m, const char *rootdir)
 			if (r < 0) {
 				if (!m->fsck)
 					break;
-				problem(m, file, "%s", decree_error_last());
-				decree_error_clear();
+				problem(m, file, "%s", error_last());
+				error_clear();
 				r = 0;
 				continue;
 			}
@@ -187,8 +187,8 @@ static int mark_root(marker *m, const char *rootdir)
 	if ((r = oplog_load(&l, path)) < 0) {
 		if (!m->fsck)
 			return r;
-		problem(m, path, "%s", decree_error_last());
-		decree_error_clear();
+		problem(m, path, "%s", error_last());
+		error_clear();
 		r = 0;
 	}
 	for (size_t i = 0; r == 0 && i < l.nundo; i++)
@@ -228,13 +228,13 @@ static int mark_root(marker *m, const char *rootdir)
 							"an unfinished transaction");
 				}
 			} else if (m->fsck) {
-				problem(m, path, "%s", decree_error_last());
+				problem(m, path, "%s", error_last());
 			}
 			if (m->fsck)
 				problem(m, path,
 					"unfinished transaction (run 'decree recover')");
 		}
-		decree_error_clear();
+		error_clear();
 		decree_free(recs);
 		buf_release(&data);
 	}
@@ -382,8 +382,8 @@ static int check_object(void *payload, const oid *id, int type,
 	if (r == DECREE_ECORRUPT || r == DECREE_ENOTFOUND) {
 		char hex[SHA256_HEXLEN + 1];
 		oid_to_hex(hex, id);
-		problem(c->m, hex, "%s (pack %s)", decree_error_last(), pack);
-		decree_error_clear();
+		problem(c->m, hex, "%s (pack %s)", error_last(), pack);
+		error_clear();
 		r = 0;
 	} else if (r == 0 && type != ODB_BLOB && type != ODB_TREE) {
 		char hex[SHA256_HEXLEN + 1];
@@ -415,7 +415,7 @@ int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload)
 	if ((r = repo_odb(&m.db, s, true)) < 0) {
 		if (r != DECREE_ECORRUPT)
 			return r;
-		problem(&m, s->dir, "%s", decree_error_last());
+		problem(&m, s->dir, "%s", error_last());
 		return decree_error_set(DECREE_ECORRUPT, "store is damaged");
 	}
 	odb_verify_indexes(m.db, index_damage, &m);

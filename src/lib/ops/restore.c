@@ -257,8 +257,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			 * store is broken and recovery may still need it. */
 			if (!committed && !s->broken) {
 				char msg[1024];
-				snprintf(msg, sizeof(msg), "%s",
-					 decree_error_last());
+				snprintf(msg, sizeof(msg), "%s", error_last());
 				ckpt_remove(s, res->pre_checkpoint);
 				res->pre_checkpoint[0] = '\0';
 				decree_error_set(r, "%s", msg);
@@ -267,7 +266,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		}
 	}
 	if (ckpt_save_statcache(s, &cur, cache) < 0)
-		decree_error_clear();
+		error_clear();
 	cache = NULL;
 done:
 	statcache_free(cache);

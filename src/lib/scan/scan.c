@@ -101,8 +101,7 @@ static void fail_walk(walker *w, int r)
 	if (!w->failed) {
 		__atomic_store_n(&w->failed, true, __ATOMIC_RELAXED);
 		w->err = r;
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
-			 decree_error_last());
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", error_last());
 	}
 	pthread_mutex_unlock(&w->mu);
 }
@@ -228,7 +227,7 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 		dfd = wk->cur_fd;
 	} else {
 		if ((r = fs_open_dir(&dfd, wk->w->rootfd, dir)) < 0) {
-			decree_error_clear();
+			error_clear();
 			return 0;
 		}
 		own = true;

@@ -118,7 +118,7 @@ static int table_load(sc_table *t, const char *path)
 	if (r == -2)
 		return -1;
 	if (r < 0) {
-		decree_error_clear();
+		error_clear();
 		table_release(t);
 	}
 	return 0;

@@ -685,8 +685,7 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		r = writer_append(w, &id, type, comp, len, data, len);
 	if (r < 0 && !w->failed) {
 		w->failed = true;
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
-			 decree_error_last());
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", error_last());
 	}
 	pthread_mutex_unlock(&w->mu);
 	return r;
@@ -792,8 +791,7 @@ done:
 	buf_release(&idx);
 	if (r < 0 && !w->failed) {
 		w->failed = true;
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
-			 decree_error_last());
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", error_last());
 	}
 	return r;
 }

@@ -205,7 +205,7 @@ int oplog_load(oplog *l, const char *path)
 	if ((r = fs_read_path(path, &data)) < 0) {
 		buf_release(&data);
 		if (r == DECREE_ENOTFOUND) {
-			decree_error_clear();
+			error_clear();
 			return 0;
 		}
 		return r;

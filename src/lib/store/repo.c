@@ -132,7 +132,7 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 			goto fail;
 		}
 		buf_release(&m);
-		decree_error_clear();
+		error_clear();
 	}
 	*out = s;
 	return 0;

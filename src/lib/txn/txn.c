@@ -484,7 +484,7 @@ static int plan_mkdir_one(void *payload, const char *dir)
 	}
 	if (r == DECREE_ENOTFOUND ||
 	    (r == DECREE_EINVALID && strset_has(&pl->dels, dir))) {
-		decree_error_clear();
+		error_clear();
 		if (strset_put(&pl->dirs, dir, 2) < 0)
 			return -1;
 		return push_str(&pl->p->mkdirs, &pl->p->nmk, &pl->mkcap, dir);
@@ -515,7 +515,7 @@ static int dir_becomes_empty(bool *empty, planner *pl, const char *dir)
 		return 0;
 	r = fs_open_dir(&fd, pl->s->rootfd, dir);
 	if (r < 0) {
-		decree_error_clear();
+		error_clear();
 		return 0;
 	}
 	if (!(d = fdopendir(fd))) {
@@ -687,7 +687,7 @@ static int unlink_beneath(decree_store *s, const char *path, const char *name,
 	 * is an error: what we meant to remove may sit in the real one. */
 	r = fs_open_parent(&dfd, &base, s->rootfd, path, false);
 	if (r == DECREE_ENOTFOUND) {
-		decree_error_clear();
+		error_clear();
 		return 0;
 	}
 	if (r < 0)
@@ -762,7 +762,7 @@ static void note_error(first_error *fe, int r)
 {
 	if (r < 0 && !fe->code) {
 		fe->code = r;
-		snprintf(fe->msg, sizeof(fe->msg), "%s", decree_error_last());
+		snprintf(fe->msg, sizeof(fe->msg), "%s", error_last());
 	}
 }
 
@@ -797,7 +797,7 @@ static int tolerate(int r, const strset *paths, const char *path)
 {
 	if (r == DECREE_ENOTFOUND ||
 	    (r == DECREE_EINVALID && blocked_by_own_change(paths, path))) {
-		decree_error_clear();
+		error_clear();
 		return 0;
 	}
 	return r;
@@ -861,7 +861,7 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp,
 		int dfd;
 		if (fs_open_parent(&dfd, &base, s->rootfd, p->mkdirs[i],
 				   false) < 0) {
-			decree_error_clear();
+			error_clear();
 			continue;
 		}
 		unlinkat(dfd, base, AT_REMOVEDIR); /* only if empty */
@@ -1060,8 +1060,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 			buf_release(&tmp);
 			if (r < 0) {
 				char msg[900];
-				snprintf(msg, sizeof(msg), "%s",
-					 decree_error_last());
+				snprintf(msg, sizeof(msg), "%s", error_last());
 				r = decree_error_set(
 					r,
 					"cannot keep a copy of '%s': %s; nothing was "
@@ -1176,7 +1175,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	if ((r = finish_committed(s, &p, walpath)) < 0) {
 		/* The change is durable; recovery finishes the bookkeeping. */
 		char msg[1024];
-		snprintf(msg, sizeof(msg), "%s", decree_error_last());
+		snprintf(msg, sizeof(msg), "%s", error_last());
 		decree_error_set(
 			r,
 			"the change was applied, but recording it failed (%s); "
@@ -1190,14 +1189,14 @@ fail : {
 	char msg[1024], why[1024];
 	size_t foreign;
 	int rr;
-	snprintf(msg, sizeof(msg), "%s", decree_error_last());
+	snprintf(msg, sizeof(msg), "%s", error_last());
 	wal_close(w);
 	w = NULL;
 	rr = rollback(s, &p, sp, &foreign);
 	if (rr == 0)
 		rr = wal_remove(walpath);
 	if (rr < 0) {
-		snprintf(why, sizeof(why), "%s", decree_error_last());
+		snprintf(why, sizeof(why), "%s", error_last());
 		s->broken = true;
 		decree_error_set(
 			r,
@@ -1235,7 +1234,7 @@ int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
 	memset(&e, 0, sizeof(e));
 	r = fs_open_parent(&dfd, &base, s->rootfd, t->path, false);
 	if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
-		decree_error_clear();
+		error_clear();
 		return 0;
 	}
 	if (r < 0)
@@ -1297,13 +1296,13 @@ int txn_recover(decree_store *s, bool *recovered)
 	repo_file(walpath, s, "txn.wal");
 	r = wal_load(&data, &recs, &n, walpath);
 	if (r == DECREE_ENOTFOUND) {
-		decree_error_clear();
+		error_clear();
 		r = 0;
 		goto done;
 	}
 	if (r == DECREE_ECORRUPT && data.len < 32) {
 		/* header never became durable: nothing was touched */
-		decree_error_clear();
+		error_clear();
 		r = wal_remove(walpath);
 		goto done;
 	}

@@ -1,0 +1,43 @@
+/*
+ * library.c - the library-wide entry points of the public API
+ * (decree/common.h): the version, the thread's last error, and temp-file
+ * cleanup on signals.
+ *
+ * Each is a thin wrapper over util: the error slot of error.c, the temp-file
+ * registry of fs.c.  They are defined here, not in util, because util is
+ * linked twice: into libdecree, hidden, and into every program that links
+ * libdecree.so, which links the util objects it uses itself (see the
+ * Makefile).  A public symbol in util would exist in both, and the
+ * program's copy, reading the program's own error slot, would be the one
+ * that answers instead of the library's.  tests/layers.sh keeps util free of
+ * public symbols.
+ */
+#include "util/common.h"
+#include "decree/common.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+const char *decree_version(void)
+{
+	return DECREE_VERSION_STRING;
+}
+
+const char *decree_error_last(void)
+{
+	return error_last();
+}
+
+int decree_error_last_code(void)
+{
+	return error_last_code();
+}
+
+void decree_error_clear(void)
+{
+	error_clear();
+}
+
+void decree_cleanup_on_signals(void)
+{
+	tempfile_install_handlers();
+}

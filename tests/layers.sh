@@ -38,7 +38,7 @@ RULES='
     scan      src/lib/scan        util store
     txn       src/lib/txn         util store scan
     ops       src/lib/ops         util diff store scan txn
-    pipeline  src/lib/pipeline    util api
+    pipeline  src/pipeline        util api
     cli       src/cli             util api
     api       include/decree      -
 '

@@ -63,51 +63,6 @@ int cmd_init(cli_ctx *ctx)
 	return EXIT_OK;
 }
 
-/* --- run requests
- * -------------------------------------------------------------
- */
-
-int run_request_set(run_request *rq, const char *key, const char *value)
-{
-	return kvlist_set(&rq->vars, key, value) < 0 ? fail("out of memory")
-						     : 0;
-}
-
-const char *run_request_get(const run_request *rq, const char *key)
-{
-	return kvlist_get(&rq->vars, key);
-}
-
-void run_request_release(run_request *rq)
-{
-	kvlist_release(&rq->vars);
-	free(rq->name);
-	free(rq->body);
-	memset(rq, 0, sizeof(*rq));
-}
-
-/* The library's view of a request (pointers into rq; fields: a
- * caller-freed array). */
-static int request_view(decree_run_request *out, decree_field **fields,
-			const run_request *rq)
-{
-	decree_run_request v = DECREE_RUN_REQUEST_INIT;
-
-	*fields = NULL;
-	if (rq->vars.n && !(*fields = calloc(rq->vars.n, sizeof(decree_field))))
-		return fail("out of memory");
-	for (size_t i = 0; i < rq->vars.n; i++) {
-		(*fields)[i].key = rq->vars.v[i].key;
-		(*fields)[i].value = rq->vars.v[i].value;
-	}
-	v.name = rq->name;
-	v.body = rq->body;
-	v.fields = *fields;
-	v.nfields = rq->vars.n;
-	*out = v;
-	return 0;
-}
-
 /* Take the repeatable -v KEY=VALUE options out of argv. */
 static int take_vars(cli_ctx *ctx, run_request *rq, bool *any)
 {
@@ -151,7 +106,7 @@ static int check_request(const cli_ctx *ctx, const run_request *rq)
 	decree_field *f;
 	int r;
 
-	if ((r = request_view(&v, &f, rq)) != 0)
+	if ((r = run_request_view(&v, &f, rq)) != 0)
 		return r;
 	r = decree_run_request_check(&v) < 0
 		    ? usage_error(ctx, "-v: %s", decree_error_last())
@@ -281,7 +236,7 @@ static int pipeline(const cli_ctx *ctx, decree_project *p,
 	if (rq) {
 		decree_run_request v;
 		decree_field *f;
-		if ((r = request_view(&v, &f, rq)) != 0)
+		if ((r = run_request_view(&v, &f, rq)) != 0)
 			return r;
 		r = decree_pipeline_run(&res, p, &v, &po);
 		free(f);

@@ -1,24 +1,10 @@
 /*
- * interactive.h - a request to run (from flags or the interactive form),
- * the TTY form of `decree run`, and .decree/last-run.yml.
+ * interactive.h - the TTY form of `decree run`, and .decree/last-run.yml.
  */
 #ifndef DECREE_CLI_INTERACTIVE_H
 #define DECREE_CLI_INTERACTIVE_H
 
-#include "cli.h"
-#include "util/kvlist.h"
-
-typedef struct {
-	char *name;  /* -m NAME (raw; the library kebab-cases it), or NULL */
-	char *body;  /* message body, or NULL */
-	kvlist vars; /* -v KEY=VALUE in order (routine, input_file, custom) */
-	bool interactive; /* came from the TTY form */
-} run_request;
-
-/* 0, or EXIT_FAIL after printing "out of memory". */
-int run_request_set(run_request *rq, const char *key, const char *value);
-const char *run_request_get(const run_request *rq, const char *key);
-void run_request_release(run_request *rq);
+#include "request.h"
 
 /*
  * The interactive form of `decree run`, on the terminal open at tty_fd:

@@ -579,58 +579,6 @@ done:
 /* --- public API -------------------------------------------------------------
  */
 
-/* --- the tree cache (ckpt.h)
- * --------------------------------------------------
- */
-
-struct snap_cache {
-	snap s;
-	oid id;
-};
-
-void ckpt_tree_cache_free(decree_store *s)
-{
-	if (!s->tree_cache)
-		return;
-	snap_release(&s->tree_cache->s);
-	decree_free(s->tree_cache);
-	s->tree_cache = NULL;
-}
-
-void ckpt_tree_cache_put(decree_store *s, snap *sn, const oid *id)
-{
-	ckpt_tree_cache_free(s);
-	if (!(s->tree_cache = decree_calloc(1, sizeof(*s->tree_cache)))) {
-		snap_release(sn); /* only a cache */
-		return;
-	}
-	s->tree_cache->s = *sn;
-	s->tree_cache->id = *id;
-	memset(sn, 0, sizeof(*sn));
-}
-
-int ckpt_tree(const snap **out, decree_store *s, const oid *id)
-{
-	snap sn = SNAP_INIT;
-	odb *db;
-	int r;
-
-	if (s->tree_cache && !oid_cmp(&s->tree_cache->id, id)) {
-		*out = &s->tree_cache->s;
-		return 0;
-	}
-	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = tree_read(&sn, db, id)) < 0) {
-		snap_release(&sn);
-		return r;
-	}
-	ckpt_tree_cache_put(s, &sn, id);
-	if (!s->tree_cache)
-		return decree_error_set(DECREE_ERROR, "out of memory");
-	*out = &s->tree_cache->s;
-	return 0;
-}
-
 int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 			     decree_store *s,
 			     const decree_checkpoint_create_options *o)
@@ -704,7 +652,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 				e->ino = e->dev = 0;
 				e->cached = 0;
 			}
-			ckpt_tree_cache_put(s, &cur, &rec.tree);
+			repo_tree_cache_put(s, &cur, &rec.tree);
 			ckpt_rec_release(&rec);
 		} else {
 			decree_error_clear();
@@ -835,7 +783,7 @@ int decree_checkpoint_show(decree_snapshot **out,
 	if (!(sn = decree_calloc(1, sizeof(*sn))))
 		return -1;
 	if ((r = ckpt_resolve(&sn->rec, s, ref)) < 0 ||
-	    (r = ckpt_tree(&tree, s, &sn->rec.tree)) < 0 ||
+	    (r = repo_tree(&tree, s, &sn->rec.tree)) < 0 ||
 	    (r = snap_copy(&sn->s, tree)) < 0) {
 		decree_snapshot_free(sn);
 		return r;

@@ -53,15 +53,6 @@ int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	       odb_writer *w, const snap *cur, const char *session,
 	       const char *message, const char *label);
 
-/* The snapshot of tree `id`, from the handle's cache when it is that tree
- * (the last checkpoint created, or the last tree read), else read from the
- * store and cached.  The pointer lives until the next ckpt_tree() call or
- * ckpt_tree_cache_put() on the handle. */
-int ckpt_tree(const snap **out, decree_store *s, const oid *id);
-/* Hand a snapshot of tree `id` to the cache (moved: *sn is emptied). */
-void ckpt_tree_cache_put(decree_store *s, snap *sn, const oid *id);
-void ckpt_tree_cache_free(decree_store *s);
-
 /* Delete one record (no directory fsync). */
 int ckpt_remove(decree_store *s, const char *id);
 

@@ -314,7 +314,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 	c.worktree = ref2 == NULL;
 	/* (the cached snapshot when `ref` was just created: a pipeline run) */
 	if ((r = repo_odb(&c.db, s, false)) < 0 ||
-	    (r = ckpt_tree(&sa, s, &a.tree)) < 0)
+	    (r = repo_tree(&sa, s, &a.tree)) < 0)
 		goto done;
 	if (ref2) {
 		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||

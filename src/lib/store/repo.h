@@ -19,6 +19,7 @@
 #include "decree/store.h"
 #include "store/lock.h"
 #include "store/odb.h"
+#include "store/snap.h"
 
 struct decree_store {
 	char *root; /* absolute, symlinks resolved */
@@ -35,8 +36,8 @@ struct decree_store {
 	int lock_timeout_ms;
 	unsigned threads;
 	/* the flat snapshot of one tree, kept from the last checkpoint or
-	 * tree read (ckpt_tree): trees are immutable, so it never goes stale */
-	struct snap_cache *tree_cache;
+	 * tree read (repo_tree): trees are immutable, so it never goes stale */
+	struct tree_cache *tree_cache;
 	bool broken;	/* sticky: recovery failed; refuse work */
 	bool recovered; /* the last repo_lock() finished a transaction */
 	size_t recover_foreign; /* ... leaving this many paths as someone
@@ -52,6 +53,13 @@ int repo_odb(odb **out, decree_store *s, bool refresh);
 /* Take the store lock, then recover an interrupted transaction. */
 int repo_lock(decree_store *s);
 void repo_unlock(decree_store *s);
+/* The snapshot of tree `id`, from the handle's cache when it is that tree
+ * (the last checkpoint created, or the last tree read), else read from the
+ * store and cached.  The pointer lives until the next repo_tree() or
+ * repo_tree_cache_put() on the handle. */
+int repo_tree(const snap **out, decree_store *s, const oid *id);
+/* Hand a snapshot of tree `id` to the cache (moved: *sn is emptied). */
+void repo_tree_cache_put(decree_store *s, snap *sn, const oid *id);
 /* <rootdir>/<name> into out (PATH_MAX). */
 void repo_file(char *out, const decree_store *s, const char *name);
 

@@ -1,33 +1,14 @@
 /*
- * ckpt.h - checkpoint records, shared by checkpoint.c, restore.c, maint.c.
- *
- * A record is a small JSON document in <rootdir>/checkpoints/<id>, where id
- * is the SHA-256 of the record's bytes (so a damaged record is detected).
+ * ckpt.h - scanning the working tree with the stat cache, and writing a
+ * checkpoint (checkpoint.c); checkpoint records are in store/record.h.
  */
 #ifndef DECREE_CKPT_H
 #define DECREE_CKPT_H
 
 #include "decree/checkpoint.h"
 #include "store/odb.h"
+#include "store/record.h"
 #include "store/snap.h"
-
-typedef struct {
-	decree_checkpoint_info info; /* strings point to the owned ones below */
-	char *session, *message, *label, *root;
-	oid tree;
-} ckpt_rec;
-
-void ckpt_rec_release(ckpt_rec *r);
-
-/* Every record of this root, oldest first. */
-int ckpt_load_all(ckpt_rec **out, size_t *n, decree_store *s);
-void ckpt_free_all(ckpt_rec *v, size_t n);
-
-/* Load the record file at `path` (verifies its id). */
-int ckpt_load_file(ckpt_rec *out, const char *path, const char *id);
-
-/* Resolve a reference (full id, >= 4 hex prefix, SESSION:MESSAGE). */
-int ckpt_resolve(ckpt_rec *out, decree_store *s, const char *ref);
 
 /* Scan the working tree with the stat cache; with w, contents are stored.
  * With cache_out the loaded cache is handed to the caller (for
@@ -52,9 +33,6 @@ int ckpt_rules_load(void *payload, const char *dir, const char *name, buf *out,
 int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	       odb_writer *w, const snap *cur, const char *session,
 	       const char *message, const char *label);
-
-/* Delete one record (no directory fsync). */
-int ckpt_remove(decree_store *s, const char *id);
 
 /* Save the stat cache from a scan made with `cache` unless nothing changed.
  * Frees the cache. */

@@ -285,7 +285,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 			   void *payload)
 {
 	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
-	ckpt_rec a, b;
+	record a, b;
 	const snap *sa;
 	snap sb = SNAP_INIT;
 	diff_ctx c;
@@ -304,7 +304,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 			return DECREE_EINVALID;
 	memset(&b, 0, sizeof(b));
 	memset(&c, 0, sizeof(c));
-	if ((r = ckpt_resolve(&a, s, ref)) < 0)
+	if ((r = record_resolve(&a, s, ref)) < 0)
 		return r;
 	pthread_mutex_init(&c.mu, NULL);
 	c.s = s;
@@ -317,7 +317,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 	    (r = repo_tree(&sa, s, &a.tree)) < 0)
 		goto done;
 	if (ref2) {
-		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
+		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
 	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, sa, !o->no_text)) < 0) {
@@ -341,7 +341,7 @@ done:
 	decree_free(c.items);
 	pthread_mutex_destroy(&c.mu);
 	snap_release(&sb);
-	ckpt_rec_release(&a);
-	ckpt_rec_release(&b);
+	record_release(&a);
+	record_release(&b);
 	return r;
 }

@@ -156,7 +156,7 @@ static int mark_root(marker *m, const char *rootdir)
 	if ((d = opendir(path)) != NULL) {
 		while (r == 0 && (de = readdir(d)) != NULL) {
 			char file[PATH_MAX + 160];
-			ckpt_rec rec;
+			record rec;
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
@@ -167,7 +167,7 @@ static int mark_root(marker *m, const char *rootdir)
 						"unexpected file in checkpoints directory");
 				continue;
 			}
-			r = ckpt_load_file(&rec, file, de->d_name);
+			r = record_load_file(&rec, file, de->d_name);
 			if (r < 0) {
 				if (!m->fsck)
 					break;
@@ -177,7 +177,7 @@ static int mark_root(marker *m, const char *rootdir)
 				continue;
 			}
 			r = mark_tree(m, &rec.tree);
-			ckpt_rec_release(&rec);
+			record_release(&rec);
 		}
 		closedir(d);
 	}

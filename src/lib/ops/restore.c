@@ -175,7 +175,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 {
 	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result dummy;
-	ckpt_rec rec;
+	record rec;
 	snap target = SNAP_INIT, cur = SNAP_INIT;
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
@@ -193,10 +193,10 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
-	if ((r = ckpt_resolve(&rec, s, ref)) < 0)
+	if ((r = record_resolve(&rec, s, ref)) < 0)
 		return r;
 	if (!o->dry_run && (r = repo_lock(s)) < 0) {
-		ckpt_rec_release(&rec);
+		record_release(&rec);
 		return r;
 	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||
@@ -259,7 +259,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 				char msg[1024];
 				snprintf(msg, sizeof(msg), "%s",
 					 decree_error_last());
-				ckpt_remove(s, res->pre_checkpoint);
+				record_remove(s, res->pre_checkpoint);
 				res->pre_checkpoint[0] = '\0';
 				decree_error_set(r, "%s", msg);
 			}
@@ -276,7 +276,7 @@ done:
 	changes_release(&ch);
 	snap_release(&cur);
 	snap_release(&target);
-	ckpt_rec_release(&rec);
+	record_release(&rec);
 	if (!o->dry_run)
 		repo_unlock(s);
 	return r;

@@ -27,6 +27,7 @@
 #include "decree/diff.h"
 #include "util/alloc.h"
 #include "ops/ckpt.h"
+#include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "diff/patch.h"
@@ -624,7 +625,7 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	memset(&e, 0, sizeof(e));
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0 ||
-	    (r = ckpt_scan(&post, s, w, NULL, pre, false)) < 0 ||
+	    (r = worktree_scan(&post, s, w, NULL, pre, false)) < 0 ||
 	    (r = plan_rollback(&plan, s, w, pre, &post, applied, napplied)) <
 		    0 ||
 	    (r = ckpt_write(res->exec_checkpoint, s, w, &post, session, NULL,
@@ -892,8 +893,9 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		goto done;
 	if (nch > 1)
 		qsort(ch, nch, sizeof(*ch), cmp_change);
-	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL, NULL, false)) < 0 ||
-			(r = missing_dirs(&made_dirs, s, ch, nch)) < 0))
+	if (o->exec &&
+	    ((r = worktree_scan(&pre, s, w, NULL, NULL, false)) < 0 ||
+	     (r = missing_dirs(&made_dirs, s, ch, nch)) < 0))
 		goto done;
 	if ((r = odb_writer_commit(w)) < 0)
 		goto done;

@@ -13,11 +13,11 @@
  */
 #include "util/common.h"
 #include "ops/ckpt.h"
+#include "scan/worktree.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/repo.h"
-#include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/tree.h"
 
@@ -28,72 +28,6 @@
 
 /* --- scanning and writing ---------------------------------------------------
  */
-
-int ckpt_rules_load(void *payload, const char *dir, const char *name, buf *out,
-		    bool *found)
-{
-	const ckpt_rules *l = payload;
-	char path[PATH_MAX];
-	const snap_entry *e;
-
-	*found = false;
-	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
-	e = snap_find(l->s, path);
-	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
-		return 0;
-	*found = true;
-	return odb_read(out, NULL, l->db, &e->id);
-}
-
-int ckpt_scan(snap *out, decree_store *s, odb_writer *w, statcache **cache_out,
-	      const snap *rules, bool lazy_hash)
-{
-	char path[PATH_MAX];
-	statcache *cache = NULL;
-	ckpt_rules cr;
-	scan_opts o;
-	int r;
-
-	if (cache_out)
-		*cache_out = NULL;
-	memset(&o, 0, sizeof(o));
-	repo_file(path, s, "statcache");
-	if ((r = statcache_load(&cache, path)) < 0)
-		return r;
-	o.max_file_size = s->max_file_size;
-	o.excludes = (const char *const *)s->excludes;
-	o.threads = s->threads;
-	o.store = w;
-	o.cache = cache;
-	o.skip_dir = s->store_rel;
-	o.lazy_hash = lazy_hash;
-	if (rules) {
-		cr.s = rules;
-		if ((r = repo_odb(&cr.db, s, false)) < 0) {
-			statcache_free(cache);
-			return r;
-		}
-		o.ignore_load = ckpt_rules_load;
-		o.ignore_payload = &cr;
-	}
-	r = scan_tree(out, s->rootfd, &o);
-	if (r == 0 && cache_out)
-		*cache_out = cache;
-	else
-		statcache_free(cache);
-	return r;
-}
-
-int ckpt_save_statcache(decree_store *s, const snap *cur, statcache *cache)
-{
-	char path[PATH_MAX];
-	int r;
-
-	repo_file(path, s, "statcache");
-	r = statcache_update(path, cur, cache);
-	statcache_free(cache);
-	return r;
-}
 
 int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	       odb_writer *w, const snap *cur, const char *session,
@@ -159,7 +93,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
-	if ((r = ckpt_scan(&cur, s, w, &cache, NULL, false)) < 0)
+	if ((r = worktree_scan(&cur, s, w, &cache, NULL, false)) < 0)
 		goto done;
 	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message,
 			    o->label)) < 0)
@@ -168,7 +102,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 		*created = true;
 	/* The checkpoint is complete; a stale cache or a missed repack only
 	 * costs speed. */
-	if (ckpt_save_statcache(s, &cur, cache) < 0)
+	if (worktree_save_statcache(s, &cur, cache) < 0)
 		decree_error_clear();
 	cache = NULL;
 	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
@@ -208,7 +142,7 @@ struct decree_checkpoint_list {
 static int worktree_tree(oid *out, decree_store *s)
 {
 	snap cur = SNAP_INIT;
-	int r = ckpt_scan(&cur, s, NULL, NULL, NULL, false);
+	int r = worktree_scan(&cur, s, NULL, NULL, NULL, false);
 	if (r == 0)
 		r = tree_write(out, NULL, &cur);
 	snap_release(&cur);
@@ -402,7 +336,7 @@ int decree_checkpoint_compare(decree_store *s, const char *ref,
 		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, &sa, false)) < 0) {
+	} else if ((r = worktree_scan(&sb, s, NULL, NULL, &sa, false)) < 0) {
 		goto done;
 	}
 	r = snap_diff(&sa, &sb, cmp_one, &c);

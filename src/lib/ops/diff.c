@@ -15,6 +15,7 @@
 #include "decree/diff.h"
 #include "util/alloc.h"
 #include "ops/ckpt.h"
+#include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/repo.h"
@@ -320,7 +321,8 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, sa, !o->no_text)) < 0) {
+	} else if ((r = worktree_scan(&sb, s, NULL, NULL, sa, !o->no_text)) <
+		   0) {
 		/* (lazy: changed files are read once, by the diff itself) */
 		goto done;
 	}

@@ -16,11 +16,11 @@
 #include "util/common.h"
 #include "util/alloc.h"
 #include "ops/ckpt.h"
+#include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "scan/ignore.h"
 #include "store/repo.h"
-#include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/tree.h"
 #include "txn/txn.h"
@@ -203,8 +203,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	    (r = tree_read(&target, db, &rec.tree)) < 0)
 		goto done;
 	{
-		ckpt_rules ld = { &target, db };
-		r = ignore_matcher_new(&rules, ckpt_rules_load, &ld,
+		worktree_rules ld = { &target, db };
+		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,
 				       (const char *const *)s->excludes);
 		if (r < 0)
 			goto done;
@@ -212,7 +212,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		/* the tree as the checkpoint's ignore rules see it: after the
 		 * restore those rules are the tree's again */
-		r = ckpt_scan(&cur, s, w, &cache, &target, false);
+		r = worktree_scan(&cur, s, w, &cache, &target, false);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0)
@@ -266,7 +266,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		}
 	}
-	if (ckpt_save_statcache(s, &cur, cache) < 0)
+	if (worktree_save_statcache(s, &cur, cache) < 0)
 		decree_error_clear();
 	cache = NULL;
 done:
@@ -363,7 +363,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (drifted) {
 		/* Edits made after the operation: keep them reachable. */
 		snap cur = SNAP_INIT;
-		r = ckpt_scan(&cur, s, w, NULL, NULL, false);
+		r = worktree_scan(&cur, s, w, NULL, NULL, false);
 		if (r == 0)
 			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
 				       e->session, NULL,

@@ -26,7 +26,7 @@
 #include "util/common.h"
 #include "decree/diff.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "ops/checkpoint.h"
 #include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -628,8 +628,8 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	    (r = worktree_scan(&post, s, w, NULL, pre, false)) < 0 ||
 	    (r = plan_rollback(&plan, s, w, pre, &post, applied, napplied)) <
 		    0 ||
-	    (r = ckpt_write(res->exec_checkpoint, s, w, &post, session, NULL,
-			    "exec-failed")) < 0)
+	    (r = checkpoint_write(res->exec_checkpoint, s, w, &post, session,
+				  NULL, "exec-failed")) < 0)
 		goto done;
 	for (size_t i = 0; i < plan.n; i++) {
 		if ((r = strset_put(&prog.index, plan.v[i].path, (int)i)) < 0)

@@ -12,7 +12,8 @@
  * retry.
  */
 #include "util/common.h"
-#include "ops/ckpt.h"
+#include "ops/checkpoint.h"
+#include "store/record.h"
 #include "scan/worktree.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -29,9 +30,9 @@
 /* --- scanning and writing ---------------------------------------------------
  */
 
-int ckpt_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-	       odb_writer *w, const snap *cur, const char *session,
-	       const char *message, const char *label)
+int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+		     odb_writer *w, const snap *cur, const char *session,
+		     const char *message, const char *label)
 {
 	oid root;
 	int r;
@@ -95,8 +96,8 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 		goto done;
 	if ((r = worktree_scan(&cur, s, w, &cache, NULL, false)) < 0)
 		goto done;
-	if ((r = ckpt_write(id_out, s, w, &cur, session, o->message,
-			    o->label)) < 0)
+	if ((r = checkpoint_write(id_out, s, w, &cur, session, o->message,
+				  o->label)) < 0)
 		goto done;
 	if (created)
 		*created = true;

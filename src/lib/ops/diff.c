@@ -14,7 +14,7 @@
 #include "util/common.h"
 #include "decree/diff.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "store/record.h"
 #include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"

@@ -15,7 +15,7 @@
  */
 #include "util/common.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "store/record.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/oidset.h"

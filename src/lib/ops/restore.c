@@ -15,7 +15,8 @@
  */
 #include "util/common.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "ops/checkpoint.h"
+#include "store/record.h"
 #include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -228,8 +229,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	if (o->dry_run || ch.n == 0)
 		goto done;
 	/* Capture the present (every byte we will touch is in w). */
-	if ((r = ckpt_write(res->pre_checkpoint, s, w, &cur, rec.session, NULL,
-			    "pre-restore")) < 0)
+	if ((r = checkpoint_write(res->pre_checkpoint, s, w, &cur, rec.session,
+				  NULL, "pre-restore")) < 0)
 		goto done;
 	{
 		oplog_entry e;
@@ -365,9 +366,9 @@ static int replay(decree_restore_result *res, decree_store *s,
 		snap cur = SNAP_INIT;
 		r = worktree_scan(&cur, s, w, NULL, NULL, false);
 		if (r == 0)
-			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
-				       e->session, NULL,
-				       undo ? "pre-undo" : "pre-redo");
+			r = checkpoint_write(res->pre_checkpoint, s, w, &cur,
+					     e->session, NULL,
+					     undo ? "pre-undo" : "pre-redo");
 		snap_release(&cur);
 		if (r < 0)
 			goto done;

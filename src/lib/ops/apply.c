@@ -849,7 +849,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	if ((r = patch_parse(&ps, name, text ? text : "", len, &po)) < 0)
 		return r;
 	if (!o->check_only) {
-		if ((r = repo_lock(s)) < 0)
+		if ((r = txn_lock(NULL, NULL, s)) < 0)
 			goto done;
 		locked = true;
 	}
@@ -936,7 +936,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	command_label(label, sizeof(label), o->exec);
 	if (res->exec_status == 0)
 		goto done;
-	if ((r = repo_lock(s)) == 0) {
+	if ((r = txn_lock(NULL, NULL, s)) == 0) {
 		locked = true;
 		r = roll_back(res, s, o, &pre, ch, nch, pushed, session,
 			      &made_dirs);

@@ -21,6 +21,7 @@
 #include "store/repo.h"
 #include "scan/statcache.h"
 #include "store/tree.h"
+#include "txn/txn.h"
 
 /* Merge packs under 8 MiB once there are more than 16 (one per checkpoint
  * otherwise; each costs an open and a lookup). */
@@ -73,7 +74,7 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 			DECREE_EINVALID,
 			"session name '%s' must not contain ':' or newlines",
 			session);
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	if (o->message) {
 		record *v;
@@ -369,7 +370,7 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 			"prune needs --keep N or --older-than DAYS");
 	if (!repo_exists(s))
 		return 0;
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		goto done;
@@ -417,7 +418,7 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 	*removed = 0;
 	if (!repo_exists(s))
 		return 0;
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		goto done;

@@ -1,5 +1,6 @@
 /*
- * maint.c - garbage collection and integrity checking of a whole store.
+ * maint.c - recovery of an interrupted transaction (txn_lock), garbage
+ * collection and integrity checking of a whole store.
  *
  * GC is mark-and-sweep under the store lock.  Roots, for every project
  * root of the store (not only the caller's): every checkpoint record's
@@ -22,6 +23,7 @@
 #include "store/oplog.h"
 #include "store/repo.h"
 #include "store/tree.h"
+#include "txn/txn.h"
 #include "txn/wal.h"
 
 #include <dirent.h>
@@ -330,6 +332,21 @@ static void sweep_store_temps(decree_store *s)
 	closedir(d);
 }
 
+int decree_recover(decree_store *s, bool *recovered, size_t *left_alone)
+{
+	int r;
+	if (recovered)
+		*recovered = false;
+	if (left_alone)
+		*left_alone = 0;
+	if (!repo_exists(s))
+		return 0;
+	if ((r = txn_lock(recovered, left_alone, s)) < 0)
+		return r;
+	repo_unlock(s);
+	return 0;
+}
+
 int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
 {
 	marker m;
@@ -342,7 +359,7 @@ int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
 	memset(&m, 0, sizeof(m));
 	if (!repo_exists(s))
 		return 0;
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	m.s = s;
 	if ((r = repo_odb(&m.db, s, true)) < 0)

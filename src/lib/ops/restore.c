@@ -196,7 +196,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 					"invalid restore options");
 	if ((r = record_resolve(&rec, s, ref)) < 0)
 		return r;
-	if (!o->dry_run && (r = repo_lock(s)) < 0) {
+	if (!o->dry_run && (r = txn_lock(NULL, NULL, s)) < 0) {
 		record_release(&rec);
 		return r;
 	}
@@ -308,7 +308,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (!repo_exists(s))
 		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
 					undo ? "undo" : "redo");
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	repo_file(path, s, "oplog");
 	if ((r = oplog_load(&l, path)) < 0)

@@ -17,7 +17,6 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/tree.h"
-#include "txn/txn.h"
 
 #define STORE_MARKER "DECREE-STORE"
 #define STORE_MAGIC  "decree-store 1\n"
@@ -312,18 +311,6 @@ int repo_lock(decree_store *s)
 		lock_release(&s->lock);
 		return r;
 	}
-	if (s->lock.depth == 1) {
-		odb *db;
-		s->recover_foreign = 0;
-		/* Another process may have added packs since we looked. */
-		if ((r = repo_odb(&db, s, true)) < 0 ||
-		    (r = txn_recover(s, &s->recovered)) < 0) {
-			if (r != DECREE_ELOCKED)
-				s->broken = r == DECREE_ECORRUPT || s->broken;
-			repo_unlock(s);
-			return r;
-		}
-	}
 	return 0;
 }
 
@@ -332,23 +319,4 @@ void repo_unlock(decree_store *s)
 	if (s->lock.depth == 1)
 		unlock_tree(&s->tree_lock_fd);
 	lock_release(&s->lock);
-}
-
-int decree_recover(decree_store *s, bool *recovered, size_t *left_alone)
-{
-	int r;
-	if (recovered)
-		*recovered = false;
-	if (left_alone)
-		*left_alone = 0;
-	if (!repo_exists(s))
-		return 0;
-	if ((r = repo_lock(s)) < 0)
-		return r;
-	if (recovered)
-		*recovered = s->recovered;
-	if (left_alone)
-		*left_alone = s->recover_foreign;
-	repo_unlock(s);
-	return 0;
 }

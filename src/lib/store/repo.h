@@ -38,10 +38,7 @@ struct decree_store {
 	/* the flat snapshot of one tree, kept from the last checkpoint or
 	 * tree read (repo_tree): trees are immutable, so it never goes stale */
 	struct tree_cache *tree_cache;
-	bool broken;	/* sticky: recovery failed; refuse work */
-	bool recovered; /* the last repo_lock() finished a transaction */
-	size_t recover_foreign; /* ... leaving this many paths as someone
-				   changed them */
+	bool broken; /* sticky: recovery failed; repo_lock() refuses work */
 };
 
 /* Create the store directories and marker if missing. */
@@ -50,7 +47,10 @@ int repo_ensure(decree_store *s);
 bool repo_exists(decree_store *s);
 /* The object database (opened lazily; refreshed when `refresh`). */
 int repo_odb(odb **out, decree_store *s, bool refresh);
-/* Take the store lock, then recover an interrupted transaction. */
+/* Take the store lock and the tree lock (nested calls only count).
+ * Refused once the handle is broken.  Only locks: a mutation takes the
+ * lock through txn_lock(), which also re-reads the pack list and recovers
+ * an interrupted transaction. */
 int repo_lock(decree_store *s);
 void repo_unlock(decree_store *s);
 /* The snapshot of tree `id`, from the handle's cache when it is that tree

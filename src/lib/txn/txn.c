@@ -22,7 +22,7 @@
  *     v
  *   IDLE
  *
- * Recovery (txn_recover, run by every mutating command under the lock):
+ * Recovery (txn_recover, run by txn_lock() before every mutation):
  * a log without a valid COMMIT is rolled back: temps removed, created files
  * removed, created directories removed, removed directories re-created,
  * every old file whose bytes or mode differ written back from the store
@@ -1282,7 +1282,9 @@ int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
 	return 0;
 }
 
-int txn_recover(decree_store *s, bool *recovered)
+/* Finish (committed) or roll back (not committed) an interrupted
+ * transaction; the caller holds the lock. */
+static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s)
 {
 	char walpath[PATH_MAX];
 	buf data = BUF_INIT;
@@ -1291,8 +1293,8 @@ int txn_recover(decree_store *s, bool *recovered)
 	plan p;
 	int r;
 
-	if (recovered)
-		*recovered = false;
+	*recovered = false;
+	*left_alone = 0;
 	memset(&p, 0, sizeof(p));
 	repo_file(walpath, s, "txn.wal");
 	r = wal_load(&data, &recs, &n, walpath);
@@ -1311,19 +1313,49 @@ int txn_recover(decree_store *s, bool *recovered)
 		goto done;
 	if ((r = decode_log(&p, recs, n)) < 0)
 		goto done;
-	if (recovered)
-		*recovered = true;
+	*recovered = true;
 	if (p.committed) {
 		r = finish_committed(s, &p, walpath);
 	} else {
 		size_t foreign = 0;
 		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
 			r = wal_remove(walpath);
-		s->recover_foreign = foreign;
+		*left_alone = foreign;
 	}
 done:
 	plan_release(&p, true);
 	decree_free(recs);
 	buf_release(&data);
 	return r;
+}
+
+int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
+{
+	bool rec = false;
+	size_t left = 0;
+	odb *db;
+	int r;
+
+	if (recovered)
+		*recovered = false;
+	if (left_alone)
+		*left_alone = 0;
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	if (s->lock.depth > 1)
+		return 0; /* the outer lock did this */
+	/* Another process may have added packs since we looked. */
+	if ((r = repo_odb(&db, s, true)) < 0 ||
+	    (r = txn_recover(&rec, &left, s)) < 0) {
+		/* a damaged store or log: refuse work until reopened */
+		if (r != DECREE_ELOCKED)
+			s->broken = r == DECREE_ECORRUPT || s->broken;
+		repo_unlock(s);
+		return r;
+	}
+	if (recovered)
+		*recovered = rec;
+	if (left_alone)
+		*left_alone = left;
+	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * apply.c - decree_apply (decree/diff.h): a unified diff as one
+ * apply.c - decree_apply (decree/apply.h): a unified diff as one
  * transaction, optionally followed by a command that must succeed.
  *
  * Phases:
@@ -24,7 +24,7 @@
  *      left alone unless the patch touched them.
  */
 #include "util/common.h"
-#include "decree/diff.h"
+#include "decree/apply.h"
 #include "util/alloc.h"
 #include "ops/checkpoint.h"
 #include "scan/worktree.h"

@@ -1,6 +1,6 @@
 /*
  * maint.c - recovery of an interrupted transaction (txn_lock), garbage
- * collection and integrity checking of a whole store.
+ * collection and integrity checking of a whole store (decree/maint.h).
  *
  * GC is mark-and-sweep under the store lock.  Roots, for every project
  * root of the store (not only the caller's): every checkpoint record's
@@ -15,6 +15,7 @@
  * record, history and log, and resolves every reference.
  */
 #include "util/common.h"
+#include "decree/maint.h"
 #include "util/alloc.h"
 #include "store/record.h"
 #include "util/error.h"

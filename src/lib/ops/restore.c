@@ -1,5 +1,5 @@
 /*
- * restore.c - cascading restore, undo and redo (decree/checkpoint.h).
+ * restore.c - cascading restore, undo and redo (decree/restore.h).
  *
  * Restore plans per path against a fresh scan of the working tree:
  *   in checkpoint only           -> create (or overwrite an ignored file,
@@ -14,6 +14,7 @@
  * forwards through the same transaction engine.
  */
 #include "util/common.h"
+#include "decree/restore.h"
 #include "util/alloc.h"
 #include "ops/checkpoint.h"
 #include "store/record.h"

@@ -10,7 +10,7 @@
 #ifndef DECREE_TXN_H
 #define DECREE_TXN_H
 
-#include "decree/checkpoint.h"
+#include "decree/restore.h"
 #include "store/odb.h"
 #include "store/oplog.h"
 

@@ -22,16 +22,24 @@
 
 DECREE_BEGIN_DECL
 
+/** What decree_recover found and did. */
+typedef struct {
+	bool recovered;	   /**< there was an interrupted transaction */
+	size_t left_alone; /**< paths its rollback left as someone changed
+			      them after the interruption */
+} decree_recover_result;
+
 /**
  * Finish or roll back an interrupted transaction of this root (every
- * mutating operation also does this first).  *recovered (may be NULL) tells
- * whether there was one.  A rollback leaves alone any path that someone
- * changed after the interruption (it is neither in its old nor its new
- * state, and overwriting it would destroy bytes decree never captured);
- * *left_alone (may be NULL) counts them.
+ * mutating operation also does this first).  A rollback leaves alone any
+ * path that someone changed after the interruption (it is neither in its
+ * old nor its new state, and overwriting it would destroy bytes decree
+ * never captured); out->left_alone counts them.
+ * @param out  filled on success (may be NULL)
+ * @return 0, DECREE_ELOCKED, DECREE_ECORRUPT (a damaged log: the handle
+ *         then refuses further work until reopened), -1.
  */
-DECREE_API int decree_recover(decree_store *s, bool *recovered,
-			      size_t *left_alone);
+DECREE_API int decree_recover(decree_recover_result *out, decree_store *s);
 
 typedef struct {
 	uint64_t objects_freed;
@@ -43,8 +51,11 @@ typedef struct {
  * Delete every object no checkpoint record, undo/redo entry or unfinished
  * transaction of any root of this store references.  With dry_run, only
  * report.  Takes the store lock.
+ * @param out  the counts (may be NULL)
+ * @return 0, DECREE_ELOCKED, DECREE_ECORRUPT (a tree is missing or
+ *         damaged: nothing is deleted), -1.
  */
-DECREE_API int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *stats);
+DECREE_API int decree_gc(decree_gc_stats *out, decree_store *s, bool dry_run);
 
 /** Called by decree_fsck for each problem: what (object id, file) and why. */
 typedef void (*decree_fsck_cb)(void *payload, const char *what,

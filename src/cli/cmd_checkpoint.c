@@ -708,9 +708,8 @@ int cmd_checkpoint(cli_ctx *ctx)
 
 int cmd_recover(cli_ctx *ctx)
 {
+	decree_recover_result res;
 	decree_store *s;
-	bool rec;
-	size_t left;
 	int r;
 
 	if ((r = start_plain(
@@ -719,20 +718,20 @@ int cmd_recover(cli_ctx *ctx)
 		     "interrupted (crash, kill,\npower loss).  Every mutating command does "
 		     "this first.")) != PROCEED)
 		return r;
-	r = decree_recover(s, &rec, &left);
+	r = decree_recover(&res, s);
 	decree_store_free(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
 		printf("{\"recovered\":%s,\"left_alone\":%zu}\n",
-		       rec ? "true" : "false", left);
-	else if (!ctx->quiet && left)
+		       res.recovered ? "true" : "false", res.left_alone);
+	else if (!ctx->quiet && res.left_alone)
 		printf("recovered an interrupted transaction; %zu path(s) changed after the "
 		       "interruption were left as they are\n",
-		       left);
+		       res.left_alone);
 	else if (!ctx->quiet)
-		puts(rec ? "recovered an interrupted transaction"
-			 : "nothing to recover");
+		puts(res.recovered ? "recovered an interrupted transaction"
+				   : "nothing to recover");
 	return EXIT_OK;
 }
 
@@ -753,7 +752,7 @@ int cmd_gc(cli_ctx *ctx)
 		     "checkpoint record, undo/redo entry or\nunfinished transaction of "
 		     "any project in this store references.")) != PROCEED)
 		return r;
-	r = decree_gc(s, dry, &st);
+	r = decree_gc(&st, s, dry);
 	decree_store_free(s);
 	if (r < 0)
 		return lib_fail(r);

@@ -333,22 +333,23 @@ static void sweep_store_temps(decree_store *s)
 	closedir(d);
 }
 
-int decree_recover(decree_store *s, bool *recovered, size_t *left_alone)
+int decree_recover(decree_recover_result *out, decree_store *s)
 {
+	decree_recover_result dummy;
 	int r;
-	if (recovered)
-		*recovered = false;
-	if (left_alone)
-		*left_alone = 0;
+
+	if (!out)
+		out = &dummy;
+	memset(out, 0, sizeof(*out));
 	if (!repo_exists(s))
 		return 0;
-	if ((r = txn_lock(recovered, left_alone, s)) < 0)
+	if ((r = txn_lock(&out->recovered, &out->left_alone, s)) < 0)
 		return r;
 	repo_unlock(s);
 	return 0;
 }
 
-int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
+int decree_gc(decree_gc_stats *st, decree_store *s, bool dry_run)
 {
 	marker m;
 	decree_gc_stats dummy;

@@ -108,7 +108,9 @@ typedef struct {
  *         DECREE_ECONFLICT (conflicts, or the tree changed meanwhile),
  *         DECREE_EVERIFY (opts->verify refused a result),
  *         DECREE_EAPPLY, DECREE_EEXEC (the command failed; rolled back),
- *         DECREE_ELOCKED, -1.
+ *         DECREE_ELOCKED, DECREE_ECORRUPT (a stored copy is damaged;
+ *         nothing was written), DECREE_EUNFINISHED (the log stays for
+ *         decree_recover), -1.
  */
 DECREE_API int decree_apply(decree_apply_result *result, decree_store *s,
 			    const char *name, const char *text, size_t len,

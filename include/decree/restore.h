@@ -79,14 +79,17 @@ typedef struct {
  * captured first (checkpoint labelled "pre-restore") and the operation is
  * recorded for decree_undo.  Ignored and skipped files are never deleted.
  * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
- *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message), -1.
+ *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message),
+ *         DECREE_ECORRUPT (a stored copy is damaged; nothing was written),
+ *         DECREE_EUNFINISHED (the log stays for decree_recover), -1.
  */
 DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
 					 decree_store *s, const char *ref,
 					 const decree_restore_options *opts);
 
 /** Undo / redo the last restore, apply or revert.  DECREE_ENOTFOUND when
- * there is nothing to undo/redo. */
+ * there is nothing to undo/redo; otherwise the codes of
+ * decree_checkpoint_restore. */
 DECREE_API int decree_undo(decree_restore_result *result, decree_store *s,
 			   const decree_restore_options *opts);
 DECREE_API int decree_redo(decree_restore_result *result, decree_store *s,

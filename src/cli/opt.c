@@ -1,5 +1,6 @@
 /*
- * opt.c - option parsing shared by all commands, plus error reporting.
+ * opt.c - option parsing shared by all commands, plus error reporting:
+ * the library's message, then what to type next (lib_fail_hint).
  *
  * Options may stand before or after positional arguments; "--" ends them.
  * Long options take their argument as "--name VALUE" or "--name=VALUE",
@@ -33,12 +34,22 @@ int fail(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
-int lib_fail(int code)
+int lib_fail_hint(int code, const char *hint)
 {
 	const char *msg = decree_error_last();
-	fprintf(stderr, "decree: %s\n", *msg ? msg : "operation failed");
-	(void)code;
+
+	if (code == DECREE_ERROR || code >= 0)
+		code = decree_error_last_code();
+	if (!hint && code == DECREE_EUNFINISHED)
+		hint = "run 'decree recover'";
+	fprintf(stderr, "decree: %s%s%s\n", *msg ? msg : "operation failed",
+		hint ? "; " : "", hint ? hint : "");
 	return EXIT_FAIL;
+}
+
+int lib_fail(int code)
+{
+	return lib_fail_hint(code, NULL);
 }
 
 static const opt_spec *find_long(const opt_spec *s, const char *name, size_t n)

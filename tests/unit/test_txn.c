@@ -504,6 +504,8 @@ static void fault_loop(fixture *f, const char *step, enum op op,
 			snprintf(where, sizeof(where),
 				 "%s with %s #%d failing after commit",
 				 op_name(op), step, n);
+			/* the code tells this case apart, not only the text */
+			assert_int_equal(r, DECREE_EUNFINISHED);
 			assert_image(img, after, where);
 			st->applied++;
 			assert_int_equal(decree_recover(NULL, f->s), 0);
@@ -853,6 +855,7 @@ static void alloc_failures(fixture *f, enum op op)
 				n, msg);
 		if (strstr(msg, "was applied")) {
 			applied++;
+			assert_int_equal(r, DECREE_EUNFINISHED);
 			assert_image(img, f->after, "failing after commit");
 			assert_int_equal(decree_recover(NULL, f->s), 0);
 			if (leftovers(f))

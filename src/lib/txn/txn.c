@@ -1177,10 +1177,9 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		/* The change is durable; recovery finishes the bookkeeping. */
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", decree_error_last());
-		decree_error_set(
-			r,
-			"the change was applied, but recording it failed (%s); "
-			"run 'decree recover'",
+		r = decree_error_set(
+			DECREE_EUNFINISHED,
+			"the change was applied, but recording it failed (%s)",
 			msg);
 		goto done;
 	}
@@ -1199,10 +1198,9 @@ fail : {
 	if (rr < 0) {
 		snprintf(why, sizeof(why), "%s", decree_error_last());
 		s->broken = true;
-		decree_error_set(
-			r,
-			"%s; rolling back failed too (%s): run 'decree recover'",
-			msg, why);
+		r = decree_error_set(DECREE_EUNFINISHED,
+				     "%s; rolling back failed too (%s)", msg,
+				     why);
 	} else if (foreign) {
 		decree_error_set(
 			r,

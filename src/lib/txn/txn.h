@@ -47,7 +47,10 @@ typedef struct {
 int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
 		    bool *present);
 
-/* Run a transaction; the caller holds the store lock. */
+/* Run a transaction; the caller holds the store lock (txn_lock).  Fails
+ * with DECREE_EUNFINISHED when the log has to stay: the change was
+ * committed but recording it failed (*committed is true), or a failure
+ * could not be rolled back (the handle is then broken). */
 int txn_run(struct decree_store *s, const txn_spec *spec);
 
 /*

@@ -57,9 +57,19 @@ typedef struct {
  */
 DECREE_API int decree_gc(decree_gc_stats *out, decree_store *s, bool dry_run);
 
-/** Called by decree_fsck for each problem: what (object id, file) and why. */
-typedef void (*decree_fsck_cb)(void *payload, const char *what,
-			       const char *problem);
+/** The kinds of problem decree_fsck reports. */
+typedef enum {
+	/** an object, index, record, history or log is damaged or missing,
+	 * or a file that does not belong is in the store */
+	DECREE_FSCK_DAMAGED = 1,
+	/** an interrupted transaction: decree_recover finishes it */
+	DECREE_FSCK_UNFINISHED = 2,
+} decree_fsck_problem;
+
+/** Called by decree_fsck for each problem: its kind, what (object id,
+ * file) and why. */
+typedef void (*decree_fsck_cb)(void *payload, decree_fsck_problem kind,
+			       const char *what, const char *detail);
 
 /**
  * Verify every object (re-hash), parse every record, resolve every

@@ -59,6 +59,9 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lib_fail(int code);
 /* The same with `hint` ("run 'decree fsck'") appended; NULL: lib_fail. */
 int lib_fail_hint(int code, const char *hint);
+/* The hint for a command that reads stored objects: damage
+ * (DECREE_ECORRUPT) is for fsck to name; NULL for any other code. */
+const char *fsck_hint(int code);
 
 /* Read a whole file ("-": stdin) into out (appends).  0, or -1 with errno
  * set; prints nothing. */

@@ -314,7 +314,7 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 {
 	if (r < 0) {
 		buf_release(&po->json);
-		return lib_fail(r);
+		return lib_fail_hint(r, fsck_hint(r));
 	}
 	if (ctx->json) {
 		buf b = BUF_INIT;
@@ -755,7 +755,7 @@ int cmd_gc(cli_ctx *ctx)
 	r = decree_gc(&st, s, dry);
 	decree_store_free(s);
 	if (r < 0)
-		return lib_fail(r);
+		return lib_fail_hint(r, fsck_hint(r));
 	if (ctx->json)
 		printf("{\"dry_run\":%s,\"objects_freed\":%" PRIu64
 		       ",\"bytes_freed\":%" PRIu64 ",\"objects_kept\":%" PRIu64
@@ -776,7 +776,8 @@ struct fsck_out {
 	size_t n;
 };
 
-static void on_problem(void *payload, const char *what, const char *problem)
+static void on_problem(void *payload, decree_fsck_problem kind,
+		       const char *what, const char *problem)
 {
 	struct fsck_out *f = payload;
 	if (f->ctx->json) {
@@ -785,7 +786,9 @@ static void on_problem(void *payload, const char *what, const char *problem)
 		json_kv_str(&f->json, "problem", problem, true);
 		buf_putc(&f->json, '}');
 	} else {
-		printf("damaged: %s: %s\n", what, problem);
+		printf("damaged: %s: %s%s\n", what, problem,
+		       kind == DECREE_FSCK_UNFINISHED ? "; run 'decree recover'"
+						      : "");
 	}
 	f->n++;
 }

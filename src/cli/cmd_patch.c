@@ -428,7 +428,7 @@ int cmd_apply(cli_ctx *ctx)
 		buf_release(&b);
 	}
 	if (r < 0)
-		return lib_fail(r);
+		return lib_fail_hint(r, fsck_hint(r));
 	if (ctx->json || ctx->quiet)
 		return EXIT_OK;
 	if (check)

@@ -47,6 +47,11 @@ int lib_fail_hint(int code, const char *hint)
 	return EXIT_FAIL;
 }
 
+const char *fsck_hint(int code)
+{
+	return code == DECREE_ECORRUPT ? "run 'decree fsck'" : NULL;
+}
+
 int lib_fail(int code)
 {
 	return lib_fail_hint(code, NULL);

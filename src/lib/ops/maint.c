@@ -39,9 +39,18 @@ typedef struct {
 	bool fsck;
 } marker;
 
+static void report(marker *m, decree_fsck_problem kind, const char *what,
+		   const char *detail)
+{
+	m->problems++;
+	if (m->cb)
+		m->cb(m->payload, kind, what, detail);
+}
+
 static void problem(marker *m, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Damage (DECREE_FSCK_DAMAGED), described by fmt. */
 static void problem(marker *m, const char *what, const char *fmt, ...)
 {
 	char msg[1024];
@@ -49,9 +58,7 @@ static void problem(marker *m, const char *what, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	m->problems++;
-	if (m->cb)
-		m->cb(m->payload, what, msg);
+	report(m, DECREE_FSCK_DAMAGED, what, msg);
 }
 
 static int mark_tree(marker *m, const oid *id);
@@ -100,7 +107,7 @@ static int mark_tree(marker *m, const oid *id)
 		if (!m->fsck) /* never sweep on a damaged store */
 			return decree_error_set(
 				DECREE_ECORRUPT,
-				"tree %s is missing or damaged; run 'decree fsck'",
+				"tree %s is missing or damaged; nothing was deleted",
 				hex);
 		problem(m, hex, "missing or damaged tree");
 		decree_error_clear();
@@ -234,8 +241,8 @@ static int mark_root(marker *m, const char *rootdir)
 				problem(m, path, "%s", decree_error_last());
 			}
 			if (m->fsck)
-				problem(m, path,
-					"unfinished transaction (run 'decree recover')");
+				report(m, DECREE_FSCK_UNFINISHED, path,
+				       "unfinished transaction");
 		}
 		decree_error_clear();
 		decree_free(recs);

@@ -1065,7 +1065,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 				r = decree_error_set(
 					r,
 					"cannot keep a copy of '%s': %s; nothing was "
-					"written (run 'decree fsck')",
+					"written",
 					c->path, msg);
 				goto done;
 			}

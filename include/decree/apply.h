@@ -101,7 +101,11 @@ typedef struct {
  * labelled "exec-failed"), then put back in one transaction: files the
  * patch or the command changed are restored, files the patch created are
  * removed, files that appeared while the command ran are swept (ignored
- * files excepted); the apply moves to the redo history.
+ * files excepted); the apply moves to the redo history, and the call
+ * fails with DECREE_EEXEC.  If putting the tree back fails, the call fails
+ * with that error instead while result->exec_ran is true and
+ * result->exec_status non-zero: the patch is still applied (decree_undo
+ * reverts it, after decree_recover if the error is DECREE_EUNFINISHED).
  *
  * @param name  how messages call the patch ("fix.diff", "<stdin>")
  * @return 0; DECREE_EINVALID (malformed or unsafe patch),

@@ -946,8 +946,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		snprintf(msg, sizeof(msg), "%s", decree_error_last());
 		r = decree_error_set(r,
 				     "'%s' failed (status %d) and rolling back "
-				     "failed: %s; the patch is still applied "
-				     "('decree undo' reverts it)",
+				     "failed: %s; the patch is still applied",
 				     label, res->exec_status, msg);
 		goto done;
 	}

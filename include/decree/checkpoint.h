@@ -104,6 +104,8 @@ DECREE_API void decree_snapshot_free(decree_snapshot *snap);
  * Delete checkpoint records: keep the newest `keep` of the session (keep > 0)
  * and/or those younger than older_than_days (>= 0; -1 = unused).  Never
  * deletes the newest checkpoint of a session.  session NULL = every session.
+ * @return 0, DECREE_EINVALID (neither keep nor older_than_days given),
+ *         DECREE_ELOCKED, -1.
  */
 DECREE_API int decree_checkpoint_prune(size_t *removed, decree_store *s,
 				       const char *session, long keep,

@@ -367,7 +367,7 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 	if (keep <= 0 && older_than_days < 0)
 		return decree_error_set(
 			DECREE_EINVALID,
-			"prune needs --keep N or --older-than DAYS");
+			"prune needs keep > 0 or older_than_days >= 0");
 	if (!repo_exists(s))
 		return 0;
 	if ((r = txn_lock(NULL, NULL, s)) < 0)

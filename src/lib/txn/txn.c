@@ -3,9 +3,12 @@
  *
  * State diagram (what is durable in each state, and who moves it on):
  *
- *   IDLE        no txn.wal.  All contents of both states are in the store.
- *     | txn_run: plan, write BEGIN + one FILE/MKDIR/RMDIR record per step,
- *     v         fsync the log and its directory
+ *   IDLE        no txn.wal.  All contents of both states are in the store
+ *     |         and the old ones read back intact (check_contents); every
+ *     |         path is as the caller captured it (check_unchanged).
+ *     | log_all: BEGIN + one FILE/MKDIR/RMDIR record per step of the plan
+ *     v          (make_plan); wal_create and wal_sync fsync the log and
+ *     |          its directory
  *   LOGGED      the log names every path, its old and new state and the
  *     |         temp name it will use.  Worktree untouched.
  *     | stage_all: temp files written next to their targets; syncfs
@@ -13,14 +16,23 @@
  *   STAGED      temps durable; targets untouched (crash: rollback deletes
  *     |         temps, nothing else to do)
  *     | apply_all: unlink deleted files, rmdir emptied dirs, mkdir new
- *     v          dirs, stage the rest, rename temps over targets; syncfs
- *   APPLIED     every target is new; verified by re-hashing
- *     | write COMMIT, fsync the log
+ *     v          dirs, stage the rest, rename temps over targets; syncfs;
+ *     |          verify_new re-hashes every path
+ *   APPLIED     every target is new
+ *     | commit: write COMMIT, fsync the log
  *     v
- *   COMMITTED   history (oplog) updated from the BEGIN record
- *     | unlink the log, fsync its directory
- *     v
+ *   COMMITTED   the change has happened, whatever fails from here on
+ *     | finish_committed: leftover temps removed, history (oplog) updated
+ *     v                   from the BEGIN record, the log unlinked and its
+ *     |                   directory fsynced
  *   IDLE
+ *
+ * A failure once the log exists and before COMMIT is durable goes to
+ * abort_run: rollback() puts every path back and the log is removed
+ * (IDLE); if that fails too, the log stays, the handle refuses further
+ * work and txn_run returns DECREE_EUNFINISHED.
+ * A failure after COMMIT leaves the log for recovery to finish the
+ * bookkeeping (DECREE_EUNFINISHED as well).
  *
  * Recovery (txn_recover, run by txn_lock() before every mutation):
  * a log without a valid COMMIT is rolled back: temps removed, created files
@@ -1003,43 +1015,43 @@ static int finish_committed(decree_store *s, plan *p, const char *walpath)
 	return wal_remove(walpath);
 }
 
-int txn_run(decree_store *s, const txn_spec *sp)
+/* --- running a transaction: the steps of the state diagram ---------------
+ */
+
+/* A fresh transaction id, and the history update the BEGIN record carries. */
+static int init_plan(plan *p, const txn_spec *sp)
 {
-	char walpath[PATH_MAX];
 	unsigned char rnd[8];
-	plan p;
-	wal *w = NULL;
-	buf rec = BUF_INIT;
-	odb *db;
 	int r;
 
-	memset(&p, 0, sizeof(p));
-	if (sp->committed)
-		*sp->committed = false;
-	repo_file(walpath, s, "txn.wal");
-	if ((r = repo_odb(&db, s, false)) < 0)
-		return r;
 	if ((r = fs_random(rnd, sizeof(rnd))) < 0)
 		return r;
 	for (int i = 0; i < 8; i++)
-		snprintf(p.txid + 2 * i, 3, "%02x", rnd[i]);
-	p.history = sp->history;
+		snprintf(p->txid + 2 * i, 3, "%02x", rnd[i]);
+	p->history = sp->history;
 	if (sp->moved_id)
-		snprintf(p.moved_id, sizeof(p.moved_id), "%s", sp->moved_id);
+		snprintf(p->moved_id, sizeof(p->moved_id), "%s", sp->moved_id);
 	if (sp->history == TXN_HISTORY_PUSH && sp->entry) {
-		if ((r = oplog_entry_copy(&p.entry, sp->entry)) < 0)
-			goto done;
-		p.has_entry = true;
-		memcpy(p.entry.id, p.txid, 17);
+		if ((r = oplog_entry_copy(&p->entry, sp->entry)) < 0)
+			return r;
+		p->has_entry = true;
+		memcpy(p->entry.id, p->txid, 17);
 		if (sp->pushed_id)
-			memcpy(sp->pushed_id, p.txid, 17);
+			memcpy(sp->pushed_id, p->txid, 17);
 	}
-	/*
-	 * Everything both states need must be in the store already, and the
-	 * copies of the bytes we are about to destroy must be intact: the
-	 * capture skips objects the index already lists, so a damaged old
-	 * copy would otherwise be the only one left.
-	 */
+	return 0;
+}
+
+/*
+ * Everything both states need must be in the store already, and the
+ * copies of the bytes we are about to destroy must be intact: the capture
+ * skips objects the index already lists, so a damaged old copy would
+ * otherwise be the only one left.
+ */
+static int check_contents(odb *db, const txn_spec *sp)
+{
+	int r;
+
 	for (size_t i = 0; i < sp->n; i++) {
 		const txn_change *c = &sp->changes[i];
 		char hex[SHA256_HEXLEN + 1];
@@ -1048,11 +1060,10 @@ int txn_run(decree_store *s, const txn_spec *sp)
 			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id)
 						? &c->new_id
 						: &c->old_id);
-			r = decree_error_set(
+			return decree_error_set(
 				DECREE_ERROR,
 				"internal error: object %s for '%s' is not in the store",
 				hex, c->path);
-			goto done;
 		}
 		if (c->has_old) {
 			buf tmp = BUF_INIT;
@@ -1062,117 +1073,208 @@ int txn_run(decree_store *s, const txn_spec *sp)
 				char msg[900];
 				snprintf(msg, sizeof(msg), "%s",
 					 decree_error_last());
-				r = decree_error_set(
+				return decree_error_set(
 					r,
 					"cannot keep a copy of '%s': %s; nothing was "
 					"written",
 					c->path, msg);
-				goto done;
 			}
 		}
 	}
-	if ((r = make_plan(&p, s, sp)) < 0)
-		goto done;
-	/* The tree must still be in the state the caller captured. */
-	for (size_t i = 0; i < p.nfiles; i++) {
-		const txn_change *c = &p.files[i].c;
+	return 0;
+}
+
+/* The tree must still be in the state the caller captured. */
+static int check_unchanged(decree_store *s, const plan *p)
+{
+	int r;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const txn_change *c = &p->files[i].c;
 		bool same;
 		if ((r = txn_path_matches(&same, s, c->path, c->has_old,
 					  c->old_mode, &c->old_id)) < 0)
-			goto done;
-		if (!same) {
-			r = decree_error_set(
+			return r;
+		if (!same)
+			return decree_error_set(
 				DECREE_ECONFLICT,
 				"'%s' changed while decree was running; nothing was written",
 				c->path);
-			goto done;
-		}
 	}
-	/* LOGGED */
-	if ((r = wal_create(&w, walpath)) < 0)
-		goto done;
-	if ((r = encode_begin(&rec, &p)) < 0 ||
+	return 0;
+}
+
+/* IDLE -> LOGGED: BEGIN, one FILE/MKDIR/RMDIR record per step, synced. */
+static int log_all(wal *w, const plan *p)
+{
+	buf rec = BUF_INIT;
+	int r;
+
+	if ((r = encode_begin(&rec, p)) < 0 ||
 	    (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
-		goto fail;
-	for (size_t i = 0; i < p.nfiles; i++) {
+		goto done;
+	for (size_t i = 0; i < p->nfiles; i++) {
 		buf_clear(&rec);
-		if ((r = encode_file(&rec, &p.files[i])) < 0 ||
+		if ((r = encode_file(&rec, &p->files[i])) < 0 ||
 		    (r = wal_append(w, REC_FILE, rec.ptr, rec.len)) < 0)
-			goto fail;
+			goto done;
 	}
-	for (size_t i = 0; i < p.nmk; i++) {
+	for (size_t i = 0; i < p->nmk; i++) {
 		buf_clear(&rec);
-		if ((r = put_path(&rec, p.mkdirs[i])) < 0 ||
+		if ((r = put_path(&rec, p->mkdirs[i])) < 0 ||
 		    (r = wal_append(w, REC_MKDIR, rec.ptr, rec.len)) < 0)
-			goto fail;
+			goto done;
 	}
-	for (size_t i = 0; i < p.nrm; i++) {
+	for (size_t i = 0; i < p->nrm; i++) {
 		buf_clear(&rec);
-		if ((r = put_path(&rec, p.rmdirs[i])) < 0 ||
+		if ((r = put_path(&rec, p->rmdirs[i])) < 0 ||
 		    (r = wal_append(w, REC_RMDIR, rec.ptr, rec.len)) < 0)
-			goto fail;
+			goto done;
 	}
-	if ((r = wal_sync(w)) < 0)
-		goto fail;
-	/* STAGED: temps next to targets whose directories stay as they are */
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
-		if (!f->c.has_new || !parent_ready(&p, f->c.path))
+	r = wal_sync(w);
+done:
+	buf_release(&rec);
+	return r;
+}
+
+/* LOGGED -> STAGED: temps next to the targets whose directories stay as
+ * they are; one syncfs makes them durable. */
+static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
+{
+	int r;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
+		if (!f->c.has_new || !parent_ready(p, f->c.path))
 			continue;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
-			goto fail;
+			return r;
 	}
-	if ((r = sync_tree(s)) < 0)
-		goto fail;
-	/* APPLIED */
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
+	return sync_tree(s);
+}
+
+/* STAGED -> APPLIED: unlink deleted files, remove emptied directories,
+ * create new ones, stage the temps that needed them, rename every temp
+ * over its target; syncfs; then re-hash every path. */
+static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
+{
+	int r;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
 		if (f->c.has_new)
 			continue;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
 		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
-			goto fail;
+			return r;
 	}
-	for (size_t i = 0; i < p.nrm; i++)
-		if ((r = unlink_beneath(s, p.rmdirs[i], NULL, AT_REMOVEDIR)) <
+	for (size_t i = 0; i < p->nrm; i++)
+		if ((r = unlink_beneath(s, p->rmdirs[i], NULL, AT_REMOVEDIR)) <
 		    0)
-			goto fail;
-	for (size_t i = 0; i < p.nmk; i++)
-		if ((r = mkdir_beneath(s, p.mkdirs[i])) < 0)
-			goto fail;
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
+			return r;
+	for (size_t i = 0; i < p->nmk; i++)
+		if ((r = mkdir_beneath(s, p->mkdirs[i])) < 0)
+			return r;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
 		if (!f->c.has_new || f->staged)
 			continue;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
-			goto fail;
+			return r;
 	}
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
 		if (!f->c.has_new)
 			continue;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
 			 change_action(&f->c));
 		if ((r = rename_one(s, f)) < 0)
-			goto fail;
+			return r;
 	}
 	if ((r = sync_tree(s)) < 0)
-		goto fail;
-	if ((r = verify_new(s, &p)) < 0)
-		goto fail;
-	/* COMMITTED */
+		return r;
+	return verify_new(s, p);
+}
+
+/* APPLIED -> COMMITTED: the COMMIT record, synced. */
+static int commit(wal *w, const txn_spec *sp)
+{
+	int r;
+
 	progress(sp, DECREE_PHASE_COMMITTING, NULL, NULL);
-	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0 || (r = wal_sync(w)) < 0)
-		goto fail;
+	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0)
+		return r;
+	return wal_sync(w);
+}
+
+/*
+ * A step before COMMIT failed with r: roll back, remove the log, and say
+ * what is left.  If the rollback fails too, the log stays for recovery and
+ * the handle refuses further work.
+ */
+static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
+		     const char *walpath, int r)
+{
+	char msg[1024], why[1024];
+	size_t foreign;
+	int rr;
+
+	snprintf(msg, sizeof(msg), "%s", decree_error_last());
+	rr = rollback(s, p, sp, &foreign);
+	if (rr == 0)
+		rr = wal_remove(walpath);
+	if (rr < 0) {
+		snprintf(why, sizeof(why), "%s", decree_error_last());
+		s->broken = true;
+		return decree_error_set(DECREE_EUNFINISHED,
+					"%s; rolling back failed too (%s)", msg,
+					why);
+	}
+	if (foreign)
+		return decree_error_set(
+			r,
+			"%s; rolled back, except %zu path(s) changed meanwhile by "
+			"someone else, left as they are",
+			msg, foreign);
+	return decree_error_set(r, "%s; nothing was changed", msg);
+}
+
+int txn_run(decree_store *s, const txn_spec *sp)
+{
+	char walpath[PATH_MAX];
+	plan p;
+	wal *w = NULL;
+	odb *db;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	if (sp->committed)
+		*sp->committed = false;
+	repo_file(walpath, s, "txn.wal");
+	if ((r = repo_odb(&db, s, false)) < 0)
+		return r;
+	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
+	    (r = make_plan(&p, s, sp)) < 0 || (r = check_unchanged(s, &p)) < 0)
+		goto done;
+	if ((r = wal_create(&w, walpath)) < 0)
+		goto done;
+	if ((r = log_all(w, &p)) < 0 || (r = stage_all(s, &p, sp)) < 0 ||
+	    (r = apply_all(s, &p, sp)) < 0 || (r = commit(w, sp)) < 0) {
+		wal_close(w);
+		w = NULL;
+		r = abort_run(s, &p, sp, walpath, r);
+		goto done;
+	}
 	wal_close(w);
 	w = NULL;
 	p.committed = true;
 	if (sp->committed)
 		*sp->committed = true;
+	/* COMMITTED -> IDLE */
 	if ((r = finish_committed(s, &p, walpath)) < 0) {
 		/* The change is durable; recovery finishes the bookkeeping. */
 		char msg[1024];
@@ -1184,36 +1286,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		goto done;
 	}
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
-	goto done;
-fail : {
-	char msg[1024], why[1024];
-	size_t foreign;
-	int rr;
-	snprintf(msg, sizeof(msg), "%s", decree_error_last());
-	wal_close(w);
-	w = NULL;
-	rr = rollback(s, &p, sp, &foreign);
-	if (rr == 0)
-		rr = wal_remove(walpath);
-	if (rr < 0) {
-		snprintf(why, sizeof(why), "%s", decree_error_last());
-		s->broken = true;
-		r = decree_error_set(DECREE_EUNFINISHED,
-				     "%s; rolling back failed too (%s)", msg,
-				     why);
-	} else if (foreign) {
-		decree_error_set(
-			r,
-			"%s; rolled back, except %zu path(s) changed meanwhile by "
-			"someone else, left as they are",
-			msg, foreign);
-	} else {
-		decree_error_set(r, "%s; nothing was changed", msg);
-	}
-}
 done:
 	wal_close(w);
-	buf_release(&rec);
 	plan_release(&p, false);
 	return r;
 }

@@ -3,6 +3,20 @@
  * checkpoint of a scanned tree (restore's "pre-restore" capture, apply's
  * "exec-failed" capture, undo's "pre-undo").  Checkpoint records are in
  * store/record.h, scanning the working tree in scan/worktree.h.
+ *
+ * src/lib/ops implements the public API, one file per public header
+ * (checkpoint, restore, diff, apply, maint); it may use every other engine
+ * folder.  Invariants:
+ *  - a call that changes records, history, objects or the tree takes the
+ *    lock with txn_lock(), which finishes an interrupted transaction
+ *    first; reading calls take no lock;
+ *  - files in the tree are changed only through txn_run(), and only after
+ *    every byte it overwrites or deletes is in the store (see txn.h for
+ *    the one directory clean-up outside it);
+ *  - messages state what happened; what to type next is for the program
+ *    (src/cli) to say;
+ *  - calls between these files go one way: restore.c and apply.c use
+ *    checkpoint.c (checkpoint_write); checkpoint.c uses none of them.
  */
 #ifndef DECREE_OPS_CHECKPOINT_H
 #define DECREE_OPS_CHECKPOINT_H

@@ -1,6 +1,21 @@
 /*
- * repo.h - internals of the decree_store handle, shared by the modules
- * that implement the public API (checkpoint, txn, restore, maint).
+ * repo.h - internals of the decree_store handle, shared by every engine
+ * folder above store/ (scan, txn, ops).
+ *
+ * src/lib/store holds what lives in a store and the handle to it: objects
+ * (odb), tree objects (tree), flat snapshots (snap), checkpoint records
+ * (record), the undo/redo history (oplog), the lock (lock) and the handle
+ * (repo).  It uses src/util only.  Invariants:
+ *  - an object is named by the SHA-256 of its bytes and re-hashed on
+ *    every read; a mismatch is DECREE_ECORRUPT, never silently used;
+ *  - packs, tree objects and records are never modified, only written
+ *    whole and renamed into place (a record after every object it names
+ *    is durable) or deleted;
+ *  - the history and the caches are replaced atomically (temp file,
+ *    fsync, rename, directory fsync) and start with a magic and a version
+ *    that readers check first;
+ *  - caches (the record cache, the stat cache, the handle's tree cache)
+ *    are only caches: the files they summarise are the truth.
  *
  * Store layout (docs/format.md):
  *   <store>/DECREE-STORE          magic + version

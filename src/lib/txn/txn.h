@@ -1,6 +1,13 @@
 /*
  * txn.h - crash-safe transactions on the working tree.
  *
+ * src/lib/txn writes the working tree (wal: the log format, txn: planning,
+ * writing, rollback and recovery): every file an operation creates,
+ * changes or deletes there goes through txn_run().  (The one other write:
+ * after rolling back an apply whose command failed, ops/apply.c removes
+ * the directories the apply had created if they are empty again.)  It
+ * uses src/util, store/ and scan/.
+ *
  * A transaction brings a set of paths from their current state ("old") to
  * a new state, all or nothing, surviving kill -9 and power loss at any
  * instant: after the next txn_lock() every path is exactly old or

@@ -1,6 +1,7 @@
 /*
- * decree/checkpoint.h - checkpoints: create, list, show, restore, undo,
- * prune, drop.
+ * decree/checkpoint.h - checkpoints: create, list, resolve, show, compare,
+ * prune, drop.  Restoring one is in decree/restore.h, its diff in
+ * decree/diff.h.
  *
  * A checkpoint is a snapshot of the scanned part of the project root (see
  * docs/scanning.md), with a session (timeline), optional message and label.
@@ -99,71 +100,12 @@ DECREE_API void decree_snapshot_at(decree_file_info *out,
 				   const decree_snapshot *snap, size_t i);
 DECREE_API void decree_snapshot_free(decree_snapshot *snap);
 
-/** What a restore/undo/redo does to one path. */
-typedef enum {
-	DECREE_ACTION_CREATE = 1,
-	DECREE_ACTION_RESTORE = 2, /**< overwrite with the checkpoint's
-				      bytes/mode */
-	DECREE_ACTION_DELETE = 3,
-} decree_action;
-
-typedef enum {
-	DECREE_PHASE_STAGING = 1,
-	DECREE_PHASE_APPLYING = 2,
-	DECREE_PHASE_COMMITTING = 3,
-	DECREE_PHASE_ROLLING_BACK = 4,
-	DECREE_PHASE_DONE = 5,
-} decree_phase;
-
-typedef void (*decree_plan_cb)(void *payload, const char *path,
-			       decree_action action);
-typedef void (*decree_progress_cb)(void *payload, decree_phase phase,
-				   const char *path, const char *action);
-
-#define DECREE_RESTORE_OPTIONS_VERSION 1
-typedef struct {
-	unsigned version;
-	const char *const *paths; /**< NULL-terminated; NULL = whole tree */
-	bool dry_run;		  /**< only report the plan */
-	decree_plan_cb plan; /**< called per path before anything is written */
-	decree_progress_cb progress;
-	void *payload;
-} decree_restore_options;
-#define DECREE_RESTORE_OPTIONS_INIT                                           \
-	{                                                                     \
-		DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL \
-	}
-
-/** Result counts of a restore, undo or redo. */
-typedef struct {
-	size_t created, restored, deleted;
-	char pre_checkpoint[DECREE_ID_HEXLEN + 1]; /**< capture of the state
-						      before ("" if none) */
-} decree_restore_result;
-
-/**
- * Cascading restore: afterwards the scanned part of the tree equals the
- * checkpoint (or, with paths, those paths do).  The current state is
- * captured first (checkpoint labelled "pre-restore") and the operation is
- * recorded for decree_undo.  Ignored and skipped files are never deleted.
- * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
- *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message), -1.
- */
-DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
-					 decree_store *s, const char *ref,
-					 const decree_restore_options *opts);
-
-/** Undo / redo the last restore, apply or revert.  DECREE_ENOTFOUND when
- * there is nothing to undo/redo. */
-DECREE_API int decree_undo(decree_restore_result *result, decree_store *s,
-			   const decree_restore_options *opts);
-DECREE_API int decree_redo(decree_restore_result *result, decree_store *s,
-			   const decree_restore_options *opts);
-
 /**
  * Delete checkpoint records: keep the newest `keep` of the session (keep > 0)
  * and/or those younger than older_than_days (>= 0; -1 = unused).  Never
  * deletes the newest checkpoint of a session.  session NULL = every session.
+ * @return 0, DECREE_EINVALID (neither keep nor older_than_days given),
+ *         DECREE_ELOCKED, -1.
  */
 DECREE_API int decree_checkpoint_prune(size_t *removed, decree_store *s,
 				       const char *session, long keep,

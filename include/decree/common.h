@@ -45,7 +45,11 @@ typedef enum {
 	DECREE_EAMBIGUOUS = -10, /**< a reference matches several objects */
 	DECREE_EVERIFY = -11,	 /**< written bytes do not hash as expected */
 	DECREE_EEXEC = -12,	 /**< a command decree ran failed */
-	DECREE_ECANCELLED = -13, /**< the caller's cancel flag stopped it */
+	/** A transaction could not be completed nor rolled back: its log
+	 * stays, and decree_recover (or the next mutating call) finishes
+	 * the job.  The message says whether the change was applied. */
+	DECREE_EUNFINISHED = -13,
+	DECREE_ECANCELLED = -14, /**< the caller's cancel flag stopped it */
 } decree_error_code;
 
 /** The message of the last error on this thread, never NULL ("" if none). */

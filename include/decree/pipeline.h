@@ -39,7 +39,7 @@
 #define DECREE_PIPELINE_H
 
 #include "common.h"
-#include "diff.h"
+#include "apply.h"
 #include "project.h"
 
 DECREE_BEGIN_DECL

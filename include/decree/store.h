@@ -1,9 +1,11 @@
 /*
- * decree/store.h - opening a store for a project root; maintenance.
+ * decree/store.h - opening a store for a project root.  Recovery, gc and
+ * fsck are in decree/maint.h.
  *
  * Overview: a decree_store handle binds one store directory to one project
- * root.  All checkpoint operations (decree/checkpoint.h) take it.  Opening
- * creates nothing on disk; the first writing operation creates the store.
+ * root.  Every operation (decree/checkpoint.h, restore.h, diff.h, apply.h,
+ * maint.h) takes it.  Opening creates nothing on disk; the first writing
+ * operation creates the store.
  *
  * Calling sequence:
  *     decree_store_options o = DECREE_STORE_OPTIONS_INIT;
@@ -61,41 +63,6 @@ DECREE_API void decree_store_free(decree_store *s);
 /** The absolute project root and store directory (borrowed). */
 DECREE_API const char *decree_store_root(const decree_store *s);
 DECREE_API const char *decree_store_path(const decree_store *s);
-
-/**
- * Finish or roll back an interrupted transaction of this root (every
- * mutating operation also does this first).  *recovered (may be NULL) tells
- * whether there was one.  A rollback leaves alone any path that someone
- * changed after the interruption (it is neither in its old nor its new
- * state, and overwriting it would destroy bytes decree never captured);
- * *left_alone (may be NULL) counts them.
- */
-DECREE_API int decree_recover(decree_store *s, bool *recovered,
-			      size_t *left_alone);
-
-typedef struct {
-	uint64_t objects_freed;
-	uint64_t bytes_freed;
-	uint64_t objects_kept;
-} decree_gc_stats;
-
-/**
- * Delete every object no checkpoint record, undo/redo entry or unfinished
- * transaction of any root of this store references.  With dry_run, only
- * report.  Takes the store lock.
- */
-DECREE_API int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *stats);
-
-/** Called by decree_fsck for each problem: what (object id, file) and why. */
-typedef void (*decree_fsck_cb)(void *payload, const char *what,
-			       const char *problem);
-
-/**
- * Verify every object (re-hash), parse every record, resolve every
- * reference.  Returns 0 when clean, DECREE_ECORRUPT when anything is
- * damaged (each problem reported through cb), or another error.
- */
-DECREE_API int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload);
 
 DECREE_END_DECL
 

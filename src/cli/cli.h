@@ -60,8 +60,17 @@ char **cli_paths(const cli_ctx *ctx);
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Report the library's last error; returns EXIT_FAIL (or EXIT_USAGE). */
+/* Report the library's last error on one "decree: " line, followed by
+ * what to type next when the error has a command of its own (the library
+ * states what happened; the program knows its commands).  code: what the
+ * call returned (DECREE_ERROR: take the last error's code).  Returns
+ * EXIT_FAIL. */
 int lib_fail(int code);
+/* The same with `hint` ("run 'decree fsck'") appended; NULL: lib_fail. */
+int lib_fail_hint(int code, const char *hint);
+/* The hint for a command that reads stored objects: damage
+ * (DECREE_ECORRUPT) is for fsck to name; NULL for any other code. */
+const char *fsck_hint(int code);
 
 /* Read a whole file ("-": stdin) into out (appends).  0, or -1 with errno
  * set; prints nothing. */

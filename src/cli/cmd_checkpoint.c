@@ -298,7 +298,7 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 {
 	if (r < 0) {
 		buf_release(&po->json);
-		return lib_fail(r);
+		return lib_fail_hint(r, fsck_hint(r));
 	}
 	if (ctx->json) {
 		buf b = BUF_INIT;
@@ -692,9 +692,8 @@ int cmd_checkpoint(cli_ctx *ctx)
 
 int cmd_recover(cli_ctx *ctx)
 {
+	decree_recover_result res;
 	decree_store *s;
-	bool rec;
-	size_t left;
 	int r;
 
 	if ((r = start_plain(
@@ -703,20 +702,20 @@ int cmd_recover(cli_ctx *ctx)
 		     "interrupted (crash, kill,\npower loss).  Every mutating command does "
 		     "this first.")) != PROCEED)
 		return r;
-	r = decree_recover(s, &rec, &left);
+	r = decree_recover(&res, s);
 	decree_store_free(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
 		printf("{\"recovered\":%s,\"left_alone\":%zu}\n",
-		       rec ? "true" : "false", left);
-	else if (!ctx->quiet && left)
+		       res.recovered ? "true" : "false", res.left_alone);
+	else if (!ctx->quiet && res.left_alone)
 		printf("recovered an interrupted transaction; %zu path(s) changed after the "
 		       "interruption were left as they are\n",
-		       left);
+		       res.left_alone);
 	else if (!ctx->quiet)
-		puts(rec ? "recovered an interrupted transaction"
-			 : "nothing to recover");
+		puts(res.recovered ? "recovered an interrupted transaction"
+				   : "nothing to recover");
 	return EXIT_OK;
 }
 
@@ -737,10 +736,10 @@ int cmd_gc(cli_ctx *ctx)
 		     "checkpoint record, undo/redo entry or\nunfinished transaction of "
 		     "any project in this store references.")) != PROCEED)
 		return r;
-	r = decree_gc(s, dry, &st);
+	r = decree_gc(&st, s, dry);
 	decree_store_free(s);
 	if (r < 0)
-		return lib_fail(r);
+		return lib_fail_hint(r, fsck_hint(r));
 	if (ctx->json)
 		printf("{\"dry_run\":%s,\"objects_freed\":%" PRIu64
 		       ",\"bytes_freed\":%" PRIu64 ",\"objects_kept\":%" PRIu64
@@ -761,7 +760,8 @@ struct fsck_out {
 	size_t n;
 };
 
-static void on_problem(void *payload, const char *what, const char *problem)
+static void on_problem(void *payload, decree_fsck_problem kind,
+		       const char *what, const char *problem)
 {
 	struct fsck_out *f = payload;
 	if (f->ctx->json) {
@@ -770,7 +770,9 @@ static void on_problem(void *payload, const char *what, const char *problem)
 		json_kv_str(&f->json, "problem", problem, true);
 		buf_putc(&f->json, '}');
 	} else {
-		printf("damaged: %s: %s\n", what, problem);
+		printf("damaged: %s: %s%s\n", what, problem,
+		       kind == DECREE_FSCK_UNFINISHED ? "; run 'decree recover'"
+						      : "");
 	}
 	f->n++;
 }

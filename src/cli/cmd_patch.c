@@ -405,8 +405,15 @@ int cmd_apply(cli_ctx *ctx)
 		fwrite(b.ptr, 1, b.len, stdout);
 		buf_release(&b);
 	}
+	if (r < 0 && res.exec_ran && res.exec_status && r != DECREE_EEXEC)
+		/* the command failed, and so did putting the tree back */
+		return lib_fail_hint(r,
+				     r == DECREE_EUNFINISHED
+					     ? "run 'decree recover', then "
+					       "'decree undo' reverts the patch"
+					     : "'decree undo' reverts it");
 	if (r < 0)
-		return lib_fail(r);
+		return lib_fail_hint(r, fsck_hint(r));
 	if (ctx->json || ctx->quiet)
 		return EXIT_OK;
 	if (check)

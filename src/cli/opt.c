@@ -1,8 +1,9 @@
 /*
  * opt.c - what all commands share: option parsing, the "--" paths, error
- * reporting, reading and atomically writing a file, and the names of the
- * restore and apply phases.  Helpers two commands need live here, not in
- * one of the commands, so that no cmd_*.c depends on another.
+ * reporting (the library's message, then what to type next:
+ * lib_fail_hint), reading and atomically writing a file, and the names of
+ * the restore and apply phases.  Helpers two commands need live here, not
+ * in one of the commands, so that no cmd_*.c depends on another.
  *
  * Options may stand before or after positional arguments; "--" ends them.
  * Long options take their argument as "--name VALUE" or "--name=VALUE",
@@ -36,12 +37,27 @@ int fail(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
-int lib_fail(int code)
+int lib_fail_hint(int code, const char *hint)
 {
 	const char *msg = decree_error_last();
-	fprintf(stderr, "decree: %s\n", *msg ? msg : "operation failed");
-	(void)code;
+
+	if (code == DECREE_ERROR || code >= 0)
+		code = decree_error_last_code();
+	if (!hint && code == DECREE_EUNFINISHED)
+		hint = "run 'decree recover'";
+	fprintf(stderr, "decree: %s%s%s\n", *msg ? msg : "operation failed",
+		hint ? "; " : "", hint ? hint : "");
 	return EXIT_FAIL;
+}
+
+const char *fsck_hint(int code)
+{
+	return code == DECREE_ECORRUPT ? "run 'decree fsck'" : NULL;
+}
+
+int lib_fail(int code)
+{
+	return lib_fail_hint(code, NULL);
 }
 
 static const opt_spec *find_long(const opt_spec *s, const char *name, size_t n)

@@ -30,6 +30,7 @@
  * are events.
  */
 #include "util/common.h"
+#include "decree/checkpoint.h"
 #include "pipeline/inbox.h"
 #include "pipeline/message.h"
 #include "pipeline/project.h"

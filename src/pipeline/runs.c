@@ -14,6 +14,9 @@
  */
 #include "util/common.h"
 #include "pipeline/runs.h"
+#include "decree/checkpoint.h"
+#include "decree/diff.h"
+#include "decree/restore.h"
 #include "pipeline/project.h"
 #include "util/alloc.h"
 #include "util/error.h"

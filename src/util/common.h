@@ -5,6 +5,11 @@
  * in the system headers nearly every file needs, and poisons the C library
  * functions we never want to see (banned.h).  Nothing project-specific that
  * could create an include cycle lives here.
+ *
+ * src/util holds the leaf helpers (alloc, buf, error, fs, json, sha256,
+ * base64, oidset, strset).  They include no header of src/lib and call
+ * nothing there, never print or exit, and report a failure as a negative
+ * decree_error_code with its message in the thread's last error (error.h).
  */
 #ifndef DECREE_COMMON_H
 #define DECREE_COMMON_H

@@ -785,32 +785,54 @@ static int parse_git_names(parser *p, const char *s, size_t n, buf *a, buf *b,
 	return 0;
 }
 
+/* What the extended header of one "diff --git" record says. */
 typedef struct {
 	buf ga, gb;   /* names on the diff --git line */
+	bool gknown;  /* ... and they could be told apart */
 	label lo, ln; /* ---/+++ */
+	bool have_labels;
 	buf from, to; /* rename/copy from/to */
-} git_names;
+	bool has_from, has_to;
+	bool have_old_mode, have_new_mode;
+	uint32_t index_mode; /* the mode on an "index" line, or 0 */
+} git_header;
 
-static int parse_git(parser *p)
+#define GIT_HEADER_INIT                                                        \
+	{                                                                      \
+		BUF_INIT, BUF_INIT, false, { BUF_INIT, false },                \
+			{ BUF_INIT, false }, false, BUF_INIT, BUF_INIT, false, \
+			false, false, false, 0                                 \
+	}
+
+static void git_header_release(git_header *h)
 {
-	git_names nm = {
-		BUF_INIT, BUF_INIT, { BUF_INIT, false }, { BUF_INIT, false },
-		BUF_INIT, BUF_INIT
-	};
-	patch_file *f;
-	bool gknown, have_labels = false, has_from = false, has_to = false;
-	bool have_old_mode = false, have_new_mode = false;
-	uint32_t index_mode = 0;
-	int strip = p->strip < 0 ? 1 : p->strip, r;
-	size_t start = p->lineno;
+	buf_release(&h->ga);
+	buf_release(&h->gb);
+	buf_release(&h->lo.name);
+	buf_release(&h->ln.name);
+	buf_release(&h->from);
+	buf_release(&h->to);
+}
 
-	if (!(f = new_file(p)))
-		return DECREE_ERROR;
-	f->is_git = true;
-	if ((r = parse_git_names(p, cur(p) + 11, cur_len(p) - 11, &nm.ga,
-				 &nm.gb, &gknown)) < 0)
-		goto done;
-	advance(p);
+/* A "rename from", "copy to", ... name: quoted or up to the line end. */
+static int header_name(parser *p, buf *out, const char *s, size_t n)
+{
+	size_t used;
+
+	buf_clear(out);
+	if (n && s[0] == '"')
+		return unquote(p, out, s, n, &used);
+	return buf_put(out, s, body_len(s, n));
+}
+
+/*
+ * The extended header lines after "diff --git", up to the ---/+++ pair
+ * (then the hunks follow), a binary patch, or the first line that is none
+ * of them.
+ */
+static int parse_git_header(parser *p, patch_file *f, git_header *h)
+{
+	int r;
 
 	while (!at_end(p)) {
 		const char *s = cur(p);
@@ -818,10 +840,10 @@ static int parse_git(parser *p)
 
 		if (has_prefix(s, n, "old mode ")) {
 			r = parse_mode(p, s + 9, n - 9, &f->old_mode);
-			have_old_mode = true;
+			h->have_old_mode = true;
 		} else if (has_prefix(s, n, "new mode ")) {
 			r = parse_mode(p, s + 9, n - 9, &f->new_mode);
-			have_new_mode = true;
+			h->have_new_mode = true;
 		} else if (has_prefix(s, n, "deleted file mode ")) {
 			r = parse_mode(p, s + 18, n - 18, &f->old_mode);
 			f->new_exists = false;
@@ -834,34 +856,22 @@ static int parse_git(parser *p)
 			size_t k = has_prefix(s, n, "rename from ") ? 12
 				   : has_prefix(s, n, "copy from ") ? 10
 								    : 11;
-			size_t used;
 
 			if (s[0] == 'c')
 				f->is_copy = true;
 			else
 				f->is_rename = true;
-			buf_clear(&nm.from);
-			if (n > k && s[k] == '"')
-				r = unquote(p, &nm.from, s + k, n - k, &used);
-			else
-				r = buf_put(&nm.from, s + k,
-					    body_len(s + k, n - k));
-			has_from = true;
+			r = header_name(p, &h->from, s + k, n - k);
+			h->has_from = true;
 		} else if (has_prefix(s, n, "rename to ") ||
 			   has_prefix(s, n, "copy to ") ||
 			   has_prefix(s, n, "rename new ")) {
 			size_t k = has_prefix(s, n, "rename to ") ? 10
 				   : has_prefix(s, n, "copy to ") ? 8
 								  : 11;
-			size_t used;
 
-			buf_clear(&nm.to);
-			if (n > k && s[k] == '"')
-				r = unquote(p, &nm.to, s + k, n - k, &used);
-			else
-				r = buf_put(&nm.to, s + k,
-					    body_len(s + k, n - k));
-			has_to = true;
+			r = header_name(p, &h->to, s + k, n - k);
+			h->has_to = true;
 		} else if (has_prefix(s, n, "similarity index ") ||
 			   has_prefix(s, n, "dissimilarity index ")) {
 			r = 0;
@@ -872,144 +882,151 @@ static int parse_git(parser *p)
 			if (sp)
 				r = parse_mode(p, sp + 1,
 					       (size_t)(s + n - sp - 1),
-					       &index_mode);
+					       &h->index_mode);
 		} else if (has_prefix(s, n, "--- ")) {
-			if ((r = parse_label(p, &nm.lo, s + 4, n - 4)) < 0)
-				goto done;
+			if ((r = parse_label(p, &h->lo, s + 4, n - 4)) < 0)
+				return r;
 			advance(p);
-			if (at_end(p) || !cur_is(p, "+++ ")) {
-				r = perr(p,
-					 "\"---\" line without \"+++\" line");
-				goto done;
-			}
-			if ((r = parse_label(p, &nm.ln, cur(p) + 4,
+			if (at_end(p) || !cur_is(p, "+++ "))
+				return perr(
+					p, "\"---\" line without \"+++\" line");
+			if ((r = parse_label(p, &h->ln, cur(p) + 4,
 					     cur_len(p) - 4)) < 0)
-				goto done;
+				return r;
 			advance(p);
-			have_labels = true;
-			break;
+			h->have_labels = true;
+			return 0;
 		} else if (has_prefix(s, n, "GIT binary patch")) {
-			if ((r = parse_binary(p, f)) < 0)
-				goto done;
-			break;
+			return parse_binary(p, f);
 		} else if (has_prefix(s, n, "Binary files ")) {
-			r = perr(p, "binary change without content (\"Binary "
+			return perr(p,
+				    "binary change without content (\"Binary "
 				    "files ... differ\") cannot be applied");
-			goto done;
 		} else {
-			break;
+			return 0;
 		}
 		if (r < 0)
-			goto done;
+			return r;
 		advance(p);
 	}
+	return 0;
+}
 
-	if (have_old_mode != have_new_mode) {
-		r = perr_at(p->name, start, DECREE_EINVALID,
-			    "\"old mode\" and \"new mode\" must come together");
-		goto done;
-	}
-	if (has_from != has_to || (f->is_rename && f->is_copy)) {
-		r = perr_at(p->name, start, DECREE_EINVALID,
-			    "incomplete rename or copy header");
-		goto done;
-	}
-	if (have_labels) {
-		if (nm.lo.is_null && f->old_exists && !has_from) {
-			if (f->old_mode || have_old_mode) {
-				r = perr_at(p->name, start, DECREE_EINVALID,
-					    "\"--- /dev/null\" contradicts "
-					    "the mode lines");
-				goto done;
-			}
+/*
+ * Which sides of the file exist, from the mode lines and the /dev/null
+ * labels; refuse header lines that contradict each other.
+ */
+static int check_git_sides(parser *p, patch_file *f, const git_header *h,
+			   size_t start)
+{
+	if (h->have_old_mode != h->have_new_mode)
+		return perr_at(
+			p->name, start, DECREE_EINVALID,
+			"\"old mode\" and \"new mode\" must come together");
+	if (h->has_from != h->has_to || (f->is_rename && f->is_copy))
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "incomplete rename or copy header");
+	if (h->have_labels) {
+		if (h->lo.is_null && f->old_exists && !h->has_from) {
+			if (f->old_mode || h->have_old_mode)
+				return perr_at(p->name, start, DECREE_EINVALID,
+					       "\"--- /dev/null\" contradicts "
+					       "the mode lines");
 			f->old_exists = false;
 		}
-		if (nm.ln.is_null && f->new_exists && !has_to) {
-			if (have_new_mode) {
-				r = perr_at(p->name, start, DECREE_EINVALID,
-					    "\"+++ /dev/null\" contradicts "
-					    "the mode lines");
-				goto done;
-			}
+		if (h->ln.is_null && f->new_exists && !h->has_to) {
+			if (h->have_new_mode)
+				return perr_at(p->name, start, DECREE_EINVALID,
+					       "\"+++ /dev/null\" contradicts "
+					       "the mode lines");
 			f->new_exists = false;
 		}
-		if ((!f->old_exists && !nm.lo.is_null) ||
-		    (!f->new_exists && !nm.ln.is_null)) {
-			r = perr_at(p->name, start, DECREE_EINVALID,
-				    "a created or deleted file needs "
-				    "/dev/null on its absent side");
-			goto done;
-		}
+		if ((!f->old_exists && !h->lo.is_null) ||
+		    (!f->new_exists && !h->ln.is_null))
+			return perr_at(p->name, start, DECREE_EINVALID,
+				       "a created or deleted file needs "
+				       "/dev/null on its absent side");
 	}
-	if (!f->old_exists && !f->new_exists) {
-		r = perr_at(p->name, start, DECREE_EINVALID,
-			    "a file cannot be both created and deleted");
-		goto done;
-	}
-	if ((has_from || has_to) && (!f->old_exists || !f->new_exists)) {
-		r = perr_at(p->name, start, DECREE_EINVALID,
-			    "rename or copy of a created or deleted file");
-		goto done;
-	}
+	if (!f->old_exists && !f->new_exists)
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "a file cannot be both created and deleted");
+	if ((h->has_from || h->has_to) && (!f->old_exists || !f->new_exists))
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "rename or copy of a created or deleted file");
+	return 0;
+}
 
-	/* Names: rename/copy headers, then ---/+++, then diff --git. */
-	if (has_from) {
-		if ((r = set_path(p, &f->old_path, nm.from.ptr, 0)) < 0 ||
-		    (r = set_path(p, &f->new_path, nm.to.ptr, 0)) < 0)
-			goto done;
-	} else {
-		const char *o = NULL, *nw = NULL;
+/* The file's names: rename/copy headers, then ---/+++, then diff --git. */
+static int set_git_paths(parser *p, patch_file *f, const git_header *h,
+			 size_t start)
+{
+	int strip = p->strip < 0 ? 1 : p->strip, r;
+	const char *o = NULL, *nw = NULL;
 
-		if (have_labels) {
-			o = nm.lo.is_null ? NULL : nm.lo.name.ptr;
-			nw = nm.ln.is_null ? NULL : nm.ln.name.ptr;
-		}
-		if (gknown) {
-			if (!o && f->old_exists)
-				o = nm.ga.ptr;
-			if (!nw && f->new_exists)
-				nw = nm.gb.ptr;
-		}
-		if (!o)
-			o = nw;
-		if (!nw)
-			nw = o;
-		if (!o) {
-			r = perr_at(p->name, start, DECREE_EINVALID,
-				    "cannot tell the file name from the "
-				    "diff --git line");
-			goto done;
-		}
-		if ((r = set_path(p, &f->old_path, o, strip)) < 0 ||
-		    (r = set_path(p, &f->new_path, nw, strip)) < 0)
-			goto done;
-		if (strcmp(f->old_path, f->new_path)) {
-			r = perr_at(p->name, start, DECREE_EINVALID,
-				    "file names '%s' and '%s' differ without "
-				    "a rename header",
-				    f->old_path, f->new_path);
-			goto done;
-		}
+	if (h->has_from) {
+		if ((r = set_path(p, &f->old_path, h->from.ptr, 0)) < 0 ||
+		    (r = set_path(p, &f->new_path, h->to.ptr, 0)) < 0)
+			return r;
+		return 0;
 	}
-	if (index_mode && f->old_exists && f->new_exists && !have_old_mode)
-		f->old_mode = f->new_mode = index_mode;
-	if (have_labels) {
-		if ((r = parse_hunks(p, f)) < 0)
-			goto done;
+	if (h->have_labels) {
+		o = h->lo.is_null ? NULL : h->lo.name.ptr;
+		nw = h->ln.is_null ? NULL : h->ln.name.ptr;
+	}
+	if (h->gknown) {
+		if (!o && f->old_exists)
+			o = h->ga.ptr;
+		if (!nw && f->new_exists)
+			nw = h->gb.ptr;
+	}
+	if (!o)
+		o = nw;
+	if (!nw)
+		nw = o;
+	if (!o)
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "cannot tell the file name from the "
+			       "diff --git line");
+	if ((r = set_path(p, &f->old_path, o, strip)) < 0 ||
+	    (r = set_path(p, &f->new_path, nw, strip)) < 0)
+		return r;
+	if (strcmp(f->old_path, f->new_path))
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "file names '%s' and '%s' differ without "
+			       "a rename header",
+			       f->old_path, f->new_path);
+	return 0;
+}
+
+static int parse_git(parser *p)
+{
+	git_header h = GIT_HEADER_INIT;
+	patch_file *f;
+	size_t start = p->lineno;
+	int r;
+
+	if (!(f = new_file(p)))
+		return DECREE_ERROR;
+	f->is_git = true;
+	if ((r = parse_git_names(p, cur(p) + 11, cur_len(p) - 11, &h.ga, &h.gb,
+				 &h.gknown)) < 0)
+		goto done;
+	advance(p);
+	if ((r = parse_git_header(p, f, &h)) < 0 ||
+	    (r = check_git_sides(p, f, &h, start)) < 0 ||
+	    (r = set_git_paths(p, f, &h, start)) < 0)
+		goto done;
+	if (h.index_mode && f->old_exists && f->new_exists && !h.have_old_mode)
+		f->old_mode = f->new_mode = h.index_mode;
+	if (h.have_labels) {
+		r = parse_hunks(p, f);
 	} else if (!f->is_binary && f->old_exists && f->new_exists &&
-		   !have_old_mode && !has_from) {
+		   !h.have_old_mode && !h.has_from) {
 		r = perr_at(p->name, start, DECREE_EINVALID,
 			    "record for '%s' changes nothing", f->old_path);
-		goto done;
 	}
-	r = 0;
 done:
-	buf_release(&nm.ga);
-	buf_release(&nm.gb);
-	buf_release(&nm.lo.name);
-	buf_release(&nm.ln.name);
-	buf_release(&nm.from);
-	buf_release(&nm.to);
+	git_header_release(&h);
 	return r;
 }
 

@@ -2,6 +2,13 @@
  * xdiff.h - the line diff core: which lines of an old buffer must go and
  * which lines of a new buffer must come so that one becomes the other.
  *
+ * src/lib/diff holds the pure text algorithms: xdiff (this line diff),
+ * unidiff (the record formatter) and patch (parser and in-memory
+ * applier).  They take (ptr, len) buffers and parameter structs and answer
+ * through results or callbacks: no file system, no store, no lock, no
+ * global state, and nothing from src/lib outside this folder (src/util
+ * only).  Reading files and writing results is the caller's job (ops/).
+ *
  * Overview: a closed box.  Inputs are two (ptr, len) byte buffers and an
  * xdiff_params; the output is a sequence of edits (change groups) passed
  * to a callback in ascending order.  There is no file system access, no

@@ -1,32 +1,34 @@
 /*
- * apply.c - decree_apply (decree/diff.h): a unified diff as one
+ * apply.c - decree_apply (decree/apply.h): a unified diff as one
  * transaction, optionally followed by a command that must succeed.
  *
- * Phases:
+ * Phases (one function each, carrying an apply_run):
  *   1. parse the whole patch (patch.h); nothing is read before it parses.
- *   2. check: for every file patch, in order (reverse order with
- *      --reverse), read the current bytes of its paths once, then feed the
- *      result of a path into the next patch for the same path.  A hunk
- *      may match away from its line (the nearest exact match, as git apply
- *      does; never fuzz).  A patch that does not apply but whose reverse
- *      applies at the exact lines is "already applied" and skipped.  Conflicts
- * are collected for every path, then reported together; nothing is written.
- *   3. write: old and new contents go into the store, then txn_run() makes
- *      the change all-or-nothing and pushes it on the undo history.  Paths
- *      whose final bytes and mode equal their current ones are not part of
- *      the transaction (no write, mtime untouched).
- *   4. exec: the store lock is released while the command runs (it may
- *      call decree itself).  If it fails, the tree it left is scanned and
- *      captured (checkpoint "exec-failed"), and a second transaction puts
- *      back the state before the apply: restore (paths that existed),
- *      remove (paths the patch created), sweep (paths that appeared while
- *      the command ran).  Ignored files, which the scan does not see, are
- *      left alone unless the patch touched them.
+ *   2. check (check_patch): for every file patch, in order (reverse order
+ *      with opts->reverse), read the current bytes of its paths once, then
+ *      feed the result of a path into the next patch for the same path.  A
+ *      hunk may match away from its line (the nearest exact match, as git
+ *      apply does; never fuzz).  A patch that does not apply but whose
+ *      reverse applies at the exact lines is "already applied" and
+ *      skipped.  Conflicts are collected for every path, then reported
+ *      together; nothing is written.
+ *   3. write (write_patch): old and new contents go into the store, then
+ *      txn_run() makes the change all-or-nothing and pushes it on the undo
+ *      history.  Paths whose final bytes and mode equal their current ones
+ *      are not part of the transaction (no write, mtime untouched).
+ *   4. exec (run_exec): the store lock is released while the command runs
+ *      (it may call decree itself).  If it fails, roll_back scans and
+ *      captures the tree it left (checkpoint "exec-failed"), and a second
+ *      transaction puts back the state before the apply: restore (paths
+ *      that existed), remove (paths the patch created), sweep (paths that
+ *      appeared while the command ran).  Ignored files, which the scan does
+ *      not see, are left alone unless the patch touched them.
  */
 #include "util/common.h"
-#include "decree/diff.h"
+#include "decree/apply.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "ops/checkpoint.h"
+#include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "diff/patch.h"
@@ -624,11 +626,11 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	memset(&e, 0, sizeof(e));
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0 ||
-	    (r = ckpt_scan(&post, s, w, NULL, pre, false)) < 0 ||
+	    (r = worktree_scan(&post, s, w, NULL, pre, false)) < 0 ||
 	    (r = plan_rollback(&plan, s, w, pre, &post, applied, napplied)) <
 		    0 ||
-	    (r = ckpt_write(res->exec_checkpoint, s, w, &post, session, NULL,
-			    "exec-failed")) < 0)
+	    (r = checkpoint_write(res->exec_checkpoint, s, w, &post, session,
+				  NULL, "exec-failed")) < 0)
 		goto done;
 	for (size_t i = 0; i < plan.n; i++) {
 		if ((r = strset_put(&prog.index, plan.v[i].path, (int)i)) < 0)
@@ -807,24 +809,156 @@ static int cmp_change(const void *a, const void *b)
 			((const txn_change *)b)->path);
 }
 
+/* The state of one decree_apply call, carried from phase to phase. */
+typedef struct {
+	decree_store *s;
+	const decree_apply_options *o;
+	decree_apply_result *res;
+	const char *name;    /* of the patch, for messages */
+	const char *session; /* of safety captures */
+	pstates st;	     /* every path the patch touches (phase 2) */
+	txn_change *ch;	     /* the changed ones, in path order (phase 3) */
+	size_t nch;
+	snap pre;	  /* with exec: the tree before the apply */
+	strset made_dirs; /* with exec: directories the apply creates */
+	char pushed[17];  /* id of the undo entry the apply pushed */
+	bool locked;
+} apply_run;
+
+/* Phase 2: check every file patch against the current bytes, report each
+ * path, and refuse the whole patch if any path conflicts. */
+static int check_patch(apply_run *a, const patch_set *ps)
+{
+	unsigned flags = PATCH_ALLOW_OFFSET |
+			 (a->o->reverse ? PATCH_REVERSE : 0);
+	int r;
+
+	for (size_t k = 0; k < ps->nfiles; k++) {
+		size_t i = a->o->reverse ? ps->nfiles - 1 - k : k;
+		if ((r = check_one(&a->st, a->s, &ps->files[i], flags)) < 0)
+			return r;
+	}
+	if ((r = check_shapes(&a->st)) < 0)
+		return r;
+	for (size_t i = 0; i < a->st.n; i++)
+		report(a->o, a->res, &a->st.v[i]);
+	if (a->res->conflicts) {
+		buf names = BUF_INIT;
+		size_t k = 0;
+		for (size_t i = 0; i < a->st.n; i++)
+			if (a->st.v[i].problem && k++ < 5)
+				buf_printf(&names, "%s'%s'", k > 1 ? ", " : "",
+					   a->st.v[i].path);
+		r = decree_error_set(
+			DECREE_ECONFLICT,
+			"%zu of %zu file(s) in %s do not apply (%s%s); nothing "
+			"was written",
+			a->res->conflicts, a->st.n, a->name,
+			names.ptr ? names.ptr : "", k > 5 ? ", ..." : "");
+		buf_release(&names);
+		return r;
+	}
+	return 0;
+}
+
+/* Phase 3: store both sides of every changed path (and, with exec, the
+ * tree as it is now), then write them as one transaction pushed on the
+ * undo history. */
+static int write_patch(apply_run *a)
+{
+	const decree_apply_options *o = a->o;
+	odb_writer *w = NULL;
+	odb *db;
+	int r;
+
+	if ((r = repo_odb(&db, a->s, false)) < 0 ||
+	    (r = odb_writer_new(&w, db)) < 0 ||
+	    (r = stage_changes(&a->ch, &a->nch, w, &a->st)) < 0)
+		goto done;
+	if (a->nch > 1)
+		qsort(a->ch, a->nch, sizeof(*a->ch), cmp_change);
+	if (o->exec &&
+	    ((r = worktree_scan(&a->pre, a->s, w, NULL, NULL, false)) < 0 ||
+	     (r = missing_dirs(&a->made_dirs, a->s, a->ch, a->nch)) < 0))
+		goto done;
+	if ((r = odb_writer_commit(w)) < 0)
+		goto done;
+	if (a->nch) {
+		oplog_entry e;
+		txn_spec sp;
+		char what[256];
+		memset(&e, 0, sizeof(e));
+		memset(&sp, 0, sizeof(sp));
+		snprintf(what, sizeof(what), "apply %s%s",
+			 o->reverse ? "-R " : "", a->name);
+		e.kind = OPLOG_APPLY;
+		e.time_ns = fs_now_ns();
+		e.session = (char *)a->session;
+		e.what = what;
+		e.changes = a->ch;
+		e.n = a->nch;
+		sp.changes = a->ch;
+		sp.n = a->nch;
+		sp.history = TXN_HISTORY_PUSH;
+		sp.entry = &e;
+		sp.progress = o->progress;
+		sp.payload = o->payload;
+		sp.pushed_id = a->pushed;
+		r = txn_run(a->s, &sp);
+	}
+done:
+	odb_writer_free(w);
+	return r;
+}
+
+/* Phase 4: run the command without the lock; if it fails, put the tree
+ * back as it was before the apply. */
+static int run_exec(apply_run *a)
+{
+	const decree_apply_options *o = a->o;
+	decree_apply_result *res = a->res;
+	char label[512];
+	int r;
+
+	repo_unlock(a->s);
+	a->locked = false;
+	if ((r = run_command(&res->exec_status, a->s, o->exec,
+			     o->exec_stdout_to_stderr)) < 0)
+		return r;
+	res->exec_ran = true;
+	command_label(label, sizeof(label), o->exec);
+	if (res->exec_status == 0)
+		return 0;
+	if ((r = txn_lock(NULL, NULL, a->s)) == 0) {
+		a->locked = true;
+		r = roll_back(res, a->s, o, &a->pre, a->ch, a->nch, a->pushed,
+			      a->session, &a->made_dirs);
+	}
+	if (r < 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		return decree_error_set(r,
+					"'%s' failed (status %d) and rolling "
+					"back failed: %s; the patch is still "
+					"applied",
+					label, res->exec_status, msg);
+	}
+	return decree_error_set(
+		DECREE_EEXEC,
+		"'%s' failed (status %d); rolled back: restored %zu, "
+		"removed %zu, swept %zu file(s)",
+		label, res->exec_status, res->restored, res->removed,
+		res->swept);
+}
+
 int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		 const char *text, size_t len, const decree_apply_options *o)
 {
 	decree_apply_options def = DECREE_APPLY_OPTIONS_INIT;
 	patch_parse_options po = PATCH_PARSE_OPTIONS_INIT;
 	decree_apply_result dummy;
-	const char *session;
 	patch_set *ps = NULL;
-	pstates st;
-	txn_change *ch = NULL;
-	size_t nch = 0;
-	snap pre = SNAP_INIT;
-	strset made_dirs = STRSET_INIT;
-	odb_writer *w = NULL;
-	char pushed[17] = "", label[512];
-	bool locked = false;
-	unsigned flags;
-	odb *db;
+	apply_run a;
 	int r;
 
 	DECREE_ASSERT_ARG(s);
@@ -834,137 +968,49 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	if (!res)
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
-	memset(&st, 0, sizeof(st));
+	memset(&a, 0, sizeof(a));
+	a.pre = (snap)SNAP_INIT;
+	a.made_dirs = (strset)STRSET_INIT;
 	if (o->version != DECREE_APPLY_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid apply options");
 	if (o->check_only && o->exec)
 		return decree_error_set(DECREE_EINVALID,
 					"a check runs no command");
-	if (!name)
-		name = "<patch>";
-	session = o->session ? o->session : "default";
+	a.s = s;
+	a.o = o;
+	a.res = res;
+	a.name = name ? name : "<patch>";
+	a.session = o->session ? o->session : "default";
 	po.strip = o->strip;
-	if ((r = patch_parse(&ps, name, text ? text : "", len, &po)) < 0)
+	/* 1. parse */
+	if ((r = patch_parse(&ps, a.name, text ? text : "", len, &po)) < 0)
 		return r;
 	if (!o->check_only) {
-		if ((r = repo_lock(s)) < 0)
+		if ((r = txn_lock(NULL, NULL, s)) < 0)
 			goto done;
-		locked = true;
+		a.locked = true;
 	}
-
 	/* 2. check */
-	flags = PATCH_ALLOW_OFFSET | (o->reverse ? PATCH_REVERSE : 0);
-	for (size_t k = 0; k < ps->nfiles; k++) {
-		size_t i = o->reverse ? ps->nfiles - 1 - k : k;
-		if ((r = check_one(&st, s, &ps->files[i], flags)) < 0)
-			goto done;
-	}
-	if ((r = check_shapes(&st)) < 0)
+	if ((r = check_patch(&a, ps)) < 0)
 		goto done;
-	for (size_t i = 0; i < st.n; i++)
-		report(o, res, &st.v[i]);
-	if (res->conflicts) {
-		buf names = BUF_INIT;
-		size_t k = 0;
-		for (size_t i = 0; i < st.n; i++)
-			if (st.v[i].problem && k++ < 5)
-				buf_printf(&names, "%s'%s'", k > 1 ? ", " : "",
-					   st.v[i].path);
-		r = decree_error_set(
-			DECREE_ECONFLICT,
-			"%zu of %zu file(s) in %s do not apply (%s%s); nothing "
-			"was written",
-			res->conflicts, st.n, name, names.ptr ? names.ptr : "",
-			k > 5 ? ", ..." : "");
-		buf_release(&names);
-		goto done;
-	}
-	if (o->verify && (r = verify_all(o, &st)) < 0)
+	if (o->verify && (r = verify_all(o, &a.st)) < 0)
 		goto done;
 	if (o->check_only)
 		goto done;
-
-	/* 3. write */
-	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = odb_writer_new(&w, db)) < 0 ||
-	    (r = stage_changes(&ch, &nch, w, &st)) < 0)
+	/* 3. write, 4. exec */
+	if ((r = write_patch(&a)) < 0 || !o->exec)
 		goto done;
-	if (nch > 1)
-		qsort(ch, nch, sizeof(*ch), cmp_change);
-	if (o->exec && ((r = ckpt_scan(&pre, s, w, NULL, NULL, false)) < 0 ||
-			(r = missing_dirs(&made_dirs, s, ch, nch)) < 0))
-		goto done;
-	if ((r = odb_writer_commit(w)) < 0)
-		goto done;
-	if (nch) {
-		oplog_entry e;
-		txn_spec sp;
-		char what[256];
-		memset(&e, 0, sizeof(e));
-		memset(&sp, 0, sizeof(sp));
-		snprintf(what, sizeof(what), "apply %s%s",
-			 o->reverse ? "-R " : "", name);
-		e.kind = OPLOG_APPLY;
-		e.time_ns = fs_now_ns();
-		e.session = (char *)session;
-		e.what = what;
-		e.changes = ch;
-		e.n = nch;
-		sp.changes = ch;
-		sp.n = nch;
-		sp.history = TXN_HISTORY_PUSH;
-		sp.entry = &e;
-		sp.progress = o->progress;
-		sp.payload = o->payload;
-		sp.pushed_id = pushed;
-		if ((r = txn_run(s, &sp)) < 0)
-			goto done;
-	}
-	if (!o->exec)
-		goto done;
-
-	/* 4. exec */
-	repo_unlock(s);
-	locked = false;
-	if ((r = run_command(&res->exec_status, s, o->exec,
-			     o->exec_stdout_to_stderr)) < 0)
-		goto done;
-	res->exec_ran = true;
-	command_label(label, sizeof(label), o->exec);
-	if (res->exec_status == 0)
-		goto done;
-	if ((r = repo_lock(s)) == 0) {
-		locked = true;
-		r = roll_back(res, s, o, &pre, ch, nch, pushed, session,
-			      &made_dirs);
-	}
-	if (r < 0) {
-		char msg[1024];
-		snprintf(msg, sizeof(msg), "%s", error_last());
-		r = decree_error_set(r,
-				     "'%s' failed (status %d) and rolling back "
-				     "failed: %s; the patch is still applied "
-				     "('decree undo' reverts it)",
-				     label, res->exec_status, msg);
-		goto done;
-	}
-	r = decree_error_set(
-		DECREE_EEXEC,
-		"'%s' failed (status %d); rolled back: restored %zu, "
-		"removed %zu, swept %zu file(s)",
-		label, res->exec_status, res->restored, res->removed,
-		res->swept);
+	r = run_exec(&a);
 done:
-	if (locked)
+	if (a.locked)
 		repo_unlock(s);
-	for (size_t i = 0; i < nch; i++)
-		decree_free(ch[i].path);
-	decree_free(ch);
-	snap_release(&pre);
-	strset_release(&made_dirs);
-	odb_writer_free(w);
-	pstates_release(&st);
+	for (size_t i = 0; i < a.nch; i++)
+		decree_free(a.ch[i].path);
+	decree_free(a.ch);
+	snap_release(&a.pre);
+	strset_release(&a.made_dirs);
+	pstates_release(&a.st);
 	patch_set_free(ps);
 	return r;
 }

@@ -14,7 +14,8 @@
 #include "util/common.h"
 #include "decree/diff.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "store/record.h"
+#include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/repo.h"
@@ -285,7 +286,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 			   void *payload)
 {
 	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
-	ckpt_rec a, b;
+	record a, b;
 	const snap *sa;
 	snap sb = SNAP_INIT;
 	diff_ctx c;
@@ -304,7 +305,7 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 			return DECREE_EINVALID;
 	memset(&b, 0, sizeof(b));
 	memset(&c, 0, sizeof(c));
-	if ((r = ckpt_resolve(&a, s, ref)) < 0)
+	if ((r = record_resolve(&a, s, ref)) < 0)
 		return r;
 	pthread_mutex_init(&c.mu, NULL);
 	c.s = s;
@@ -314,13 +315,14 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 	c.worktree = ref2 == NULL;
 	/* (the cached snapshot when `ref` was just created: a pipeline run) */
 	if ((r = repo_odb(&c.db, s, false)) < 0 ||
-	    (r = ckpt_tree(&sa, s, &a.tree)) < 0)
+	    (r = repo_tree(&sa, s, &a.tree)) < 0)
 		goto done;
 	if (ref2) {
-		if ((r = ckpt_resolve(&b, s, ref2)) < 0 ||
+		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = ckpt_scan(&sb, s, NULL, NULL, sa, !o->no_text)) < 0) {
+	} else if ((r = worktree_scan(&sb, s, NULL, NULL, sa, !o->no_text)) <
+		   0) {
 		/* (lazy: changed files are read once, by the diff itself) */
 		goto done;
 	}
@@ -341,7 +343,7 @@ done:
 	decree_free(c.items);
 	pthread_mutex_destroy(&c.mu);
 	snap_release(&sb);
-	ckpt_rec_release(&a);
-	ckpt_rec_release(&b);
+	record_release(&a);
+	record_release(&b);
 	return r;
 }

@@ -1,5 +1,6 @@
 /*
- * maint.c - garbage collection and integrity checking of a whole store.
+ * maint.c - recovery of an interrupted transaction (txn_lock), garbage
+ * collection and integrity checking of a whole store (decree/maint.h).
  *
  * GC is mark-and-sweep under the store lock.  Roots, for every project
  * root of the store (not only the caller's): every checkpoint record's
@@ -14,14 +15,16 @@
  * record, history and log, and resolves every reference.
  */
 #include "util/common.h"
+#include "decree/maint.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "store/record.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/oidset.h"
 #include "store/oplog.h"
 #include "store/repo.h"
 #include "store/tree.h"
+#include "txn/txn.h"
 #include "txn/wal.h"
 
 #include <dirent.h>
@@ -36,9 +39,18 @@ typedef struct {
 	bool fsck;
 } marker;
 
+static void report(marker *m, decree_fsck_problem kind, const char *what,
+		   const char *detail)
+{
+	m->problems++;
+	if (m->cb)
+		m->cb(m->payload, kind, what, detail);
+}
+
 static void problem(marker *m, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Damage (DECREE_FSCK_DAMAGED), described by fmt. */
 static void problem(marker *m, const char *what, const char *fmt, ...)
 {
 	char msg[1024];
@@ -46,9 +58,7 @@ static void problem(marker *m, const char *what, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	m->problems++;
-	if (m->cb)
-		m->cb(m->payload, what, msg);
+	report(m, DECREE_FSCK_DAMAGED, what, msg);
 }
 
 static int mark_tree(marker *m, const oid *id);
@@ -97,7 +107,7 @@ static int mark_tree(marker *m, const oid *id)
 		if (!m->fsck) /* never sweep on a damaged store */
 			return decree_error_set(
 				DECREE_ECORRUPT,
-				"tree %s is missing or damaged; run 'decree fsck'",
+				"tree %s is missing or damaged; nothing was deleted",
 				hex);
 		problem(m, hex, "missing or damaged tree");
 		error_clear();
@@ -156,7 +166,7 @@ static int mark_root(marker *m, const char *rootdir)
 	if ((d = opendir(path)) != NULL) {
 		while (r == 0 && (de = readdir(d)) != NULL) {
 			char file[PATH_MAX + 160];
-			ckpt_rec rec;
+			record rec;
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
@@ -167,7 +177,7 @@ static int mark_root(marker *m, const char *rootdir)
 						"unexpected file in checkpoints directory");
 				continue;
 			}
-			r = ckpt_load_file(&rec, file, de->d_name);
+			r = record_load_file(&rec, file, de->d_name);
 			if (r < 0) {
 				if (!m->fsck)
 					break;
@@ -177,7 +187,7 @@ static int mark_root(marker *m, const char *rootdir)
 				continue;
 			}
 			r = mark_tree(m, &rec.tree);
-			ckpt_rec_release(&rec);
+			record_release(&rec);
 		}
 		closedir(d);
 	}
@@ -231,8 +241,8 @@ static int mark_root(marker *m, const char *rootdir)
 				problem(m, path, "%s", error_last());
 			}
 			if (m->fsck)
-				problem(m, path,
-					"unfinished transaction (run 'decree recover')");
+				report(m, DECREE_FSCK_UNFINISHED, path,
+				       "unfinished transaction");
 		}
 		error_clear();
 		decree_free(recs);
@@ -330,7 +340,23 @@ static void sweep_store_temps(decree_store *s)
 	closedir(d);
 }
 
-int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
+int decree_recover(decree_recover_result *out, decree_store *s)
+{
+	decree_recover_result dummy;
+	int r;
+
+	if (!out)
+		out = &dummy;
+	memset(out, 0, sizeof(*out));
+	if (!repo_exists(s))
+		return 0;
+	if ((r = txn_lock(&out->recovered, &out->left_alone, s)) < 0)
+		return r;
+	repo_unlock(s);
+	return 0;
+}
+
+int decree_gc(decree_gc_stats *st, decree_store *s, bool dry_run)
 {
 	marker m;
 	decree_gc_stats dummy;
@@ -342,7 +368,7 @@ int decree_gc(decree_store *s, bool dry_run, decree_gc_stats *st)
 	memset(&m, 0, sizeof(m));
 	if (!repo_exists(s))
 		return 0;
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	m.s = s;
 	if ((r = repo_odb(&m.db, s, true)) < 0)

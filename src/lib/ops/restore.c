@@ -1,5 +1,5 @@
 /*
- * restore.c - cascading restore, undo and redo (decree/checkpoint.h).
+ * restore.c - cascading restore, undo and redo (decree/restore.h).
  *
  * Restore plans per path against a fresh scan of the working tree:
  *   in checkpoint only           -> create (or overwrite an ignored file,
@@ -14,13 +14,15 @@
  * forwards through the same transaction engine.
  */
 #include "util/common.h"
+#include "decree/restore.h"
 #include "util/alloc.h"
-#include "ops/ckpt.h"
+#include "ops/checkpoint.h"
+#include "store/record.h"
+#include "scan/worktree.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "scan/ignore.h"
 #include "store/repo.h"
-#include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/tree.h"
 #include "txn/txn.h"
@@ -175,7 +177,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 {
 	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result dummy;
-	ckpt_rec rec;
+	record rec;
 	snap target = SNAP_INIT, cur = SNAP_INIT;
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
@@ -193,18 +195,18 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
-	if ((r = ckpt_resolve(&rec, s, ref)) < 0)
+	if ((r = record_resolve(&rec, s, ref)) < 0)
 		return r;
-	if (!o->dry_run && (r = repo_lock(s)) < 0) {
-		ckpt_rec_release(&rec);
+	if (!o->dry_run && (r = txn_lock(NULL, NULL, s)) < 0) {
+		record_release(&rec);
 		return r;
 	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = tree_read(&target, db, &rec.tree)) < 0)
 		goto done;
 	{
-		ckpt_rules ld = { &target, db };
-		r = ignore_matcher_new(&rules, ckpt_rules_load, &ld,
+		worktree_rules ld = { &target, db };
+		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,
 				       (const char *const *)s->excludes);
 		if (r < 0)
 			goto done;
@@ -212,7 +214,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		/* the tree as the checkpoint's ignore rules see it: after the
 		 * restore those rules are the tree's again */
-		r = ckpt_scan(&cur, s, w, &cache, &target, false);
+		r = worktree_scan(&cur, s, w, &cache, &target, false);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0)
@@ -228,8 +230,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	if (o->dry_run || ch.n == 0)
 		goto done;
 	/* Capture the present (every byte we will touch is in w). */
-	if ((r = ckpt_write(res->pre_checkpoint, s, w, &cur, rec.session, NULL,
-			    "pre-restore")) < 0)
+	if ((r = checkpoint_write(res->pre_checkpoint, s, w, &cur, rec.session,
+				  NULL, "pre-restore")) < 0)
 		goto done;
 	{
 		oplog_entry e;
@@ -258,14 +260,14 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			if (!committed && !s->broken) {
 				char msg[1024];
 				snprintf(msg, sizeof(msg), "%s", error_last());
-				ckpt_remove(s, res->pre_checkpoint);
+				record_remove(s, res->pre_checkpoint);
 				res->pre_checkpoint[0] = '\0';
 				decree_error_set(r, "%s", msg);
 			}
 			goto done;
 		}
 	}
-	if (ckpt_save_statcache(s, &cur, cache) < 0)
+	if (worktree_save_statcache(s, &cur, cache) < 0)
 		error_clear();
 	cache = NULL;
 done:
@@ -275,7 +277,7 @@ done:
 	changes_release(&ch);
 	snap_release(&cur);
 	snap_release(&target);
-	ckpt_rec_release(&rec);
+	record_release(&rec);
 	if (!o->dry_run)
 		repo_unlock(s);
 	return r;
@@ -306,7 +308,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (!repo_exists(s))
 		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
 					undo ? "undo" : "redo");
-	if ((r = repo_lock(s)) < 0)
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	repo_file(path, s, "oplog");
 	if ((r = oplog_load(&l, path)) < 0)
@@ -362,11 +364,11 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (drifted) {
 		/* Edits made after the operation: keep them reachable. */
 		snap cur = SNAP_INIT;
-		r = ckpt_scan(&cur, s, w, NULL, NULL, false);
+		r = worktree_scan(&cur, s, w, NULL, NULL, false);
 		if (r == 0)
-			r = ckpt_write(res->pre_checkpoint, s, w, &cur,
-				       e->session, NULL,
-				       undo ? "pre-undo" : "pre-redo");
+			r = checkpoint_write(res->pre_checkpoint, s, w, &cur,
+					     e->session, NULL,
+					     undo ? "pre-undo" : "pre-redo");
 		snap_release(&cur);
 		if (r < 0)
 			goto done;

@@ -1,6 +1,12 @@
 /*
  * scan.h - walk a project root into a snapshot.
  *
+ * src/lib/scan reads the working tree: the walk (scan), the ignore rules
+ * (ignore), the stat cache (statcache) and the store's view of its root
+ * (worktree).  It uses src/util and store/ and never writes to the tree;
+ * into the store it writes file contents (through a caller's odb_writer)
+ * and the stat cache.
+ *
  * The walk is rooted at an open directory fd and never follows a symlink:
  * directories are opened with openat(O_NOFOLLOW|O_DIRECTORY), file contents
  * with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS).  Recorded: regular

@@ -1,18 +1,22 @@
 /*
- * repo.c - opening a store for a project root (decree/store.h).
+ * repo.c - opening a store for a project root (decree/store.h), and what
+ * the handle keeps while it is open.
  *
  * Opening is read-only: nothing is created until a writing operation calls
  * repo_ensure().  So `decree checkpoint list` in a fresh directory leaves
  * no trace.  A store directory that exists but carries a marker of another
  * version is refused.
+ *
+ * The handle caches the flat snapshot of the last tree it read or that a
+ * checkpoint created (repo_tree): trees are immutable, so the cache never
+ * goes stale, and freeing the handle frees it.
  */
 #include "util/common.h"
 #include "store/repo.h"
-#include "ops/ckpt.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
-#include "txn/txn.h"
+#include "store/tree.h"
 
 #define STORE_MARKER "DECREE-STORE"
 #define STORE_MAGIC  "decree-store 1\n"
@@ -141,13 +145,64 @@ fail:
 	return r;
 }
 
+/* --- the tree cache ---------------------------------------------------------
+ */
+
+struct tree_cache {
+	snap s;
+	oid id;
+};
+
+static void tree_cache_free(decree_store *s)
+{
+	if (!s->tree_cache)
+		return;
+	snap_release(&s->tree_cache->s);
+	decree_free(s->tree_cache);
+	s->tree_cache = NULL;
+}
+
+void repo_tree_cache_put(decree_store *s, snap *sn, const oid *id)
+{
+	tree_cache_free(s);
+	if (!(s->tree_cache = decree_calloc(1, sizeof(*s->tree_cache)))) {
+		snap_release(sn); /* only a cache */
+		return;
+	}
+	s->tree_cache->s = *sn;
+	s->tree_cache->id = *id;
+	memset(sn, 0, sizeof(*sn));
+}
+
+int repo_tree(const snap **out, decree_store *s, const oid *id)
+{
+	snap sn = SNAP_INIT;
+	odb *db;
+	int r;
+
+	if (s->tree_cache && !oid_cmp(&s->tree_cache->id, id)) {
+		*out = &s->tree_cache->s;
+		return 0;
+	}
+	if ((r = repo_odb(&db, s, false)) < 0 ||
+	    (r = tree_read(&sn, db, id)) < 0) {
+		snap_release(&sn);
+		return r;
+	}
+	repo_tree_cache_put(s, &sn, id);
+	if (!s->tree_cache)
+		return decree_error_set(DECREE_ERROR, "out of memory");
+	*out = &s->tree_cache->s;
+	return 0;
+}
+
 void decree_store_free(decree_store *s)
 {
 	if (!s)
 		return;
 	while (s->lock.depth > 0)
 		repo_unlock(s);
-	ckpt_tree_cache_free(s);
+	tree_cache_free(s);
 	odb_free(s->db);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
@@ -256,18 +311,6 @@ int repo_lock(decree_store *s)
 		lock_release(&s->lock);
 		return r;
 	}
-	if (s->lock.depth == 1) {
-		odb *db;
-		s->recover_foreign = 0;
-		/* Another process may have added packs since we looked. */
-		if ((r = repo_odb(&db, s, true)) < 0 ||
-		    (r = txn_recover(s, &s->recovered)) < 0) {
-			if (r != DECREE_ELOCKED)
-				s->broken = r == DECREE_ECORRUPT || s->broken;
-			repo_unlock(s);
-			return r;
-		}
-	}
 	return 0;
 }
 
@@ -276,23 +319,4 @@ void repo_unlock(decree_store *s)
 	if (s->lock.depth == 1)
 		unlock_tree(&s->tree_lock_fd);
 	lock_release(&s->lock);
-}
-
-int decree_recover(decree_store *s, bool *recovered, size_t *left_alone)
-{
-	int r;
-	if (recovered)
-		*recovered = false;
-	if (left_alone)
-		*left_alone = 0;
-	if (!repo_exists(s))
-		return 0;
-	if ((r = repo_lock(s)) < 0)
-		return r;
-	if (recovered)
-		*recovered = s->recovered;
-	if (left_alone)
-		*left_alone = s->recover_foreign;
-	repo_unlock(s);
-	return 0;
 }

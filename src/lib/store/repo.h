@@ -1,6 +1,21 @@
 /*
- * repo.h - internals of the decree_store handle, shared by the modules
- * that implement the public API (checkpoint, txn, restore, maint).
+ * repo.h - internals of the decree_store handle, shared by every engine
+ * folder above store/ (scan, txn, ops).
+ *
+ * src/lib/store holds what lives in a store and the handle to it: objects
+ * (odb), tree objects (tree), flat snapshots (snap), checkpoint records
+ * (record), the undo/redo history (oplog), the lock (lock) and the handle
+ * (repo).  It uses src/util only.  Invariants:
+ *  - an object is named by the SHA-256 of its bytes and re-hashed on
+ *    every read; a mismatch is DECREE_ECORRUPT, never silently used;
+ *  - packs, tree objects and records are never modified, only written
+ *    whole and renamed into place (a record after every object it names
+ *    is durable) or deleted;
+ *  - the history and the caches are replaced atomically (temp file,
+ *    fsync, rename, directory fsync) and start with a magic and a version
+ *    that readers check first;
+ *  - caches (the record cache, the stat cache, the handle's tree cache)
+ *    are only caches: the files they summarise are the truth.
  *
  * Store layout (docs/format.md):
  *   <store>/DECREE-STORE          magic + version
@@ -19,6 +34,7 @@
 #include "decree/store.h"
 #include "store/lock.h"
 #include "store/odb.h"
+#include "store/snap.h"
 
 struct decree_store {
 	char *root; /* absolute, symlinks resolved */
@@ -35,12 +51,9 @@ struct decree_store {
 	int lock_timeout_ms;
 	unsigned threads;
 	/* the flat snapshot of one tree, kept from the last checkpoint or
-	 * tree read (ckpt_tree): trees are immutable, so it never goes stale */
-	struct snap_cache *tree_cache;
-	bool broken;	/* sticky: recovery failed; refuse work */
-	bool recovered; /* the last repo_lock() finished a transaction */
-	size_t recover_foreign; /* ... leaving this many paths as someone
-				   changed them */
+	 * tree read (repo_tree): trees are immutable, so it never goes stale */
+	struct tree_cache *tree_cache;
+	bool broken; /* sticky: recovery failed; repo_lock() refuses work */
 };
 
 /* Create the store directories and marker if missing. */
@@ -49,9 +62,19 @@ int repo_ensure(decree_store *s);
 bool repo_exists(decree_store *s);
 /* The object database (opened lazily; refreshed when `refresh`). */
 int repo_odb(odb **out, decree_store *s, bool refresh);
-/* Take the store lock, then recover an interrupted transaction. */
+/* Take the store lock and the tree lock (nested calls only count).
+ * Refused once the handle is broken.  Only locks: a mutation takes the
+ * lock through txn_lock(), which also re-reads the pack list and recovers
+ * an interrupted transaction. */
 int repo_lock(decree_store *s);
 void repo_unlock(decree_store *s);
+/* The snapshot of tree `id`, from the handle's cache when it is that tree
+ * (the last checkpoint created, or the last tree read), else read from the
+ * store and cached.  The pointer lives until the next repo_tree() or
+ * repo_tree_cache_put() on the handle. */
+int repo_tree(const snap **out, decree_store *s, const oid *id);
+/* Hand a snapshot of tree `id` to the cache (moved: *sn is emptied). */
+void repo_tree_cache_put(decree_store *s, snap *sn, const oid *id);
 /* <rootdir>/<name> into out (PATH_MAX). */
 void repo_file(char *out, const decree_store *s, const char *name);
 

@@ -3,9 +3,12 @@
  *
  * State diagram (what is durable in each state, and who moves it on):
  *
- *   IDLE        no txn.wal.  All contents of both states are in the store.
- *     | txn_run: plan, write BEGIN + one FILE/MKDIR/RMDIR record per step,
- *     v         fsync the log and its directory
+ *   IDLE        no txn.wal.  All contents of both states are in the store
+ *     |         and the old ones read back intact (check_contents); every
+ *     |         path is as the caller captured it (check_unchanged).
+ *     | log_all: BEGIN + one FILE/MKDIR/RMDIR record per step of the plan
+ *     v          (make_plan); wal_create and wal_sync fsync the log and
+ *     |          its directory
  *   LOGGED      the log names every path, its old and new state and the
  *     |         temp name it will use.  Worktree untouched.
  *     | stage_all: temp files written next to their targets; syncfs
@@ -13,16 +16,25 @@
  *   STAGED      temps durable; targets untouched (crash: rollback deletes
  *     |         temps, nothing else to do)
  *     | apply_all: unlink deleted files, rmdir emptied dirs, mkdir new
- *     v          dirs, stage the rest, rename temps over targets; syncfs
- *   APPLIED     every target is new; verified by re-hashing
- *     | write COMMIT, fsync the log
+ *     v          dirs, stage the rest, rename temps over targets; syncfs;
+ *     |          verify_new re-hashes every path
+ *   APPLIED     every target is new
+ *     | commit: write COMMIT, fsync the log
  *     v
- *   COMMITTED   history (oplog) updated from the BEGIN record
- *     | unlink the log, fsync its directory
- *     v
+ *   COMMITTED   the change has happened, whatever fails from here on
+ *     | finish_committed: leftover temps removed, history (oplog) updated
+ *     v                   from the BEGIN record, the log unlinked and its
+ *     |                   directory fsynced
  *   IDLE
  *
- * Recovery (txn_recover, run by every mutating command under the lock):
+ * A failure once the log exists and before COMMIT is durable goes to
+ * abort_run: rollback() puts every path back and the log is removed
+ * (IDLE); if that fails too, the log stays, the handle refuses further
+ * work and txn_run returns DECREE_EUNFINISHED.
+ * A failure after COMMIT leaves the log for recovery to finish the
+ * bookkeeping (DECREE_EUNFINISHED as well).
+ *
+ * Recovery (txn_recover, run by txn_lock() before every mutation):
  * a log without a valid COMMIT is rolled back: temps removed, created files
  * removed, created directories removed, removed directories re-created,
  * every old file whose bytes or mode differ written back from the store
@@ -1003,13 +1015,238 @@ static int finish_committed(decree_store *s, plan *p, const char *walpath)
 	return wal_remove(walpath);
 }
 
+/* --- running a transaction: the steps of the state diagram ---------------
+ */
+
+/* A fresh transaction id, and the history update the BEGIN record carries. */
+static int init_plan(plan *p, const txn_spec *sp)
+{
+	unsigned char rnd[8];
+	int r;
+
+	if ((r = fs_random(rnd, sizeof(rnd))) < 0)
+		return r;
+	for (int i = 0; i < 8; i++)
+		snprintf(p->txid + 2 * i, 3, "%02x", rnd[i]);
+	p->history = sp->history;
+	if (sp->moved_id)
+		snprintf(p->moved_id, sizeof(p->moved_id), "%s", sp->moved_id);
+	if (sp->history == TXN_HISTORY_PUSH && sp->entry) {
+		if ((r = oplog_entry_copy(&p->entry, sp->entry)) < 0)
+			return r;
+		p->has_entry = true;
+		memcpy(p->entry.id, p->txid, 17);
+		if (sp->pushed_id)
+			memcpy(sp->pushed_id, p->txid, 17);
+	}
+	return 0;
+}
+
+/*
+ * Everything both states need must be in the store already, and the
+ * copies of the bytes we are about to destroy must be intact: the capture
+ * skips objects the index already lists, so a damaged old copy would
+ * otherwise be the only one left.
+ */
+static int check_contents(odb *db, const txn_spec *sp)
+{
+	int r;
+
+	for (size_t i = 0; i < sp->n; i++) {
+		const txn_change *c = &sp->changes[i];
+		char hex[SHA256_HEXLEN + 1];
+		if ((c->has_new && !odb_has(db, &c->new_id)) ||
+		    (c->has_old && !odb_has(db, &c->old_id))) {
+			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id)
+						? &c->new_id
+						: &c->old_id);
+			return decree_error_set(
+				DECREE_ERROR,
+				"internal error: object %s for '%s' is not in the store",
+				hex, c->path);
+		}
+		if (c->has_old) {
+			buf tmp = BUF_INIT;
+			r = odb_read(&tmp, NULL, db, &c->old_id);
+			buf_release(&tmp);
+			if (r < 0) {
+				char msg[900];
+				snprintf(msg, sizeof(msg), "%s", error_last());
+				return decree_error_set(
+					r,
+					"cannot keep a copy of '%s': %s; nothing was "
+					"written",
+					c->path, msg);
+			}
+		}
+	}
+	return 0;
+}
+
+/* The tree must still be in the state the caller captured. */
+static int check_unchanged(decree_store *s, const plan *p)
+{
+	int r;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const txn_change *c = &p->files[i].c;
+		bool same;
+		if ((r = txn_path_matches(&same, s, c->path, c->has_old,
+					  c->old_mode, &c->old_id)) < 0)
+			return r;
+		if (!same)
+			return decree_error_set(
+				DECREE_ECONFLICT,
+				"'%s' changed while decree was running; nothing was written",
+				c->path);
+	}
+	return 0;
+}
+
+/* IDLE -> LOGGED: BEGIN, one FILE/MKDIR/RMDIR record per step, synced. */
+static int log_all(wal *w, const plan *p)
+{
+	buf rec = BUF_INIT;
+	int r;
+
+	if ((r = encode_begin(&rec, p)) < 0 ||
+	    (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
+		goto done;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		buf_clear(&rec);
+		if ((r = encode_file(&rec, &p->files[i])) < 0 ||
+		    (r = wal_append(w, REC_FILE, rec.ptr, rec.len)) < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < p->nmk; i++) {
+		buf_clear(&rec);
+		if ((r = put_path(&rec, p->mkdirs[i])) < 0 ||
+		    (r = wal_append(w, REC_MKDIR, rec.ptr, rec.len)) < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < p->nrm; i++) {
+		buf_clear(&rec);
+		if ((r = put_path(&rec, p->rmdirs[i])) < 0 ||
+		    (r = wal_append(w, REC_RMDIR, rec.ptr, rec.len)) < 0)
+			goto done;
+	}
+	r = wal_sync(w);
+done:
+	buf_release(&rec);
+	return r;
+}
+
+/* LOGGED -> STAGED: temps next to the targets whose directories stay as
+ * they are; one syncfs makes them durable. */
+static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
+{
+	int r;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
+		if (!f->c.has_new || !parent_ready(p, f->c.path))
+			continue;
+		progress(sp, DECREE_PHASE_STAGING, f->c.path,
+			 change_action(&f->c));
+		if ((r = stage_one(s, f)) < 0)
+			return r;
+	}
+	return sync_tree(s);
+}
+
+/* STAGED -> APPLIED: unlink deleted files, remove emptied directories,
+ * create new ones, stage the temps that needed them, rename every temp
+ * over its target; syncfs; then re-hash every path. */
+static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
+{
+	int r;
+
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
+		if (f->c.has_new)
+			continue;
+		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
+		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < p->nrm; i++)
+		if ((r = unlink_beneath(s, p->rmdirs[i], NULL, AT_REMOVEDIR)) <
+		    0)
+			return r;
+	for (size_t i = 0; i < p->nmk; i++)
+		if ((r = mkdir_beneath(s, p->mkdirs[i])) < 0)
+			return r;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
+		if (!f->c.has_new || f->staged)
+			continue;
+		progress(sp, DECREE_PHASE_STAGING, f->c.path,
+			 change_action(&f->c));
+		if ((r = stage_one(s, f)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < p->nfiles; i++) {
+		fileop *f = &p->files[i];
+		if (!f->c.has_new)
+			continue;
+		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
+			 change_action(&f->c));
+		if ((r = rename_one(s, f)) < 0)
+			return r;
+	}
+	if ((r = sync_tree(s)) < 0)
+		return r;
+	return verify_new(s, p);
+}
+
+/* APPLIED -> COMMITTED: the COMMIT record, synced. */
+static int commit(wal *w, const txn_spec *sp)
+{
+	int r;
+
+	progress(sp, DECREE_PHASE_COMMITTING, NULL, NULL);
+	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0)
+		return r;
+	return wal_sync(w);
+}
+
+/*
+ * A step before COMMIT failed with r: roll back, remove the log, and say
+ * what is left.  If the rollback fails too, the log stays for recovery and
+ * the handle refuses further work.
+ */
+static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
+		     const char *walpath, int r)
+{
+	char msg[1024], why[1024];
+	size_t foreign;
+	int rr;
+
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	rr = rollback(s, p, sp, &foreign);
+	if (rr == 0)
+		rr = wal_remove(walpath);
+	if (rr < 0) {
+		snprintf(why, sizeof(why), "%s", error_last());
+		s->broken = true;
+		return decree_error_set(DECREE_EUNFINISHED,
+					"%s; rolling back failed too (%s)", msg,
+					why);
+	}
+	if (foreign)
+		return decree_error_set(
+			r,
+			"%s; rolled back, except %zu path(s) changed meanwhile by "
+			"someone else, left as they are",
+			msg, foreign);
+	return decree_error_set(r, "%s; nothing was changed", msg);
+}
+
 int txn_run(decree_store *s, const txn_spec *sp)
 {
 	char walpath[PATH_MAX];
-	unsigned char rnd[8];
 	plan p;
 	wal *w = NULL;
-	buf rec = BUF_INIT;
 	odb *db;
 	int r;
 
@@ -1019,202 +1256,37 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	repo_file(walpath, s, "txn.wal");
 	if ((r = repo_odb(&db, s, false)) < 0)
 		return r;
-	if ((r = fs_random(rnd, sizeof(rnd))) < 0)
-		return r;
-	for (int i = 0; i < 8; i++)
-		snprintf(p.txid + 2 * i, 3, "%02x", rnd[i]);
-	p.history = sp->history;
-	if (sp->moved_id)
-		snprintf(p.moved_id, sizeof(p.moved_id), "%s", sp->moved_id);
-	if (sp->history == TXN_HISTORY_PUSH && sp->entry) {
-		if ((r = oplog_entry_copy(&p.entry, sp->entry)) < 0)
-			goto done;
-		p.has_entry = true;
-		memcpy(p.entry.id, p.txid, 17);
-		if (sp->pushed_id)
-			memcpy(sp->pushed_id, p.txid, 17);
-	}
-	/*
-	 * Everything both states need must be in the store already, and the
-	 * copies of the bytes we are about to destroy must be intact: the
-	 * capture skips objects the index already lists, so a damaged old
-	 * copy would otherwise be the only one left.
-	 */
-	for (size_t i = 0; i < sp->n; i++) {
-		const txn_change *c = &sp->changes[i];
-		char hex[SHA256_HEXLEN + 1];
-		if ((c->has_new && !odb_has(db, &c->new_id)) ||
-		    (c->has_old && !odb_has(db, &c->old_id))) {
-			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id)
-						? &c->new_id
-						: &c->old_id);
-			r = decree_error_set(
-				DECREE_ERROR,
-				"internal error: object %s for '%s' is not in the store",
-				hex, c->path);
-			goto done;
-		}
-		if (c->has_old) {
-			buf tmp = BUF_INIT;
-			r = odb_read(&tmp, NULL, db, &c->old_id);
-			buf_release(&tmp);
-			if (r < 0) {
-				char msg[900];
-				snprintf(msg, sizeof(msg), "%s", error_last());
-				r = decree_error_set(
-					r,
-					"cannot keep a copy of '%s': %s; nothing was "
-					"written (run 'decree fsck')",
-					c->path, msg);
-				goto done;
-			}
-		}
-	}
-	if ((r = make_plan(&p, s, sp)) < 0)
+	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
+	    (r = make_plan(&p, s, sp)) < 0 || (r = check_unchanged(s, &p)) < 0)
 		goto done;
-	/* The tree must still be in the state the caller captured. */
-	for (size_t i = 0; i < p.nfiles; i++) {
-		const txn_change *c = &p.files[i].c;
-		bool same;
-		if ((r = txn_path_matches(&same, s, c->path, c->has_old,
-					  c->old_mode, &c->old_id)) < 0)
-			goto done;
-		if (!same) {
-			r = decree_error_set(
-				DECREE_ECONFLICT,
-				"'%s' changed while decree was running; nothing was written",
-				c->path);
-			goto done;
-		}
-	}
-	/* LOGGED */
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
-	if ((r = encode_begin(&rec, &p)) < 0 ||
-	    (r = wal_append(w, REC_BEGIN, rec.ptr, rec.len)) < 0)
-		goto fail;
-	for (size_t i = 0; i < p.nfiles; i++) {
-		buf_clear(&rec);
-		if ((r = encode_file(&rec, &p.files[i])) < 0 ||
-		    (r = wal_append(w, REC_FILE, rec.ptr, rec.len)) < 0)
-			goto fail;
+	if ((r = log_all(w, &p)) < 0 || (r = stage_all(s, &p, sp)) < 0 ||
+	    (r = apply_all(s, &p, sp)) < 0 || (r = commit(w, sp)) < 0) {
+		wal_close(w);
+		w = NULL;
+		r = abort_run(s, &p, sp, walpath, r);
+		goto done;
 	}
-	for (size_t i = 0; i < p.nmk; i++) {
-		buf_clear(&rec);
-		if ((r = put_path(&rec, p.mkdirs[i])) < 0 ||
-		    (r = wal_append(w, REC_MKDIR, rec.ptr, rec.len)) < 0)
-			goto fail;
-	}
-	for (size_t i = 0; i < p.nrm; i++) {
-		buf_clear(&rec);
-		if ((r = put_path(&rec, p.rmdirs[i])) < 0 ||
-		    (r = wal_append(w, REC_RMDIR, rec.ptr, rec.len)) < 0)
-			goto fail;
-	}
-	if ((r = wal_sync(w)) < 0)
-		goto fail;
-	/* STAGED: temps next to targets whose directories stay as they are */
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
-		if (!f->c.has_new || !parent_ready(&p, f->c.path))
-			continue;
-		progress(sp, DECREE_PHASE_STAGING, f->c.path,
-			 change_action(&f->c));
-		if ((r = stage_one(s, f)) < 0)
-			goto fail;
-	}
-	if ((r = sync_tree(s)) < 0)
-		goto fail;
-	/* APPLIED */
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
-		if (f->c.has_new)
-			continue;
-		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
-		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
-			goto fail;
-	}
-	for (size_t i = 0; i < p.nrm; i++)
-		if ((r = unlink_beneath(s, p.rmdirs[i], NULL, AT_REMOVEDIR)) <
-		    0)
-			goto fail;
-	for (size_t i = 0; i < p.nmk; i++)
-		if ((r = mkdir_beneath(s, p.mkdirs[i])) < 0)
-			goto fail;
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
-		if (!f->c.has_new || f->staged)
-			continue;
-		progress(sp, DECREE_PHASE_STAGING, f->c.path,
-			 change_action(&f->c));
-		if ((r = stage_one(s, f)) < 0)
-			goto fail;
-	}
-	for (size_t i = 0; i < p.nfiles; i++) {
-		fileop *f = &p.files[i];
-		if (!f->c.has_new)
-			continue;
-		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
-			 change_action(&f->c));
-		if ((r = rename_one(s, f)) < 0)
-			goto fail;
-	}
-	if ((r = sync_tree(s)) < 0)
-		goto fail;
-	if ((r = verify_new(s, &p)) < 0)
-		goto fail;
-	/* COMMITTED */
-	progress(sp, DECREE_PHASE_COMMITTING, NULL, NULL);
-	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0 || (r = wal_sync(w)) < 0)
-		goto fail;
 	wal_close(w);
 	w = NULL;
 	p.committed = true;
 	if (sp->committed)
 		*sp->committed = true;
+	/* COMMITTED -> IDLE */
 	if ((r = finish_committed(s, &p, walpath)) < 0) {
 		/* The change is durable; recovery finishes the bookkeeping. */
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", error_last());
-		decree_error_set(
-			r,
-			"the change was applied, but recording it failed (%s); "
-			"run 'decree recover'",
+		r = decree_error_set(
+			DECREE_EUNFINISHED,
+			"the change was applied, but recording it failed (%s)",
 			msg);
 		goto done;
 	}
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
-	goto done;
-fail : {
-	char msg[1024], why[1024];
-	size_t foreign;
-	int rr;
-	snprintf(msg, sizeof(msg), "%s", error_last());
-	wal_close(w);
-	w = NULL;
-	rr = rollback(s, &p, sp, &foreign);
-	if (rr == 0)
-		rr = wal_remove(walpath);
-	if (rr < 0) {
-		snprintf(why, sizeof(why), "%s", error_last());
-		s->broken = true;
-		decree_error_set(
-			r,
-			"%s; rolling back failed too (%s): run 'decree recover'",
-			msg, why);
-	} else if (foreign) {
-		decree_error_set(
-			r,
-			"%s; rolled back, except %zu path(s) changed meanwhile by "
-			"someone else, left as they are",
-			msg, foreign);
-	} else {
-		decree_error_set(r, "%s; nothing was changed", msg);
-	}
-}
 done:
 	wal_close(w);
-	buf_release(&rec);
 	plan_release(&p, false);
 	return r;
 }
@@ -1281,7 +1353,9 @@ int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
 	return 0;
 }
 
-int txn_recover(decree_store *s, bool *recovered)
+/* Finish (committed) or roll back (not committed) an interrupted
+ * transaction; the caller holds the lock. */
+static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s)
 {
 	char walpath[PATH_MAX];
 	buf data = BUF_INIT;
@@ -1290,8 +1364,8 @@ int txn_recover(decree_store *s, bool *recovered)
 	plan p;
 	int r;
 
-	if (recovered)
-		*recovered = false;
+	*recovered = false;
+	*left_alone = 0;
 	memset(&p, 0, sizeof(p));
 	repo_file(walpath, s, "txn.wal");
 	r = wal_load(&data, &recs, &n, walpath);
@@ -1310,19 +1384,49 @@ int txn_recover(decree_store *s, bool *recovered)
 		goto done;
 	if ((r = decode_log(&p, recs, n)) < 0)
 		goto done;
-	if (recovered)
-		*recovered = true;
+	*recovered = true;
 	if (p.committed) {
 		r = finish_committed(s, &p, walpath);
 	} else {
 		size_t foreign = 0;
 		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
 			r = wal_remove(walpath);
-		s->recover_foreign = foreign;
+		*left_alone = foreign;
 	}
 done:
 	plan_release(&p, true);
 	decree_free(recs);
 	buf_release(&data);
 	return r;
+}
+
+int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
+{
+	bool rec = false;
+	size_t left = 0;
+	odb *db;
+	int r;
+
+	if (recovered)
+		*recovered = false;
+	if (left_alone)
+		*left_alone = 0;
+	if ((r = repo_lock(s)) < 0)
+		return r;
+	if (s->lock.depth > 1)
+		return 0; /* the outer lock did this */
+	/* Another process may have added packs since we looked. */
+	if ((r = repo_odb(&db, s, true)) < 0 ||
+	    (r = txn_recover(&rec, &left, s)) < 0) {
+		/* a damaged store or log: refuse work until reopened */
+		if (r != DECREE_ELOCKED)
+			s->broken = r == DECREE_ECORRUPT || s->broken;
+		repo_unlock(s);
+		return r;
+	}
+	if (recovered)
+		*recovered = rec;
+	if (left_alone)
+		*left_alone = left;
+	return 0;
 }

@@ -1,16 +1,23 @@
 /*
  * txn.h - crash-safe transactions on the working tree.
  *
+ * src/lib/txn writes the working tree (wal: the log format, txn: planning,
+ * writing, rollback and recovery): every file an operation creates,
+ * changes or deletes there goes through txn_run().  (The one other write:
+ * after rolling back an apply whose command failed, ops/apply.c removes
+ * the directories the apply had created if they are empty again.)  It
+ * uses src/util, store/ and scan/.
+ *
  * A transaction brings a set of paths from their current state ("old") to
  * a new state, all or nothing, surviving kill -9 and power loss at any
- * instant: after the next txn_recover() every path is exactly old or
+ * instant: after the next txn_lock() every path is exactly old or
  * exactly new, consistently for the whole transaction, and no temp file is
  * left.  Contents of both states must already be in the store.
  */
 #ifndef DECREE_TXN_H
 #define DECREE_TXN_H
 
-#include "decree/checkpoint.h"
+#include "decree/restore.h"
 #include "store/odb.h"
 #include "store/oplog.h"
 
@@ -47,12 +54,22 @@ typedef struct {
 int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
 		    bool *present);
 
-/* Run a transaction; the caller holds the store lock. */
+/* Run a transaction; the caller holds the store lock (txn_lock).  Fails
+ * with DECREE_EUNFINISHED when the log has to stay: the change was
+ * committed but recording it failed (*committed is true), or a failure
+ * could not be rolled back (the handle is then broken). */
 int txn_run(struct decree_store *s, const txn_spec *spec);
 
-/* Finish (committed) or roll back (not committed) an interrupted
- * transaction.  The caller holds the store lock. */
-int txn_recover(struct decree_store *s, bool *recovered);
+/*
+ * Take the store lock for a mutation (repo_lock), then finish (committed)
+ * or roll back (not committed) a transaction an earlier process left
+ * unfinished, so that no mutation ever starts over a log.  *recovered
+ * (may be NULL): there was one; *left_alone (may be NULL): paths its
+ * rollback left as someone changed them after the interruption.  A log
+ * that cannot be read makes the handle refuse further work.  Release with
+ * repo_unlock().
+ */
+int txn_lock(bool *recovered, size_t *left_alone, struct decree_store *s);
 
 /* Does the on-disk state of `path` equal (mode, id)?  has=false: absent. */
 int txn_path_matches(bool *same, struct decree_store *s, const char *path,

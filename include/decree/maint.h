@@ -1,0 +1,83 @@
+/*
+ * decree/maint.h - looking after a store: recovering an interrupted
+ * transaction, deleting unreferenced objects, verifying everything.
+ *
+ * Overview: none of these is needed for normal work (every mutating call
+ * recovers first; the store only grows until decree_gc), but an
+ * application that keeps checkpoints for long runs decree_gc after
+ * pruning (decree/checkpoint.h), and decree_fsck when something reports
+ * damage (DECREE_ECORRUPT).
+ *
+ * Ownership: results are plain structs filled by the call; strings passed
+ * to a callback are borrowed for the call.
+ *
+ * Errors: every function returns 0 or a negative decree_error_code;
+ * decree_error_last() has the message.
+ */
+#ifndef DECREE_MAINT_H
+#define DECREE_MAINT_H
+
+#include "common.h"
+#include "store.h"
+
+DECREE_BEGIN_DECL
+
+/** What decree_recover found and did. */
+typedef struct {
+	bool recovered;	   /**< there was an interrupted transaction */
+	size_t left_alone; /**< paths its rollback left as someone changed
+			      them after the interruption */
+} decree_recover_result;
+
+/**
+ * Finish or roll back an interrupted transaction of this root (every
+ * mutating operation also does this first).  A rollback leaves alone any
+ * path that someone changed after the interruption (it is neither in its
+ * old nor its new state, and overwriting it would destroy bytes decree
+ * never captured); out->left_alone counts them.
+ * @param out  filled on success (may be NULL)
+ * @return 0, DECREE_ELOCKED, DECREE_ECORRUPT (a damaged log: the handle
+ *         then refuses further work until reopened), -1.
+ */
+DECREE_API int decree_recover(decree_recover_result *out, decree_store *s);
+
+typedef struct {
+	uint64_t objects_freed;
+	uint64_t bytes_freed;
+	uint64_t objects_kept;
+} decree_gc_stats;
+
+/**
+ * Delete every object no checkpoint record, undo/redo entry or unfinished
+ * transaction of any root of this store references.  With dry_run, only
+ * report.  Takes the store lock.
+ * @param out  the counts (may be NULL)
+ * @return 0, DECREE_ELOCKED, DECREE_ECORRUPT (a tree is missing or
+ *         damaged: nothing is deleted), -1.
+ */
+DECREE_API int decree_gc(decree_gc_stats *out, decree_store *s, bool dry_run);
+
+/** The kinds of problem decree_fsck reports. */
+typedef enum {
+	/** an object, index, record, history or log is damaged or missing,
+	 * or a file that does not belong is in the store */
+	DECREE_FSCK_DAMAGED = 1,
+	/** an interrupted transaction: decree_recover finishes it */
+	DECREE_FSCK_UNFINISHED = 2,
+} decree_fsck_problem;
+
+/** Called by decree_fsck for each problem: its kind, what (object id,
+ * file) and why. */
+typedef void (*decree_fsck_cb)(void *payload, decree_fsck_problem kind,
+			       const char *what, const char *detail);
+
+/**
+ * Verify every object (re-hash), parse every record, resolve every
+ * reference.  Returns 0 when clean, DECREE_ECORRUPT when anything is
+ * damaged (each problem reported through cb), or another error.
+ */
+DECREE_API int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload);
+
+DECREE_END_DECL
+
+#endif

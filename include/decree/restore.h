@@ -1,0 +1,100 @@
+/*
+ * decree/restore.h - putting the working tree back: cascading restore of a
+ * checkpoint, undo and redo of the last restore, apply or revert.
+ *
+ * Overview: each of these is one crash-safe transaction on the working
+ * tree (docs/transactions.md): every path changes or none does, and a
+ * crash at any instant is finished or rolled back by the next mutating
+ * call (or decree_recover, decree/maint.h).  Every byte a restore
+ * overwrites or deletes is captured in the store first, and the change is
+ * pushed on the undo history.  The phases and the progress callback are
+ * shared with decree_apply (decree/apply.h).
+ *
+ * Calling sequence: fill a decree_restore_options from
+ * DECREE_RESTORE_OPTIONS_INIT; with dry_run the plan callback reports
+ * each path and nothing is written.
+ *
+ * Ownership: paths passed to callbacks are borrowed for the call; the
+ * result is a plain struct filled by the call.
+ *
+ * Errors: every function returns 0 or a negative decree_error_code;
+ * decree_error_last() has the message.
+ */
+#ifndef DECREE_RESTORE_H
+#define DECREE_RESTORE_H
+
+#include "common.h"
+#include "checkpoint.h"
+#include "store.h"
+
+DECREE_BEGIN_DECL
+
+/** What a restore/undo/redo does to one path. */
+typedef enum {
+	DECREE_ACTION_CREATE = 1,
+	DECREE_ACTION_RESTORE = 2, /**< overwrite with the checkpoint's
+				      bytes/mode */
+	DECREE_ACTION_DELETE = 3,
+} decree_action;
+
+/** The steps of a transaction, as a progress callback sees them (path
+ * and action are NULL for committing and done). */
+typedef enum {
+	DECREE_PHASE_STAGING = 1,
+	DECREE_PHASE_APPLYING = 2,
+	DECREE_PHASE_COMMITTING = 3,
+	DECREE_PHASE_ROLLING_BACK = 4,
+	DECREE_PHASE_DONE = 5,
+} decree_phase;
+
+typedef void (*decree_plan_cb)(void *payload, const char *path,
+			       decree_action action);
+typedef void (*decree_progress_cb)(void *payload, decree_phase phase,
+				   const char *path, const char *action);
+
+#define DECREE_RESTORE_OPTIONS_VERSION 1
+typedef struct {
+	unsigned version;
+	const char *const *paths; /**< NULL-terminated; NULL = whole tree */
+	bool dry_run;		  /**< only report the plan */
+	decree_plan_cb plan; /**< called per path before anything is written */
+	decree_progress_cb progress;
+	void *payload;
+} decree_restore_options;
+#define DECREE_RESTORE_OPTIONS_INIT                                           \
+	{                                                                     \
+		DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL \
+	}
+
+/** Result counts of a restore, undo or redo. */
+typedef struct {
+	size_t created, restored, deleted;
+	char pre_checkpoint[DECREE_ID_HEXLEN + 1]; /**< capture of the state
+						      before ("" if none) */
+} decree_restore_result;
+
+/**
+ * Cascading restore: afterwards the scanned part of the tree equals the
+ * checkpoint (or, with paths, those paths do).  The current state is
+ * captured first (checkpoint labelled "pre-restore") and the operation is
+ * recorded for decree_undo.  Ignored and skipped files are never deleted.
+ * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
+ *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message),
+ *         DECREE_ECORRUPT (a stored copy is damaged; nothing was written),
+ *         DECREE_EUNFINISHED (the log stays for decree_recover), -1.
+ */
+DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
+					 decree_store *s, const char *ref,
+					 const decree_restore_options *opts);
+
+/** Undo / redo the last restore, apply or revert.  DECREE_ENOTFOUND when
+ * there is nothing to undo/redo; otherwise the codes of
+ * decree_checkpoint_restore. */
+DECREE_API int decree_undo(decree_restore_result *result, decree_store *s,
+			   const decree_restore_options *opts);
+DECREE_API int decree_redo(decree_restore_result *result, decree_store *s,
+			   const decree_restore_options *opts);
+
+DECREE_END_DECL
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * checkpoint.h - what the other operations use of checkpoint.c: writing a
+ * checkpoint of a scanned tree (restore's "pre-restore" capture, apply's
+ * "exec-failed" capture, undo's "pre-undo").  Checkpoint records are in
+ * store/record.h, scanning the working tree in scan/worktree.h.
+ *
+ * src/lib/ops implements the public API, one file per public header
+ * (checkpoint, restore, diff, apply, maint); it may use every other engine
+ * folder.  Invariants:
+ *  - a call that changes records, history, objects or the tree takes the
+ *    lock with txn_lock(), which finishes an interrupted transaction
+ *    first; reading calls take no lock;
+ *  - files in the tree are changed only through txn_run(), and only after
+ *    every byte it overwrites or deletes is in the store (see txn.h for
+ *    the one directory clean-up outside it);
+ *  - messages state what happened; what to type next is for the program
+ *    (src/cli) to say;
+ *  - calls between these files go one way: restore.c and apply.c use
+ *    checkpoint.c (checkpoint_write); checkpoint.c uses none of them.
+ */
+#ifndef DECREE_OPS_CHECKPOINT_H
+#define DECREE_OPS_CHECKPOINT_H
+
+#include "decree/checkpoint.h"
+#include "store/odb.h"
+#include "store/snap.h"
+
+/* Write trees of `cur` through w, commit w, write the record.  Returns
+ * the new id in id_out.  The caller holds the lock. */
+int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+		     odb_writer *w, const snap *cur, const char *session,
+		     const char *message, const char *label);
+
+#endif

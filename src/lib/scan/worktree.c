@@ -1,0 +1,76 @@
+/*
+ * worktree.c - the working tree of a store's project root, scanned with
+ * the store's settings (size limit, excludes, threads, the store's own
+ * directory skipped) and its stat cache (see worktree.h).
+ */
+#include "util/common.h"
+#include "scan/worktree.h"
+#include "scan/scan.h"
+#include "scan/statcache.h"
+#include "store/repo.h"
+
+int worktree_rules_load(void *payload, const char *dir, const char *name,
+			buf *out, bool *found)
+{
+	const worktree_rules *l = payload;
+	char path[PATH_MAX];
+	const snap_entry *e;
+
+	*found = false;
+	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
+	e = snap_find(l->s, path);
+	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
+		return 0;
+	*found = true;
+	return odb_read(out, NULL, l->db, &e->id);
+}
+
+int worktree_scan(snap *out, decree_store *s, odb_writer *w,
+		  statcache **cache_out, const snap *rules, bool lazy_hash)
+{
+	char path[PATH_MAX];
+	statcache *cache = NULL;
+	worktree_rules cr;
+	scan_opts o;
+	int r;
+
+	if (cache_out)
+		*cache_out = NULL;
+	memset(&o, 0, sizeof(o));
+	repo_file(path, s, "statcache");
+	if ((r = statcache_load(&cache, path)) < 0)
+		return r;
+	o.max_file_size = s->max_file_size;
+	o.excludes = (const char *const *)s->excludes;
+	o.threads = s->threads;
+	o.store = w;
+	o.cache = cache;
+	o.skip_dir = s->store_rel;
+	o.lazy_hash = lazy_hash;
+	if (rules) {
+		cr.s = rules;
+		if ((r = repo_odb(&cr.db, s, false)) < 0) {
+			statcache_free(cache);
+			return r;
+		}
+		o.ignore_load = worktree_rules_load;
+		o.ignore_payload = &cr;
+	}
+	r = scan_tree(out, s->rootfd, &o);
+	if (r == 0 && cache_out)
+		*cache_out = cache;
+	else
+		statcache_free(cache);
+	return r;
+}
+
+int worktree_save_statcache(decree_store *s, const snap *cur, statcache *cache)
+{
+	char path[PATH_MAX];
+	int r;
+
+	repo_file(path, s, "statcache");
+	r = statcache_update(path, cur, cache);
+	statcache_free(cache);
+	return r;
+}

@@ -1,0 +1,493 @@
+/*
+ * record.c - checkpoint records: reading, listing through the record
+ * cache, resolving references, writing and removing (see record.h).
+ */
+#include "util/common.h"
+#include "store/record.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/json.h"
+#include "util/oidset.h"
+#include "store/repo.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <time.h>
+
+void record_release(record *r)
+{
+	decree_free(r->session);
+	decree_free(r->message);
+	decree_free(r->label);
+	decree_free(r->root);
+	memset(r, 0, sizeof(*r));
+}
+
+void record_free_all(record *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		record_release(&v[i]);
+	decree_free(v);
+}
+
+static void format_time(char *out, size_t len, int64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static char *json_dup(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? decree_strdup(json_string_value(v)) : NULL;
+}
+
+int record_load_file(record *out, const char *path, const char *id)
+{
+	buf data = BUF_INIT;
+	json_t *o = NULL, *v;
+	json_error_t jerr;
+	oid sum;
+	char hex[SHA256_HEXLEN + 1];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = fs_read_path(path, &data)) < 0)
+		goto done;
+	sha256_buf(&sum, data.ptr, data.len);
+	oid_to_hex(hex, &sum);
+	if (strcmp(hex, id)) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s is damaged", id);
+		goto done;
+	}
+	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) ||
+	    !json_is_object(o) ||
+	    json_integer_value(json_object_get(o, "version")) != 1 ||
+	    !json_is_string(json_object_get(o, "tree")) ||
+	    !json_is_string(json_object_get(o, "session"))) {
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"checkpoint record %s is not a version 1 record", id);
+		goto done;
+	}
+	if ((r = oid_from_hex(&out->tree,
+			      json_string_value(json_object_get(o, "tree")))) <
+	    0) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s has a bad tree id",
+				     id);
+		goto done;
+	}
+	out->session = json_dup(o, "session");
+	out->message = json_dup(o, "message");
+	out->label = json_dup(o, "label");
+	out->root = json_dup(o, "root");
+	snprintf(out->info.id, sizeof(out->info.id), "%s", id);
+	oid_to_hex(out->info.tree, &out->tree);
+	out->info.session = out->session;
+	out->info.message = out->message;
+	out->info.label = out->label;
+	out->info.created_ns =
+		json_integer_value(json_object_get(o, "created_ns"));
+	format_time(out->info.created_at, sizeof(out->info.created_at),
+		    out->info.created_ns);
+	out->info.file_count =
+		(uint64_t)json_integer_value(json_object_get(o, "file_count"));
+	out->info.total_bytes =
+		(uint64_t)json_integer_value(json_object_get(o, "total_bytes"));
+	v = json_object_get(o, "skipped");
+	out->info.skipped_count = json_is_array(v) ? json_array_size(v) : 0;
+	r = 0;
+done:
+	if (r < 0)
+		record_release(out);
+	json_decref(o);
+	buf_release(&data);
+	return r;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const record *x = a, *y = b;
+	if (x->info.created_ns != y->info.created_ns)
+		return x->info.created_ns < y->info.created_ns ? -1 : 1;
+	return strcmp(x->info.id, y->info.id);
+}
+
+/*
+ * The record cache: <rootdir>/checkpoints.cache holds the parsed fields of
+ * every record, so that listing 100 checkpoints reads one file instead of
+ * opening and parsing 100.  It is only a cache: the directory listing is
+ * the truth (records are immutable and named by their hash, so an entry
+ * whose id is listed is valid; ids no longer listed are dropped), a
+ * damaged cache is ignored, and it is rewritten when it differs.
+ *
+ * Layout (little endian): "DCKC" u32 version(1) u32 count, then per record
+ * id[32] tree[32] i64 created_ns u64 file_count u64 total_bytes
+ * u64 skipped_count and four strings (session, message, label, root), each
+ * u16 length (0xffff = none) + bytes; then SHA-256 of everything before.
+ */
+#define CACHE_MAGIC "DCKC"
+#define NO_STRING   0xffffu
+
+static int cache_put_str(buf *b, const char *str)
+{
+	size_t n = str ? strlen(str) : 0;
+	if (!str)
+		return buf_put_u16(b, NO_STRING);
+	if (n >= NO_STRING)
+		return decree_error_set(DECREE_EINVALID,
+					"string too long for the cache");
+	if (buf_put_u16(b, (unsigned)n) < 0)
+		return -1;
+	return buf_put(b, str, n);
+}
+
+static int cache_get_str(char **out, const unsigned char **p,
+			 const unsigned char *end)
+{
+	size_t n;
+	*out = NULL;
+	if (end - *p < 2)
+		return -1;
+	n = get_u16le(*p);
+	*p += 2;
+	if (n == NO_STRING)
+		return 0;
+	if ((size_t)(end - *p) < n || memchr(*p, '\0', n))
+		return -1;
+	if (!(*out = decree_strndup((const char *)*p, n)))
+		return -2;
+	*p += n;
+	return 0;
+}
+
+static void cache_save(decree_store *s, const record *v, size_t n)
+{
+	char path[PATH_MAX];
+	buf b = BUF_INIT;
+	oid sum;
+
+	if (buf_put(&b, CACHE_MAGIC, 4) < 0 || buf_put_u32(&b, 1) < 0 ||
+	    buf_put_u32(&b, (uint32_t)n) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		oid id;
+		if (oid_from_hex(&id, v[i].info.id) < 0 ||
+		    buf_put(&b, id.b, SHA256_LEN) < 0 ||
+		    buf_put(&b, v[i].tree.b, SHA256_LEN) < 0 ||
+		    buf_put_u64(&b, (uint64_t)v[i].info.created_ns) < 0 ||
+		    buf_put_u64(&b, v[i].info.file_count) < 0 ||
+		    buf_put_u64(&b, v[i].info.total_bytes) < 0 ||
+		    buf_put_u64(&b, v[i].info.skipped_count) < 0 ||
+		    cache_put_str(&b, v[i].session) < 0 ||
+		    cache_put_str(&b, v[i].message) < 0 ||
+		    cache_put_str(&b, v[i].label) < 0 ||
+		    cache_put_str(&b, v[i].root) < 0)
+			goto done;
+	}
+	sha256_buf(&sum, b.ptr, b.len);
+	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
+		goto done;
+	repo_file(path, s, "checkpoints.cache");
+	fs_write_atomic(path, b.ptr, b.len, 0644);
+done:
+	/* a cache that cannot be written (read-only store) costs only speed */
+	error_clear();
+	buf_release(&b);
+}
+
+/* Parse the cache into recs (fields owned), indexed by id in `ids`. */
+static int cache_load(record **recs, size_t *nrecs, oidset *ids,
+		      decree_store *s)
+{
+	char path[PATH_MAX];
+	buf data = BUF_INIT;
+	const unsigned char *p, *end;
+	record *v = NULL;
+	uint32_t count;
+	size_t n = 0;
+	oid sum;
+	int r = 0;
+
+	*recs = NULL;
+	*nrecs = 0;
+	repo_file(path, s, "checkpoints.cache");
+	if (fs_read_path(path, &data) < 0)
+		goto ignore;
+	p = (const unsigned char *)data.ptr;
+	if (data.len < 12 + SHA256_LEN || memcmp(p, CACHE_MAGIC, 4) ||
+	    get_u32le(p + 4) != 1)
+		goto ignore;
+	end = p + data.len - SHA256_LEN;
+	sha256_buf(&sum, p, data.len - SHA256_LEN);
+	if (memcmp(sum.b, end, SHA256_LEN))
+		goto ignore;
+	count = get_u32le(p + 8);
+	p += 12;
+	if (count > data.len / 104 ||
+	    !(v = decree_calloc(count ? count : 1, sizeof(*v)))) {
+		r = count > data.len / 104 ? 0 : -1;
+		goto ignore;
+	}
+	for (; n < count; n++) {
+		record *c = &v[n];
+		oid id;
+		int sr;
+		if (end - p < 96)
+			goto ignore;
+		memcpy(id.b, p, SHA256_LEN);
+		memcpy(c->tree.b, p + 32, SHA256_LEN);
+		c->info.created_ns = (int64_t)get_u64le(p + 64);
+		c->info.file_count = get_u64le(p + 72);
+		c->info.total_bytes = get_u64le(p + 80);
+		c->info.skipped_count = get_u64le(p + 88);
+		p += 96;
+		if ((sr = cache_get_str(&c->session, &p, end)) < 0 ||
+		    (sr = cache_get_str(&c->message, &p, end)) < 0 ||
+		    (sr = cache_get_str(&c->label, &p, end)) < 0 ||
+		    (sr = cache_get_str(&c->root, &p, end)) < 0 ||
+		    !c->session) {
+			if (sr == -2)
+				r = -1;
+			n++; /* release this one too */
+			goto ignore;
+		}
+		oid_to_hex(c->info.id, &id);
+		oid_to_hex(c->info.tree, &c->tree);
+		c->info.session = c->session;
+		c->info.message = c->message;
+		c->info.label = c->label;
+		format_time(c->info.created_at, sizeof(c->info.created_at),
+			    c->info.created_ns);
+		if ((r = oidset_put(ids, &id, n)) < 0) {
+			n++;
+			goto ignore;
+		}
+	}
+	if (p != end)
+		goto ignore;
+	buf_release(&data);
+	*recs = v;
+	*nrecs = n;
+	return 0;
+ignore:
+	record_free_all(v, n);
+	oidset_release(ids);
+	buf_release(&data);
+	error_clear();
+	return r;
+}
+
+int record_load_all(record **out, size_t *n_out, decree_store *s)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80];
+	record *v = NULL, *cached = NULL;
+	size_t n = 0, cap = 0, ncached = 0;
+	oidset ids = OIDSET_INIT;
+	bool dirty = false;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	repo_file(dir, s, "checkpoints");
+	if (!(d = opendir(dir))) {
+		if (errno == ENOENT)
+			return 0;
+		return decree_error_os("cannot open '%s'", dir);
+	}
+	if ((r = cache_load(&cached, &ncached, &ids, s)) < 0) {
+		closedir(d);
+		return r;
+	}
+	while ((de = readdir(d)) != NULL) {
+		uint64_t at;
+		oid id;
+		if (strlen(de->d_name) != SHA256_HEXLEN ||
+		    oid_from_hex(&id, de->d_name) < 0) {
+			error_clear();
+			continue;
+		}
+		if ((r = GROW(v, cap, n + 1)) < 0)
+			break;
+		if (oidset_get(&ids, &id, &at) && at < ncached &&
+		    cached[at].session) {
+			v[n++] = cached[at]; /* moved: the cache copy is cleared
+					      */
+			memset(&cached[at], 0, sizeof(cached[at]));
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		r = record_load_file(&v[n], path, de->d_name);
+		if (r == DECREE_ENOTFOUND) { /* pruned meanwhile */
+			error_clear();
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			break;
+		n++;
+		dirty = true;
+	}
+	closedir(d);
+	/* cached records no longer listed (pruned, dropped) make it stale */
+	for (size_t i = 0; i < ncached; i++)
+		dirty |= cached[i].session != NULL;
+	record_free_all(cached, ncached);
+	oidset_release(&ids);
+	if (r < 0) {
+		record_free_all(v, n);
+		return r;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), rec_cmp);
+	if (dirty)
+		cache_save(s, v, n);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+int record_resolve(record *out, decree_store *s, const char *ref)
+{
+	record *v;
+	size_t n, found = SIZE_MAX, nmatch = 0;
+	const char *colon = strchr(ref, ':');
+	buf cands = BUF_INIT;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!colon && !is_hex_prefix(ref, 4))
+		return decree_error_set(
+			DECREE_EINVALID,
+			"invalid checkpoint reference '%s' (use an id, a prefix of "
+			"4+ hex digits, or SESSION:MESSAGE)",
+			ref);
+	if ((r = record_load_all(&v, &n, s)) < 0)
+		return r;
+	for (size_t i = n; i-- > 0;) {
+		bool match;
+		if (colon) {
+			size_t sl = (size_t)(colon - ref);
+			match = strlen(v[i].session) == sl &&
+				!strncmp(v[i].session, ref, sl) &&
+				v[i].message &&
+				!strcmp(v[i].message, colon + 1);
+		} else {
+			char lower[SHA256_HEXLEN + 1];
+			size_t k;
+			for (k = 0; ref[k] && k < SHA256_HEXLEN; k++)
+				lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F'
+							  ? ref[k] + 32
+							  : ref[k]);
+			lower[k] = '\0';
+			match = !strncmp(v[i].info.id, lower, k);
+		}
+		if (!match)
+			continue;
+		if (nmatch++ == 0)
+			found = i;
+		if (nmatch <= 10)
+			buf_printf(&cands, "\n  %.12s %s %s", v[i].info.id,
+				   v[i].info.created_at, v[i].session);
+	}
+	if (nmatch == 0) {
+		r = decree_error_set(DECREE_ENOTFOUND,
+				     "no checkpoint matches '%s'", ref);
+	} else if (nmatch > 1 && !colon) {
+		r = decree_error_set(
+			DECREE_EAMBIGUOUS,
+			"checkpoint reference '%s' is ambiguous; candidates:%s",
+			ref, cands.ptr);
+	} else {
+		/* the list may come from the record cache: whatever acts on a
+		 * checkpoint reads and verifies the record itself */
+		char path[PATH_MAX + 80];
+		repo_file(path, s, "checkpoints");
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+			 "/%s", v[found].info.id);
+		r = record_load_file(out, path, v[found].info.id);
+	}
+	record_free_all(v, n);
+	buf_release(&cands);
+	return r;
+}
+
+int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+		const oid *tree, const snap *cur, const char *session,
+		const char *message, const char *label)
+{
+	char hex[SHA256_HEXLEN + 1], path[PATH_MAX + 80], created[40];
+	buf rec = BUF_INIT;
+	uint64_t files, bytes;
+	int64_t now = fs_now_ns();
+	oid id;
+	bool first = true;
+	int r;
+
+	snap_totals(cur, &files, &bytes);
+	oid_to_hex(hex, tree);
+	format_time(created, sizeof(created), now);
+	if (buf_puts(&rec, "{\"version\":1,\"type\":\"checkpoint\"") < 0 ||
+	    json_kv_str(&rec, "root", s->root, true) < 0 ||
+	    json_kv_str(&rec, "session",
+			session ? session : RECORD_DEFAULT_SESSION, true) < 0 ||
+	    json_kv_str(&rec, "message", message, true) < 0 ||
+	    json_kv_str(&rec, "label", label, true) < 0 ||
+	    buf_printf(&rec,
+		       ",\"created_at\":\"%s\",\"created_ns\":%" PRId64
+		       ",\"tree\":\"%s\",\"file_count\":%" PRIu64
+		       ",\"total_bytes\":%" PRIu64 ",\"skipped\":[",
+		       created, now, hex, files, bytes) < 0) {
+		r = -1;
+		goto done;
+	}
+	for (size_t i = 0; i < cur->n; i++) {
+		const snap_entry *e = &cur->v[i];
+		if (e->mode != MODE_SKIP)
+			continue;
+		if (buf_puts(&rec, first ? "{\"path\":" : ",{\"path\":") < 0 ||
+		    json_str(&rec, e->path) < 0 ||
+		    buf_printf(&rec,
+			       ",\"size\":%" PRIu64
+			       ",\"reason\":\"too large\"}",
+			       e->size) < 0) {
+			r = -1;
+			goto done;
+		}
+		first = false;
+	}
+	if (buf_puts(&rec, "]}\n") < 0) {
+		r = -1;
+		goto done;
+	}
+	sha256_buf(&id, rec.ptr, rec.len);
+	oid_to_hex(id_out, &id);
+	repo_file(path, s, "checkpoints");
+	if ((r = fs_mkdirs(path, 0755)) < 0)
+		goto done;
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
+		 id_out);
+	if ((r = fs_write_atomic(path, rec.ptr, rec.len, 0444)) < 0)
+		unlink(path); /* failed after the rename (directory fsync): undo
+				 it */
+done:
+	buf_release(&rec);
+	return r;
+}
+
+int record_remove(decree_store *s, const char *id)
+{
+	char path[PATH_MAX + 80];
+	repo_file(path, s, "checkpoints");
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", id);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return decree_error_os("cannot remove checkpoint %s", id);
+	return 0;
+}

@@ -50,7 +50,7 @@ typedef struct {
 
 /* Parse the command's options out of ctx->argv (options may come before
  * or after positionals; "--" ends options).  Positionals stay in
- * ctx->argv.  Prints a usage error and returns -1 on unknown options. */
+ * ctx->argv.  0, or EXIT_USAGE after printing the usage error. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
 /* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the

@@ -38,7 +38,7 @@ static int start_plain(decree_store **s, cli_ctx *ctx, const opt_spec *specs,
 		puts(help);
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'%s' takes no arguments",
@@ -67,7 +67,7 @@ static int ck_create(cli_ctx *ctx)
 	bool created;
 	int r;
 
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx,
@@ -125,7 +125,7 @@ static int ck_list(cli_ctx *ctx)
 	buf b = BUF_INIT;
 	int r;
 
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'checkpoint list' takes no arguments");
@@ -180,7 +180,7 @@ static int ck_show(cli_ctx *ctx)
 	size_t n;
 	int r;
 
-	if (opt_parse(ctx, NULL) < 0)
+	if (opt_parse(ctx, NULL) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc != 1 || ctx->rest_argc)
 		return usage_error(ctx, "usage: decree checkpoint show REF");
@@ -366,7 +366,7 @@ static int ck_restore(cli_ctx *ctx)
 	decree_store *s;
 	int r;
 
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc != 1)
 		return usage_error(
@@ -463,7 +463,7 @@ int cmd_rollback(cli_ctx *ctx)
 		     "'decree checkpoint restore' does (cascading, undoable).");
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc > 1 ||
 	    (ctx->argc == 1 &&
@@ -560,7 +560,7 @@ static int ck_prune(cli_ctx *ctx)
 	size_t removed;
 	int r;
 
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc || (!keep_s == !older_s))
 		return usage_error(
@@ -598,7 +598,7 @@ static int ck_drop(cli_ctx *ctx)
 	size_t removed;
 	int r;
 
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc || (!session == !all))
 		return usage_error(

@@ -171,7 +171,7 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 	int r;
 
 	memset(&d, 0, sizeof(d));
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc < 1 || ctx->argc > 2)
 		return usage_error(
@@ -340,7 +340,7 @@ int cmd_apply(cli_ctx *ctx)
 		puts(apply_help);
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, specs) < 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc != 1 || ctx->rest_argc)
 		return usage_error(

@@ -34,7 +34,7 @@ int cmd_init(cli_ctx *ctx)
 		     "overwritten; running it\ntwice is harmless.");
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, NULL) < 0)
+	if (opt_parse(ctx, NULL) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'init' takes no arguments");
@@ -337,7 +337,7 @@ int cmd_run(cli_ctx *ctx)
 	memset(&rq, 0, sizeof(rq));
 	if ((r = take_vars(ctx, &rq, &any)) != 0)
 		goto done;
-	if (opt_parse(ctx, specs) < 0) {
+	if (opt_parse(ctx, specs) != 0) {
 		r = EXIT_USAGE;
 		goto done;
 	}
@@ -380,7 +380,7 @@ int cmd_process(cli_ctx *ctx)
 		     "processing\ncontinues.  Exit 1 if anything was dead-lettered.");
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, NULL) < 0)
+	if (opt_parse(ctx, NULL) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'process' takes no arguments");
@@ -409,7 +409,7 @@ int cmd_status(cli_ctx *ctx)
 		     "outcome.");
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, NULL) < 0)
+	if (opt_parse(ctx, NULL) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'status' takes no arguments");
@@ -499,7 +499,7 @@ static int run_sel_open(run_sel *rs, cli_ctx *ctx, bool id_required)
 	int r;
 
 	memset(rs, 0, sizeof(*rs));
-	if (opt_parse(ctx, NULL) < 0)
+	if (opt_parse(ctx, NULL) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc > 1 || ctx->rest_argc || (id_required && !ctx->argc))
 		return usage_error(ctx, "see --help for the usage");
@@ -616,7 +616,7 @@ int cmd_revert(cli_ctx *ctx)
 		     "undo' reverts\nthe revert.");
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, NULL) < 0)
+	if (opt_parse(ctx, NULL) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc != 1 || ctx->rest_argc)
 		return usage_error(ctx, "see --help for the usage");

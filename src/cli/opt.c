@@ -101,9 +101,9 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			if (!(s = find_long(specs, name, n))) {
-				usage_error(ctx, "unknown option '--%.*s'",
-					    (int)n, name);
-				return -1;
+				return usage_error(ctx,
+						   "unknown option '--%.*s'",
+						   (int)n, name);
 			}
 			if (s->has_arg) {
 				if (eq) {
@@ -111,24 +111,22 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 				} else if (i + 1 < ctx->argc) {
 					seen(s, ctx->argv[++i]);
 				} else {
-					usage_error(
+					return usage_error(
 						ctx,
 						"option '--%s' needs a value",
 						s->name);
-					return -1;
 				}
 			} else if (eq) {
-				usage_error(ctx, "option '--%s' takes no value",
-					    s->name);
-				return -1;
+				return usage_error(
+					ctx, "option '--%s' takes no value",
+					s->name);
 			} else {
 				seen(s, NULL);
 			}
 			continue;
 		}
 		if (!(s = find_short(specs, a[1])) || (!s->has_arg && a[2])) {
-			usage_error(ctx, "unknown option '%s'", a);
-			return -1;
+			return usage_error(ctx, "unknown option '%s'", a);
 		}
 		if (s->has_arg) {
 			if (a[2])
@@ -136,9 +134,9 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 			else if (i + 1 < ctx->argc)
 				seen(s, ctx->argv[++i]);
 			else {
-				usage_error(ctx, "option '-%c' needs a value",
-					    a[1]);
-				return -1;
+				return usage_error(ctx,
+						   "option '-%c' needs a value",
+						   a[1]);
 			}
 		} else {
 			seen(s, NULL);

@@ -25,7 +25,6 @@
 #include "store/repo.h"
 #include "store/tree.h"
 #include "txn/txn.h"
-#include "txn/wal.h"
 
 #include <dirent.h>
 
@@ -154,6 +153,11 @@ static int mark_changes(marker *m, const txn_change *c, size_t n,
 }
 
 /* Mark everything one project root of the store references. */
+static int mark_unfinished(void *payload, const oid *id)
+{
+	return mark_id(payload, id, "an unfinished transaction");
+}
+
 static int mark_root(marker *m, const char *rootdir)
 {
 	char path[PATH_MAX + 80];
@@ -213,40 +217,16 @@ static int mark_root(marker *m, const char *rootdir)
 	/* An unfinished transaction: every object its records name. */
 	snprintf(path, sizeof(path), "%s/txn.wal", rootdir);
 	{
-		buf data = BUF_INIT;
-		wal_record *recs = NULL;
-		size_t n = 0, valid;
-		bool torn;
-		if (fs_read_path(path, &data) == 0) {
-			if (wal_parse(&recs, &n, &valid, &torn, data.ptr,
-				      data.len) == 0) {
-				for (size_t i = 0; r == 0 && i < n; i++) {
-					const unsigned char *p = recs[i].data;
-					oid a, b;
-					if (recs[i].type != 2 ||
-					    recs[i].len < 89)
-						continue;
-					memcpy(a.b, p + 13, SHA256_LEN);
-					memcpy(b.b, p + 57, SHA256_LEN);
-					if (p[0] & 1)
-						r = mark_id(
-							m, &a,
-							"an unfinished transaction");
-					if (r == 0 && (p[0] & 2))
-						r = mark_id(
-							m, &b,
-							"an unfinished transaction");
-				}
-			} else if (m->fsck) {
-				problem(m, path, "%s", error_last());
-			}
-			if (m->fsck)
-				report(m, DECREE_FSCK_UNFINISHED, path,
-				       "unfinished transaction");
+		bool present;
+		r = txn_log_objects(&present, path, mark_unfinished, m);
+		if (r < 0 && m->fsck) {
+			problem(m, path, "%s", error_last());
+			error_clear();
+			r = 0;
 		}
-		error_clear();
-		decree_free(recs);
-		buf_release(&data);
+		if (present && m->fsck)
+			report(m, DECREE_FSCK_UNFINISHED, path,
+			       "unfinished transaction");
 	}
 	return r;
 }

@@ -276,17 +276,16 @@ static int encode_file(buf *b, const fileop *f)
 		       : 0;
 }
 
-static int decode_file(fileop *f, const wal_record *rec)
-{
-	const unsigned char *p = rec->data, *end = p + rec->len;
-	txn_change *c = &f->c;
-	char *tmp = NULL;
-	int r;
+/* The fixed part of a FILE record: flags, then mode, size and id of the
+ * old and of the new side (encode_file). */
+#define FILE_SIDES_LEN 89
 
-	memset(f, 0, sizeof(*f));
-	if (rec->len < 89)
-		return decree_error_set(DECREE_ECORRUPT,
-					"truncated log record");
+static int decode_file_sides(txn_change *c, const wal_record *rec)
+{
+	const unsigned char *p = rec->data;
+
+	if (rec->len < FILE_SIDES_LEN)
+		return -1;
 	c->has_old = p[0] & 1;
 	c->has_new = (p[0] & 2) != 0;
 	c->old_mode = get_u32le(p + 1);
@@ -295,7 +294,21 @@ static int decode_file(fileop *f, const wal_record *rec)
 	c->new_mode = get_u32le(p + 45);
 	c->new_size = get_u64le(p + 49);
 	memcpy(c->new_id.b, p + 57, SHA256_LEN);
-	p += 89;
+	return 0;
+}
+
+static int decode_file(fileop *f, const wal_record *rec)
+{
+	const unsigned char *p = rec->data, *end = p + rec->len;
+	txn_change *c = &f->c;
+	char *tmp = NULL;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	if (decode_file_sides(c, rec) < 0)
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated log record");
+	p += FILE_SIDES_LEN;
 	if ((r = get_path(&c->path, &p, end)) < 0)
 		return r;
 	if ((r = get_path(&tmp, &p, end)) < 0)
@@ -1429,4 +1442,39 @@ int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
 	if (left_alone)
 		*left_alone = left;
 	return 0;
+}
+
+int txn_log_objects(bool *present, const char *path,
+		    int (*fn)(void *payload, const oid *id), void *payload)
+{
+	buf data = BUF_INIT;
+	wal_record *recs = NULL;
+	size_t n = 0, valid;
+	bool torn;
+	int r;
+
+	*present = false;
+	if ((r = fs_read_path(path, &data)) < 0) {
+		if (r == DECREE_ENOTFOUND) {
+			error_clear();
+			r = 0;
+		}
+		goto done;
+	}
+	*present = true;
+	if ((r = wal_parse(&recs, &n, &valid, &torn, data.ptr, data.len)) < 0)
+		goto done;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		txn_change c;
+		if (recs[i].type != REC_FILE || decode_file_sides(&c, &recs[i]))
+			continue;
+		if (c.has_old)
+			r = fn(payload, &c.old_id);
+		if (r == 0 && c.has_new)
+			r = fn(payload, &c.new_id);
+	}
+done:
+	decree_free(recs);
+	buf_release(&data);
+	return r;
 }

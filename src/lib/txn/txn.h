@@ -75,4 +75,12 @@ int txn_lock(bool *recovered, size_t *left_alone, struct decree_store *s);
 int txn_path_matches(bool *same, struct decree_store *s, const char *path,
 		     bool has, uint32_t mode, const oid *id);
 
+/* Call fn for every object the log at `path` names (both sides of each
+ * file record, the intact records of a torn log included): what gc must
+ * keep while a transaction is unfinished.  *present: the log exists.
+ * Returns 0, what fn returned, or the error reading the log
+ * (DECREE_ECORRUPT when it is not a log). */
+int txn_log_objects(bool *present, const char *path,
+		    int (*fn)(void *payload, const oid *id), void *payload);
+
 #endif

@@ -10,6 +10,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "util/common.h"
 #include "util/sha256.h"
+#include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -21,11 +22,9 @@ struct sha256_ctx {
 
 sha256_ctx *sha256_new(void)
 {
-	sha256_ctx *c = malloc(sizeof(*c));
-	if (!c) {
-		decree_error_set(DECREE_ERROR, "out of memory");
+	sha256_ctx *c = decree_malloc(sizeof(*c));
+	if (!c)
 		return NULL;
-	}
 	SHA256_Init(&c->c);
 	return c;
 }
@@ -43,7 +42,7 @@ void sha256_final(sha256_ctx *c, oid *out)
 
 void sha256_free(sha256_ctx *c)
 {
-	free(c);
+	decree_free(c);
 }
 
 void sha256_buf(oid *out, const void *data, size_t len)
@@ -57,13 +56,13 @@ void sha256_buf(oid *out, const void *data, size_t len)
 int sha256_fd(oid *out, uint64_t *size_out, int fd, const char *name)
 {
 	const size_t CHUNK = 1 << 17;
-	unsigned char *chunk = malloc(CHUNK);
+	unsigned char *chunk = decree_malloc(CHUNK);
 	sha256_ctx *c = sha256_new();
 	uint64_t total = 0;
 	int r = 0;
 
 	if (!chunk || !c) {
-		r = decree_error_set(DECREE_ERROR, "out of memory");
+		r = -1;
 		goto done;
 	}
 	for (;;) {
@@ -83,7 +82,7 @@ int sha256_fd(oid *out, uint64_t *size_out, int fd, const char *name)
 	if (size_out)
 		*size_out = total;
 done:
-	free(chunk);
+	decree_free(chunk);
 	sha256_free(c);
 	return r;
 }

@@ -510,8 +510,8 @@ static void zstate_destroy(void *p)
 {
 	zstate *z = p;
 	ZSTD_freeCCtx(z->cctx);
-	free(z->out);
-	free(z);
+	decree_free(z->out);
+	decree_free(z);
 }
 
 static void zstate_key_init(void)
@@ -524,16 +524,17 @@ static zstate *thread_zstate(size_t need)
 	zstate *z;
 	pthread_once(&zstate_once, zstate_key_init);
 	if ((z = pthread_getspecific(zstate_key)) == NULL) {
-		if (!(z = calloc(1, sizeof(*z))))
+		if (!(z = decree_calloc(1, sizeof(*z))))
 			return NULL;
 		if (!(z->cctx = ZSTD_createCCtx())) {
-			free(z);
+			decree_free(z);
+			decree_error_set(DECREE_ERROR, "out of memory");
 			return NULL;
 		}
 		pthread_setspecific(zstate_key, z);
 	}
 	if (z->cap < need) {
-		void *n = realloc(z->out, need);
+		void *n = decree_realloc(z->out, need);
 		if (!n)
 			return NULL;
 		z->out = n;
@@ -676,6 +677,8 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 						 len, odb_zstd_level);
 			if (!ZSTD_isError(clen) && clen < len - len / 32)
 				comp = COMP_ZSTD;
+		} else {
+			error_clear(); /* no memory to compress: store as is */
 		}
 	}
 	pthread_mutex_lock(&w->mu);

@@ -64,6 +64,30 @@ static int put_str16(buf *b, const char *s)
 	return buf_put(b, s ? s : "", n);
 }
 
+int txn_change_put_sides(buf *b, const txn_change *c)
+{
+	unsigned flags = (c->has_old ? 1u : 0u) | (c->has_new ? 2u : 0u);
+
+	if (buf_put_u8(b, flags) < 0 || buf_put_u32(b, c->old_mode) < 0 ||
+	    buf_put_u64(b, c->old_size) < 0 ||
+	    buf_put(b, c->old_id.b, SHA256_LEN) < 0 ||
+	    buf_put_u32(b, c->new_mode) < 0 || buf_put_u64(b, c->new_size) < 0)
+		return -1;
+	return buf_put(b, c->new_id.b, SHA256_LEN);
+}
+
+void txn_change_get_sides(txn_change *c, const unsigned char *p)
+{
+	c->has_old = p[0] & 1;
+	c->has_new = (p[0] & 2) != 0;
+	c->old_mode = get_u32le(p + 1);
+	c->old_size = get_u64le(p + 5);
+	memcpy(c->old_id.b, p + 13, SHA256_LEN);
+	c->new_mode = get_u32le(p + 45);
+	c->new_size = get_u64le(p + 49);
+	memcpy(c->new_id.b, p + 57, SHA256_LEN);
+}
+
 int oplog_entry_encode(buf *b, const oplog_entry *e)
 {
 	if (buf_put_u8(b, e->kind) < 0 || buf_put(b, e->id, 16) < 0 ||
@@ -73,15 +97,7 @@ int oplog_entry_encode(buf *b, const oplog_entry *e)
 		return -1;
 	for (size_t i = 0; i < e->n; i++) {
 		const txn_change *c = &e->changes[i];
-		if (buf_put_u8(b, (c->has_old ? 1u : 0u) |
-					  (c->has_new ? 2u : 0u)) < 0 ||
-		    buf_put_u32(b, c->old_mode) < 0 ||
-		    buf_put_u64(b, c->old_size) < 0 ||
-		    buf_put(b, c->old_id.b, SHA256_LEN) < 0 ||
-		    buf_put_u32(b, c->new_mode) < 0 ||
-		    buf_put_u64(b, c->new_size) < 0 ||
-		    buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
-		    put_str16(b, c->path) < 0)
+		if (txn_change_put_sides(b, c) < 0 || put_str16(b, c->path) < 0)
 			return -1;
 	}
 	return 0;
@@ -138,7 +154,7 @@ int oplog_entry_decode(oplog_entry *e, const unsigned char **pp,
 	}
 	n = get_u32le(p);
 	p += 4;
-	if (n > (size_t)(end - p) / (1 + 2 * (4 + 8 + SHA256_LEN) + 2)) {
+	if (n > (size_t)(end - p) / (TXN_CHANGE_SIDES_LEN + 2)) {
 		r = decree_error_set(DECREE_ECORRUPT,
 				     "bad history record size");
 		goto fail;
@@ -149,20 +165,13 @@ int oplog_entry_decode(oplog_entry *e, const unsigned char **pp,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		txn_change *c = &e->changes[i];
-		if (end - p < 1 + 2 * (4 + 8 + SHA256_LEN)) {
+		if (end - p < TXN_CHANGE_SIDES_LEN) {
 			r = decree_error_set(DECREE_ECORRUPT,
 					     "truncated history record");
 			goto fail;
 		}
-		c->has_old = p[0] & 1;
-		c->has_new = (p[0] & 2) != 0;
-		c->old_mode = get_u32le(p + 1);
-		c->old_size = get_u64le(p + 5);
-		memcpy(c->old_id.b, p + 13, SHA256_LEN);
-		c->new_mode = get_u32le(p + 45);
-		c->new_size = get_u64le(p + 49);
-		memcpy(c->new_id.b, p + 57, SHA256_LEN);
-		p += 89;
+		txn_change_get_sides(c, p);
+		p += TXN_CHANGE_SIDES_LEN;
 		e->n = i + 1;
 		if ((r = get_str16(&c->path, &p, end, false)) < 0)
 			goto fail;

@@ -32,6 +32,14 @@ typedef struct {
 	oid old_id, new_id;
 } txn_change;
 
+/* The two sides of a change, as both the history and the transaction log
+ * store them (docs/format.md): flags u8 (1 old, 2 new), then mode u32,
+ * size u64 and id[32] of the old side, and of the new side. */
+#define TXN_CHANGE_SIDES_LEN 89
+int txn_change_put_sides(buf *b, const txn_change *c);
+/* Read them from TXN_CHANGE_SIDES_LEN bytes at p (path untouched). */
+void txn_change_get_sides(txn_change *c, const unsigned char *p);
+
 typedef struct {
 	unsigned kind;
 	char id[17]; /* hex id of the transaction that made it */

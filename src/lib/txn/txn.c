@@ -262,38 +262,17 @@ static int get_path(char **out, const unsigned char **p,
 
 static int encode_file(buf *b, const fileop *f)
 {
-	const txn_change *c = &f->c;
-	return (buf_put_u8(b, (c->has_old ? 1u : 0u) | (c->has_new ? 2u : 0u)) <
-			0 ||
-		buf_put_u32(b, c->old_mode) < 0 ||
-		buf_put_u64(b, c->old_size) < 0 ||
-		buf_put(b, c->old_id.b, SHA256_LEN) < 0 ||
-		buf_put_u32(b, c->new_mode) < 0 ||
-		buf_put_u64(b, c->new_size) < 0 ||
-		buf_put(b, c->new_id.b, SHA256_LEN) < 0 ||
-		put_path(b, c->path) < 0 || put_path(b, f->tmp) < 0)
-		       ? -1
-		       : 0;
+	if (txn_change_put_sides(b, &f->c) < 0 || put_path(b, f->c.path) < 0)
+		return -1;
+	return put_path(b, f->tmp);
 }
 
-/* The fixed part of a FILE record: flags, then mode, size and id of the
- * old and of the new side (encode_file). */
-#define FILE_SIDES_LEN 89
-
+/* The sides of the change a FILE record holds (encode_file). */
 static int decode_file_sides(txn_change *c, const wal_record *rec)
 {
-	const unsigned char *p = rec->data;
-
-	if (rec->len < FILE_SIDES_LEN)
+	if (rec->len < TXN_CHANGE_SIDES_LEN)
 		return -1;
-	c->has_old = p[0] & 1;
-	c->has_new = (p[0] & 2) != 0;
-	c->old_mode = get_u32le(p + 1);
-	c->old_size = get_u64le(p + 5);
-	memcpy(c->old_id.b, p + 13, SHA256_LEN);
-	c->new_mode = get_u32le(p + 45);
-	c->new_size = get_u64le(p + 49);
-	memcpy(c->new_id.b, p + 57, SHA256_LEN);
+	txn_change_get_sides(c, rec->data);
 	return 0;
 }
 
@@ -308,7 +287,7 @@ static int decode_file(fileop *f, const wal_record *rec)
 	if (decode_file_sides(c, rec) < 0)
 		return decree_error_set(DECREE_ECORRUPT,
 					"truncated log record");
-	p += FILE_SIDES_LEN;
+	p += TXN_CHANGE_SIDES_LEN;
 	if ((r = get_path(&c->path, &p, end)) < 0)
 		return r;
 	if ((r = get_path(&tmp, &p, end)) < 0)

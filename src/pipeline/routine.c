@@ -434,9 +434,10 @@ static int env_build(child_env *e, const kvlist *set)
 	return 0;
 }
 
-/* Spawn argv[0] (PATH search) in root, in a process group of its own,
- * stdin /dev/null, stdout to out_fd and stderr to err_fd, default signal
- * dispositions and an empty signal mask. */
+/* Spawn argv[0] (PATH search) in root, in a session of its own (so every
+ * descendant can be found and stopped: kill_session), stdin /dev/null,
+ * stdout to out_fd and stderr to err_fd, default signal dispositions and
+ * an empty signal mask. */
 static int spawn(pid_t *pid, const char *root, char *const argv[],
 		 char *const envp[], int out_fd, int err_fd)
 {
@@ -453,10 +454,9 @@ static int spawn(pid_t *pid, const char *root, char *const argv[],
 	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
 	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
 	posix_spawn_file_actions_addchdir_np(&fa, root);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
 					      POSIX_SPAWN_SETSIGDEF |
 					      POSIX_SPAWN_SETSIGMASK);
-	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setsigmask(&at, &none);
 	e = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
@@ -481,9 +481,51 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Send sig to every live process of session sid (the spawned child is
+ * its leader, so its process group is sid as well).  Returns whether any
+ * live process was found. */
+static bool signal_session(pid_t sid, int sig)
+{
+	struct dirent *de;
+	bool any = false;
+	DIR *d;
+
+	kill(-sid, sig);
+	if (!(d = opendir("/proc")))
+		return false;
+	while ((de = readdir(d))) {
+		long pid = strtol(de->d_name, NULL, 10), ppid, pgrp, sess;
+		char state;
+		if (pid <= 0 ||
+		    fs_proc_stat(pid, &state, &ppid, &pgrp, &sess) < 0 ||
+		    sess != sid || state == 'Z' || state == 'X')
+			continue;
+		kill((pid_t)pid, sig);
+		any = true;
+	}
+	closedir(d);
+	return any;
+}
+
 /*
- * Wait for pid.  When *cancel becomes set, its process group gets SIGTERM
- * and, 5 s later, SIGKILL.  A pidfd wakes the wait the moment the child
+ * Kill whatever the child left running: background jobs and their
+ * descendants, in any process group of its session.  Forks racing with
+ * the kill are caught by the next round.  (A descendant that started a
+ * session of its own with setsid() is out of reach: only a cgroup or a
+ * subreaper could find it, and neither is the library's to set up.)
+ */
+static void kill_session(pid_t sid)
+{
+	for (int round = 0; round < 100 && signal_session(sid, SIGKILL);
+	     round++) {
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * Wait for pid.  When *cancel becomes set, its session gets SIGTERM and,
+ * 5 s later, SIGKILL.  A pidfd wakes the wait the moment the child
  * exits; the 100 ms timeout (or a signal to the host, which interrupts
  * poll) lets the flag be seen.
  */
@@ -504,14 +546,15 @@ static int wait_child(int *ws, bool *interrupted, pid_t pid,
 			int r = decree_error_os("cannot wait for the routine");
 			if (pfd >= 0)
 				close(pfd);
+			kill_session(pid);
 			return r;
 		}
 		if (!*interrupted && cancelled(cancel)) {
 			*interrupted = true;
-			kill(-pid, SIGTERM);
+			signal_session(pid, SIGTERM);
 			kill_at = now_ms() + 5000;
 		} else if (kill_at && now_ms() >= kill_at) {
-			kill(-pid, SIGKILL);
+			signal_session(pid, SIGKILL);
 			kill_at = 0;
 		}
 		if (pfd >= 0) {
@@ -524,8 +567,7 @@ static int wait_child(int *ws, bool *interrupted, pid_t pid,
 	}
 	if (pfd >= 0)
 		close(pfd);
-	if (*interrupted)
-		kill(-pid, SIGKILL); /* whatever it left running */
+	kill_session(pid); /* nothing it started writes to the tree later */
 	return 0;
 }
 
@@ -693,6 +735,7 @@ int router_ask(char **answer, const char *root, const char *tpl,
 	close(fds[0]);
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
+	kill_session(pid);
 	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && got.len) {
 		const char *s = got.ptr, *e = got.ptr + got.len;
 		trim(&s, &e);

@@ -275,6 +275,7 @@ typedef struct {
 	decree_run_outcome outcome;
 	int64_t started;
 	buf failures; /* failure-context.md, as the attempts fail */
+	buf text;     /* message.md */
 } job;
 
 /*
@@ -311,7 +312,7 @@ static int job_prepare(job *j, runner *r, const inbox_item *it, bool *dead)
 	message_release(&in);
 	if (ret < 0)
 		goto done;
-	/* message.md: the new text, or the bytes of a complete message */
+	/* a message missing a standard field is rewritten in the inbox */
 	if (changed &&
 	    ((ret = message_format(&nb, &j->m)) < 0 ||
 	     (ret = fs_write_atomic(path, nb.ptr, nb.len, 0644)) < 0))
@@ -324,9 +325,16 @@ static int job_prepare(job *j, runner *r, const inbox_item *it, bool *dead)
 	if ((ret = run_dir_make(j->rundir, r->p, j->id)) < 0)
 		goto done;
 	snprintf(j->rel, sizeof(j->rel), ".decree/runs/%s", j->id);
+	/* message.md: the new text, or the bytes of a complete message */
+	if (changed) {
+		buf_release(&text);
+		text = nb;
+		buf_init(&nb);
+	}
+	j->text = text;
+	buf_init(&text);
 	snprintf(path, sizeof(path), "%s/message.md", j->rundir);
-	ret = changed ? fs_write_atomic(path, nb.ptr, nb.len, 0644)
-		      : fs_write_atomic(path, text.ptr, text.len, 0644);
+	ret = fs_write_atomic(path, j->text.ptr, j->text.len, 0644);
 done:
 	buf_release(&nb);
 	buf_release(&text);
@@ -394,6 +402,32 @@ static int job_checkpoint(job *j, runner *r)
 		return ret;
 	snprintf(mp, sizeof(mp), "%s/manifest.json", j->rundir);
 	return run_write_manifest(r->s, j->ck, mp);
+}
+
+/*
+ * After an attempt (the routine and all it started are gone): if the
+ * routine removed its run directory, or .decree/runs, the directory comes
+ * back with what a later `decree revert` needs, manifest.json and
+ * message.md, both rebuilt from what the runner holds (the checkpoint in
+ * the store, the message in memory).
+ */
+static int job_restore_dir(job *j, runner *r)
+{
+	char path[PATH_MAX + 16];
+	struct stat st;
+	int ret;
+
+	if ((ret = fs_mkdirs(j->rundir, 0755)) < 0)
+		return ret;
+	snprintf(path, sizeof(path), "%s/manifest.json", j->rundir);
+	if (lstat(path, &st) < 0 &&
+	    (ret = run_write_manifest(r->s, j->ck, path)) < 0)
+		return ret;
+	snprintf(path, sizeof(path), "%s/message.md", j->rundir);
+	if (lstat(path, &st) < 0 &&
+	    (ret = fs_write_atomic(path, j->text.ptr, j->text.len, 0644)) < 0)
+		return ret;
+	return 0;
 }
 
 /* routine.log, routine-2.log, ... (papermill*.log) */
@@ -522,6 +556,8 @@ static int job_attempts(job *j, runner *r, bool *ok)
 		else if ((ret = routine_run(&status, &interrupted, &x, logp)) <
 			 0)
 			return ret;
+		if ((ret = job_restore_dir(j, r)) < 0)
+			return ret;
 		if (interrupted)
 			return job_interrupted(j, r, k);
 		if (status == 0) {
@@ -580,6 +616,31 @@ static int job_finish(job *j, runner *r, bool ok)
 }
 
 /*
+ * A hard error after a routine ran (a disk full, an inbox file the
+ * routine deleted): the message is not processed, so the tree goes back
+ * to the checkpoint; the routine's work is captured by the restore and
+ * `decree undo` brings it back.  The state this needs is the checkpoint
+ * in the store and its id in memory, nothing a routine can remove from
+ * .decree/runs or .decree/inbox.
+ */
+static void job_put_back(job *j, runner *r)
+{
+	char msg[1024];
+	int code = error_last_code();
+
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	if (run_revert_to(r->s, j->ck) < 0) {
+		warn_last_error(r);
+		decree_error_set(code, "%s", msg);
+		return;
+	}
+	decree_error_set(code,
+			 "%s; the tree was put back as before run %s (the "
+			 "routine's changes are in the undo history)",
+			 msg, j->id);
+}
+
+/*
  * Process one inbox message.  Returns 0 (processed: done or dead),
  * DECREE_ECANCELLED, or another error.  chain_out: the message's chain
  * ("" if it had none).
@@ -594,6 +655,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 
 	memset(&j, 0, sizeof(j));
 	buf_init(&j.failures);
+	buf_init(&j.text);
 	j.started = (int64_t)time(NULL);
 	j.outcome = DECREE_RUN_DEAD;
 	chain_out[0] = '\0';
@@ -611,9 +673,10 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 	ev.file = j.file;
 	ev.routine = j.routine;
 	emit(r, &ev);
-	if ((ret = job_attempts(&j, r, &ok)) < 0)
-		goto done;
-	ret = job_finish(&j, r, ok);
+	if ((ret = job_attempts(&j, r, &ok)) == 0)
+		ret = job_finish(&j, r, ok);
+	if (ret < 0 && ret != DECREE_ECANCELLED && j.attempts)
+		job_put_back(&j, r);
 done:
 	if (j.m.fm.n) {
 		decree_pipeline_event fin = { .kind = DECREE_EVENT_FINISHED };
@@ -628,6 +691,7 @@ done:
 		emit(r, &fin);
 	}
 	buf_release(&j.failures);
+	buf_release(&j.text);
 	message_release(&j.m);
 	return ret;
 }
@@ -698,12 +762,46 @@ static int drain_inbox(runner *r)
 	}
 }
 
-/* Take .decree/pipeline.lock, waiting (and watching *cancel) while
- * another process holds it. */
+/* The pid of a process's parent (0 when unknown). */
+static pid_t parent_of(pid_t pid)
+{
+	long ppid, pgrp, sess;
+	char state;
+
+	return fs_proc_stat(pid, &state, &ppid, &pgrp, &sess) < 0 ? 0
+								  : (pid_t)ppid;
+}
+
+/* Is the process that holds the lock (its pid is in the lock file) one of
+ * ours: are we running inside it, as a routine's child? */
+static bool held_by_ancestor(int lockfd)
+{
+	char text[32];
+	ssize_t n = pread(lockfd, text, sizeof(text) - 1, 0);
+	long holder;
+
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	if ((holder = strtol(text, NULL, 10)) <= 1)
+		return false;
+	for (pid_t p = getppid(); p > 1; p = parent_of(p))
+		if (p == holder)
+			return true;
+	return false;
+}
+
+/*
+ * Take .decree/pipeline.lock, waiting (and watching *cancel) while another
+ * process holds it.  The holder writes its pid into the file, so that a
+ * routine calling `decree run` or `process` on its own project is told at
+ * once instead of waiting forever for its own pipeline.
+ */
 static int lock_project(runner *r)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], pid[32];
 	bool told = false;
+	int n;
 
 	project_path(path, r->p, ".decree/pipeline.lock");
 	if ((r->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
@@ -712,6 +810,12 @@ static int lock_project(runner *r)
 		struct timespec ts = { 0, 50000000 };
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return decree_error_os("cannot lock '%s'", path);
+		if (held_by_ancestor(r->lockfd))
+			return decree_error_set(
+				DECREE_ELOCKED,
+				"the pipeline of this project is running the "
+				"routine this was called from; a routine cannot "
+				"run or process its own project's pipeline");
 		if (cancelled(r))
 			return decree_error_set(DECREE_ECANCELLED,
 						"interrupted");
@@ -724,6 +828,10 @@ static int lock_project(runner *r)
 		}
 		nanosleep(&ts, NULL);
 	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(r->lockfd, 0) < 0 ||
+	    pwrite(r->lockfd, pid, (size_t)n, 0) != n)
+		return decree_error_os("cannot write '%s'", path);
 	return 0;
 }
 

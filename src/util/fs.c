@@ -542,3 +542,26 @@ int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
 	close(dfd);
 	return r;
 }
+
+int fs_proc_stat(long pid, char *state, long *ppid, long *pgrp, long *session)
+{
+	char path[64], text[512];
+	const char *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	/* "pid (comm) state ppid pgrp session ...": comm may hold any byte,
+	 * so the fields are counted after the last ')' */
+	if (!(rp = strrchr(text, ')')) ||
+	    sscanf(rp + 1, " %c %ld %ld %ld", state, ppid, pgrp, session) != 4)
+		return -1;
+	return 0;
+}

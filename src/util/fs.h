@@ -98,6 +98,11 @@ static inline int64_t st_ctime_ns(const struct stat *st)
 
 int64_t fs_now_ns(void);
 
+/* From /proc/<pid>/stat: the state letter ('Z' zombie), parent, process
+ * group and session of a process.  0, or -1 when it cannot be read (no
+ * such process; no error set). */
+int fs_proc_stat(long pid, char *state, long *ppid, long *pgrp, long *session);
+
 /* Fill `out` with n random bytes (getrandom). */
 int fs_random(void *out, size_t n);
 

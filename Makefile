@@ -7,6 +7,8 @@
 #                     program: static, see CLI_LIBS)
 #   make demo         deps + build + scripted demo
 #   make bench        deps + build + benchmarks against a shadow git repository
+#   make torture      every mutating command under ENOSPC/EIO/SIGKILL at each
+#                     write, fsync, rename, unlink, mkdir (tests/torture/)
 #   make install PREFIX=/usr/local
 #   make layers       the layering rules (tests/layers.sh: includes, symbol
 #                     uses between folders, cycles) on the objects of $(B);
@@ -165,6 +167,14 @@ hdr-check:
 demo: deps all
 	@sh scripts/demo.sh $(B)/decree
 
+# Every mutating command under ENOSPC/EIO/SIGKILL at every write, fsync,
+# rename, unlink and mkdir (tests/torture/torture.sh).  TORTURE_BUDGET=N
+# samples N points per syscall kind instead.
+torture: deps all
+	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
+		TORTURE_BUDGET=$${TORTURE_BUDGET:-100000} TORTURE_FAULTS=$${TORTURE_FAULTS:-all} \
+		bash tests/torture/torture.sh
+
 bench: deps all
 	@sh bench/run.sh $(B)/decree
 
@@ -192,5 +202,5 @@ lint:
 clean:
 	rm -rf build
 
-.PHONY: all deps fuzz check test test-build layers hdr-check demo bench install format format-check lint clean
+.PHONY: all deps fuzz check test test-build layers hdr-check demo torture bench install format format-check lint clean
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

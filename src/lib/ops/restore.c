@@ -132,8 +132,9 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 			i++;
 		if (c >= 0)
 			j++;
-		if (!snap_path_selected(paths, path))
-			continue;
+		if (!snap_path_selected(paths, path) ||
+		    repo_path_in_store(s, path))
+			continue; /* the store: never scanned, never restored */
 		if (a && b && snap_entry_same(a, b))
 			continue;
 		if (b && b->mode == MODE_SKIP)

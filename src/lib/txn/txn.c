@@ -567,6 +567,13 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 			r = DECREE_EINVALID;
 			goto done;
 		}
+		if (repo_path_in_store(s, c->path)) { /* never part of the tree
+						       */
+			r = decree_error_set(DECREE_EINVALID,
+					     "path '%s' is inside the store",
+					     c->path);
+			goto done;
+		}
 		p->files[i].c = *c;
 		snprintf(p->files[i].tmp, sizeof(p->files[i].tmp),
 			 ".decree-tmp-%s-%zu", p->txid, i);

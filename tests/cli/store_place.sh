@@ -3,7 +3,8 @@
 # part of the tree"): a store that is the project root or one of its
 # ancestors is refused, whichever way it is named (--store, DECREE_STORE,
 # store: in config.yml), and nothing is created; a store inside the tree is
-# never captured and never restored.
+# never captured and never restored; a store inside the project carries its
+# own .gitignore from the first checkpoint, so `git add -A` never stages it.
 . "$(dirname "$0")/lib.sh"
 unset DECREE_STORE
 
@@ -82,5 +83,35 @@ check_dir "$P/real/st/packs" "the store is at the symlink's target"
 t_match '[0-9a-f]*' "again, the store exists now" "$DECREE" --store ln/st checkpoint create
 same "real/st is not in the checkpoint" "$(files_of "$OUT" --store ln/st)" "a.txt
 ln"
+
+# ===== 3. the store's .gitignore keeps it out of git ==========================
+if command -v git >/dev/null; then
+	P=$SCRATCH/p3
+	mkdir -p "$P" && cd "$P" || exit 1
+	git init -q . && echo a >a.txt
+	t_match '[0-9a-f]*' "first checkpoint without decree init" "$DECREE" checkpoint create
+	same "the default store has its .gitignore" "$(cat .decree/store/.gitignore)" "# decree store: never commit it
+*"
+	git add -A
+	same "git add -A stages nothing of the store" "$(git status --porcelain)" "A  a.txt"
+	# a store elsewhere inside the tree
+	mkdir -p data
+	t_match '[0-9a-f]*' "checkpoint with --store data/ckpt" "$DECREE" --store data/ckpt checkpoint create
+	git add -A
+	same "git add -A stages nothing of data/ckpt" "$(git status --porcelain)" "A  a.txt"
+	if ls -a data/ckpt | grep -q '\.gitignore\.tmp'; then not_ok "no temp file left"; else ok "no temp file left"; fi
+	# a store created by an older version (no .gitignore) gets one
+	rm .decree/store/.gitignore
+	echo c >c.txt
+	t_match '[0-9a-f]*' "a checkpoint into an existing store" "$DECREE" checkpoint create
+	git add -A
+	same "its .gitignore is back" "$(git status --porcelain)" "A  a.txt
+A  c.txt"
+	# a store outside the project gets none
+	t_match '[0-9a-f]*' "a store outside the project" "$DECREE" --store "$SCRATCH/outside" checkpoint create
+	[ -e "$SCRATCH/outside/.gitignore" ] && not_ok "no .gitignore outside the project" || ok "no .gitignore outside the project"
+else
+	ok "# SKIP git not installed"
+fi
 
 done_testing

@@ -20,6 +20,10 @@
 
 #define STORE_MARKER "DECREE-STORE"
 #define STORE_MAGIC  "decree-store 1\n"
+/* A store inside the project keeps git out: `git add -A` must never stage
+ * it (a .gitignore that ignores everything in its own directory, itself
+ * included). */
+#define STORE_GITIGNORE "# decree store: never commit it\n*\n"
 
 /*
  * The canonical absolute form of `p` (PATH_MAX bytes into out): the part
@@ -351,6 +355,13 @@ int repo_ensure(decree_store *s)
 		return decree_error_os("cannot resolve '%s'", s->dir);
 	if ((r = store_locate(s, path)) < 0)
 		return r;
+	if (s->store_rel) {
+		snprintf(path, sizeof(path), "%s/.gitignore", s->dir);
+		if (lstat(path, &st) < 0 &&
+		    (r = fs_write_atomic(path, STORE_GITIGNORE,
+					 strlen(STORE_GITIGNORE), 0644)) < 0)
+			return r;
+	}
 	snprintf(path, sizeof(path), "%s/checkpoints", s->rootdir);
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(path, 0755)) < 0)

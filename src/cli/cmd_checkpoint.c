@@ -263,9 +263,10 @@ typedef struct {
 
 static const char *action_name(decree_action a)
 {
-	return a == DECREE_ACTION_DELETE   ? "delete"
-	       : a == DECREE_ACTION_CREATE ? "create"
-					   : "restore";
+	return a == DECREE_ACTION_DELETE    ? "delete"
+	       : a == DECREE_ACTION_CREATE  ? "create"
+	       : a == DECREE_ACTION_REPLACE ? "replace"
+					    : "restore";
 }
 
 static void on_plan(void *payload, const char *path, decree_action a)

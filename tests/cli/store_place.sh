@@ -114,4 +114,19 @@ else
 	ok "# SKIP git not installed"
 fi
 
+# ===== 4. fsck of something that is not a store ===============================
+P=$SCRATCH/p4
+mkdir -p "$P/notastore" && cd "$P" || exit 1
+echo x >notastore/file
+t_err "decree: '$P/notastore' is not a decree store (it has no DECREE-STORE marker)" \
+	"fsck of a directory that is not a store: exit 1, says so" 1 "$DECREE" --store notastore fsck
+case "$OUT" in *"store ok"*) not_ok "no 'store ok' for it" "$OUT" ;; *) ok "no 'store ok' for it" ;; esac
+t_err "decree: no decree store at '$P/missing'" \
+	"fsck of a missing store: exit 1, says so" 1 "$DECREE" --store missing fsck
+[ -e missing ] && not_ok "fsck created nothing" || ok "fsck created nothing"
+t_err "decree: no decree store at '$P/.decree/store'" \
+	"fsck before the first checkpoint: no store yet" 1 "$DECREE" fsck
+t_match '[0-9a-f]*' "a checkpoint makes the store" "$DECREE" checkpoint create
+t_out "store ok" "then fsck says store ok" "$DECREE" fsck
+
 done_testing

@@ -262,7 +262,7 @@ static const char *strip_components(const char *name, int strip)
 static int set_path(parser *p, char **dst, const char *name, int strip)
 {
 	const char *s = strip_components(name, strip);
-	char saved[512];
+	char saved[1024];
 
 	if (!s || !*s)
 		return perr(p, "cannot strip %d component%s from '%s'", strip,

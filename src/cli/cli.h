@@ -53,9 +53,14 @@ typedef struct {
  * ctx->argv.  0, or EXIT_USAGE after printing the usage error. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
-/* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the
- * caller frees the array, not the strings). */
-char **cli_paths(const cli_ctx *ctx);
+/* The "--" paths as root-relative paths for the library: each is taken
+ * relative to the current directory (to the root with -C), as in git,
+ * normalized (".", "..", "//", a trailing '/'), and must stay inside the
+ * project root of `s`.  *out: NULL when there are none or one names the
+ * root itself (the whole tree), else a NULL-terminated array freed with
+ * cli_paths_free.  0, or EXIT_FAIL after printing why. */
+int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s);
+void cli_paths_free(char **paths);
 
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

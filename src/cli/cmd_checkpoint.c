@@ -342,18 +342,16 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 	char **paths = NULL;
 	int r;
 
-	if (ctx->rest_argc) {
-		if (!(paths = cli_paths(ctx)))
-			return fail("out of memory");
-		o.paths = (const char *const *)paths;
-	}
+	if ((r = cli_paths(&paths, ctx, s)) != 0)
+		return r;
+	o.paths = (const char *const *)paths;
 	o.dry_run = dry;
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
 	if ((r = decree_checkpoint_resolve(id, s, ref)) == 0)
 		r = decree_checkpoint_restore(&res, s, id, &o);
-	free(paths);
+	cli_paths_free(paths);
 	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL);
 }
 

@@ -190,22 +190,22 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 				unified);
 		o.context = (unsigned)n;
 	}
-	if (ctx->rest_argc && !(paths = cli_paths(ctx)))
-		return fail("out of memory");
-	o.paths = (const char *const *)paths;
 	o.no_text = name_status;
 	d.ctx = ctx;
 	d.stat = stat;
 	d.name_status = name_status;
-	if ((r = open_store(&s, ctx)) != 0) {
-		free(paths);
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	if ((r = cli_paths(&paths, ctx, s)) != 0) {
+		decree_store_free(s);
 		return r;
 	}
+	o.paths = (const char *const *)paths;
 	r = decree_checkpoint_diff(s, ctx->argv[0],
 				   ctx->argc > 1 ? ctx->argv[1] : NULL, &o,
 				   on_diff_file, &d);
 	decree_store_free(s);
-	free(paths);
+	cli_paths_free(paths);
 	if (r < 0) {
 		diff_out_release(&d);
 		return lib_fail(r);

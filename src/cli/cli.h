@@ -77,6 +77,20 @@ int lib_fail_hint(int code, const char *hint);
  * (DECREE_ECORRUPT) is for fsck to name; NULL for any other code. */
 const char *fsck_hint(int code);
 
+/* quote.c: names on the terminal.  A path, session, label or message
+ * with a control character, a '"' or '\\', or bytes that are not valid
+ * UTF-8 is printed C-quoted in double quotes, as git quotes paths
+ * ("a\033[31mb", "x\ny"); anything else as it is.  cli_q returns the
+ * printable form: `s` itself, or a buffer that stays valid for the next
+ * 7 calls (enough for one output line).  cli_quote appends it to out;
+ * cli_sanitize appends s with the same bytes escaped but without quotes
+ * (for sentences that quote their names already: error messages).
+ * JSON output does not use them (json.c escapes). */
+const char *cli_q(const char *s);
+bool cli_needs_quote(const char *s);
+int cli_quote(buf *out, const char *s);
+int cli_sanitize(buf *out, const char *s);
+
 /* Read a whole file ("-": stdin) into out (appends).  0, or -1 with errno
  * set; prints nothing. */
 int cli_read_file(buf *out, const char *path);

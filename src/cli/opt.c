@@ -12,41 +12,61 @@
 #include "util/common.h"
 #include "cli.h"
 
+/* "decree: " + the message with control bytes escaped (quote.c) + tail. */
+static void print_error(const char *msg, const char *tail)
+{
+	buf b = BUF_INIT;
+
+	if (cli_sanitize(&b, msg) < 0)
+		buf_puts(&b, "(message lost: out of memory)");
+	fprintf(stderr, "decree: %s%s\n", b.ptr, tail);
+	buf_release(&b);
+}
+
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 {
+	char see[128];
+	buf b = BUF_INIT;
 	va_list ap;
-	fputs("decree: ", stderr);
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
 	if (ctx && ctx->cmdname)
-		fprintf(stderr, " (see 'decree %s --help')\n", ctx->cmdname);
+		snprintf(see, sizeof(see), " (see 'decree %s --help')",
+			 ctx->cmdname);
 	else
-		fputs(" (see 'decree --help')\n", stderr);
+		snprintf(see, sizeof(see), " (see 'decree --help')");
+	print_error(b.ptr, see);
+	buf_release(&b);
 	return EXIT_USAGE;
 }
 
 int fail(const char *fmt, ...)
 {
+	buf b = BUF_INIT;
 	va_list ap;
-	fputs("decree: ", stderr);
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	print_error(b.ptr, "");
+	buf_release(&b);
 	return EXIT_FAIL;
 }
 
 int lib_fail_hint(int code, const char *hint)
 {
 	const char *msg = decree_error_last();
+	char tail[256];
 
 	if (code == DECREE_ERROR || code >= 0)
 		code = decree_error_last_code();
 	if (!hint && code == DECREE_EUNFINISHED)
 		hint = "run 'decree recover'";
-	fprintf(stderr, "decree: %s%s%s\n", *msg ? msg : "operation failed",
-		hint ? "; " : "", hint ? hint : "");
+	snprintf(tail, sizeof(tail), "%s%s", hint ? "; " : "",
+		 hint ? hint : "");
+	print_error(*msg ? msg : "operation failed", tail);
 	return EXIT_FAIL;
 }
 

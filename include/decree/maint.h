@@ -74,7 +74,9 @@ typedef void (*decree_fsck_cb)(void *payload, decree_fsck_problem kind,
 /**
  * Verify every object (re-hash), parse every record, resolve every
  * reference.  Returns 0 when clean, DECREE_ECORRUPT when anything is
- * damaged (each problem reported through cb), or another error.
+ * damaged (each problem reported through cb), DECREE_ENOTFOUND when the
+ * store directory does not exist or is not a decree store (no marker), or
+ * another error.
  */
 DECREE_API int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload);
 

@@ -35,6 +35,11 @@ typedef enum {
 	DECREE_ACTION_RESTORE = 2, /**< overwrite with the checkpoint's
 				      bytes/mode */
 	DECREE_ACTION_DELETE = 3,
+	DECREE_ACTION_REPLACE = 4, /**< a directory, FIFO, socket or device
+				      stands where the checkpoint has a file
+				      or symlink: it is removed (a directory
+				      only once empty) and the file written;
+				      counted in `restored` */
 } decree_action;
 
 /** The steps of a transaction, as a progress callback sees them (path

@@ -53,9 +53,14 @@ typedef struct {
  * ctx->argv.  0, or EXIT_USAGE after printing the usage error. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
-/* The "--" paths, cleaned of "./" and trailing '/' (NULL if none; the
- * caller frees the array, not the strings). */
-char **cli_paths(const cli_ctx *ctx);
+/* The "--" paths as root-relative paths for the library: each is taken
+ * relative to the current directory (to the root with -C), as in git,
+ * normalized (".", "..", "//", a trailing '/'), and must stay inside the
+ * project root of `s`.  *out: NULL when there are none or one names the
+ * root itself (the whole tree), else a NULL-terminated array freed with
+ * cli_paths_free.  0, or EXIT_FAIL after printing why. */
+int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s);
+void cli_paths_free(char **paths);
 
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -71,6 +76,20 @@ int lib_fail_hint(int code, const char *hint);
 /* The hint for a command that reads stored objects: damage
  * (DECREE_ECORRUPT) is for fsck to name; NULL for any other code. */
 const char *fsck_hint(int code);
+
+/* quote.c: names on the terminal.  A path, session, label or message
+ * with a control character, a '"' or '\\', or bytes that are not valid
+ * UTF-8 is printed C-quoted in double quotes, as git quotes paths
+ * ("a\033[31mb", "x\ny"); anything else as it is.  cli_q returns the
+ * printable form: `s` itself, or a buffer that stays valid for the next
+ * 7 calls (enough for one output line).  cli_quote appends it to out;
+ * cli_sanitize appends s with the same bytes escaped but without quotes
+ * (for sentences that quote their names already: error messages).
+ * JSON output does not use them (json.c escapes). */
+const char *cli_q(const char *s);
+bool cli_needs_quote(const char *s);
+int cli_quote(buf *out, const char *s);
+int cli_sanitize(buf *out, const char *s);
 
 /* Read a whole file ("-": stdin) into out (appends).  0, or -1 with errno
  * set; prints nothing. */

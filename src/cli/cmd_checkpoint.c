@@ -149,13 +149,13 @@ static int ck_list(cli_ctx *ctx)
 				decree_checkpoint_list_at(l, i);
 			buf_printf(&b,
 				   "%.12s  %s  %-10s %6" PRIu64 " files  %s",
-				   c->id, c->created_at, c->session,
+				   c->id, c->created_at, cli_q(c->session),
 				   c->file_count,
 				   c->has_changes ? "changed" : "       ");
 			if (c->label)
-				buf_printf(&b, "  [%s]", c->label);
+				buf_printf(&b, "  [%s]", cli_q(c->label));
 			if (c->message)
-				buf_printf(&b, "  %s", c->message);
+				buf_printf(&b, "  %s", cli_q(c->message));
 			buf_putc(&b, '\n');
 		}
 		if (!decree_checkpoint_list_count(l) && !ctx->quiet)
@@ -225,11 +225,11 @@ static int ck_show(cli_ctx *ctx)
 		buf_puts(&b, "]}\n");
 	} else {
 		buf_printf(&b, "checkpoint %s\nsession    %s\ncreated    %s\n",
-			   info.id, info.session, info.created_at);
+			   info.id, cli_q(info.session), info.created_at);
 		if (info.message)
-			buf_printf(&b, "message    %s\n", info.message);
+			buf_printf(&b, "message    %s\n", cli_q(info.message));
 		if (info.label)
-			buf_printf(&b, "label      %s\n", info.label);
+			buf_printf(&b, "label      %s\n", cli_q(info.label));
 		buf_printf(&b, "files      %" PRIu64 " (%" PRIu64 " bytes)\n\n",
 			   info.file_count, info.total_bytes);
 		for (size_t i = 0; i < n; i++) {
@@ -239,11 +239,12 @@ static int ck_show(cli_ctx *ctx)
 				buf_printf(&b,
 					   "skipped %-57s %10" PRIu64
 					   " %s (%s)\n",
-					   "", f.size, f.path, f.skip_reason);
+					   "", f.size, cli_q(f.path),
+					   f.skip_reason);
 			else
 				buf_printf(&b, "%-6s %s %10" PRIu64 " %s\n",
 					   mode_str(f.mode), f.sha256, f.size,
-					   f.path);
+					   cli_q(f.path));
 		}
 	}
 	decree_snapshot_free(sn);
@@ -263,9 +264,10 @@ typedef struct {
 
 static const char *action_name(decree_action a)
 {
-	return a == DECREE_ACTION_DELETE   ? "delete"
-	       : a == DECREE_ACTION_CREATE ? "create"
-					   : "restore";
+	return a == DECREE_ACTION_DELETE    ? "delete"
+	       : a == DECREE_ACTION_CREATE  ? "create"
+	       : a == DECREE_ACTION_REPLACE ? "replace"
+					    : "restore";
 }
 
 static void on_plan(void *payload, const char *path, decree_action a)
@@ -277,7 +279,7 @@ static void on_plan(void *payload, const char *path, decree_action a)
 		json_kv_str(&p->json, "action", action_name(a), true);
 		buf_putc(&p->json, '}');
 	} else if (!p->ctx->quiet) {
-		printf("%s %s\n", action_name(a), path);
+		printf("%s %s\n", action_name(a), cli_q(path));
 	}
 	p->n++;
 }
@@ -289,7 +291,7 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 	/* Only roll-back steps are news to the user; the plan was printed. */
 	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet)
 		fprintf(stderr, "%s: %s %s\n", cli_phase_name(ph),
-			action ? action : "", path ? path : "");
+			action ? action : "", path ? cli_q(path) : "");
 }
 
 static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
@@ -341,18 +343,16 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 	char **paths = NULL;
 	int r;
 
-	if (ctx->rest_argc) {
-		if (!(paths = cli_paths(ctx)))
-			return fail("out of memory");
-		o.paths = (const char *const *)paths;
-	}
+	if ((r = cli_paths(&paths, ctx, s)) != 0)
+		return r;
+	o.paths = (const char *const *)paths;
 	o.dry_run = dry;
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
 	if ((r = decree_checkpoint_resolve(id, s, ref)) == 0)
 		r = decree_checkpoint_restore(&res, s, id, &o);
-	free(paths);
+	cli_paths_free(paths);
 	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL);
 }
 
@@ -522,12 +522,12 @@ int cmd_rollback(cli_ctx *ctx)
 				c->created_at, differ);
 		} else {
 			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
-				   k + 1, c->created_at, c->id, c->session,
-				   differ);
+				   k + 1, c->created_at, c->id,
+				   cli_q(c->session), differ);
 			if (c->label)
-				buf_printf(&b, "  [%s]", c->label);
+				buf_printf(&b, "  [%s]", cli_q(c->label));
 			if (c->message)
-				buf_printf(&b, "  %s", c->message);
+				buf_printf(&b, "  %s", cli_q(c->message));
 			buf_putc(&b, '\n');
 		}
 	}
@@ -770,9 +770,12 @@ static void on_problem(void *payload, decree_fsck_problem kind,
 		json_kv_str(&f->json, "problem", problem, true);
 		buf_putc(&f->json, '}');
 	} else {
-		printf("damaged: %s: %s%s\n", what, problem,
+		buf q = BUF_INIT;
+		cli_sanitize(&q, problem);
+		printf("damaged: %s: %s%s\n", cli_q(what), q.ptr,
 		       kind == DECREE_FSCK_UNFINISHED ? "; run 'decree recover'"
 						      : "");
+		buf_release(&q);
 	}
 	f->n++;
 }

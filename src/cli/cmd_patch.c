@@ -67,10 +67,9 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 	d->added += f->added;
 	d->removed += f->removed;
 	if (f->skipped && !d->ctx->json)
-		fprintf(stderr,
-			"decree: '%s' is larger than the size limit and was never "
-			"stored; not diffed\n",
-			f->path);
+		fail("'%s' is larger than the size limit and was never "
+		     "stored; not diffed",
+		     f->path); /* a note, not a failure: fail() prints it */
 	if (d->ctx->json) {
 		buf *b = &d->json;
 		buf_puts(b, d->n ? ",{" : "{");
@@ -91,7 +90,7 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 			json_kv_path(b, "diff", f->text, true);
 		buf_putc(b, '}');
 	} else if (d->name_status) {
-		printf("%c\t%s\n", f->status, f->path);
+		printf("%c\t%s\n", f->status, cli_q(f->path));
 	} else if (d->stat) {
 		if (f->binary || f->skipped)
 			snprintf(row, sizeof(row), "%s",
@@ -102,7 +101,7 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 				 f->added, f->removed);
 		if (f->added + f->removed > d->most)
 			d->most = f->added + f->removed;
-		if (keep_row(d, f->path, row) < 0)
+		if (keep_row(d, cli_q(f->path), row) < 0)
 			return -1;
 	} else if (f->text) {
 		fwrite(f->text, 1, f->len, stdout);
@@ -190,22 +189,22 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 				unified);
 		o.context = (unsigned)n;
 	}
-	if (ctx->rest_argc && !(paths = cli_paths(ctx)))
-		return fail("out of memory");
-	o.paths = (const char *const *)paths;
 	o.no_text = name_status;
 	d.ctx = ctx;
 	d.stat = stat;
 	d.name_status = name_status;
-	if ((r = open_store(&s, ctx)) != 0) {
-		free(paths);
+	if ((r = open_store(&s, ctx)) != 0)
+		return r;
+	if ((r = cli_paths(&paths, ctx, s)) != 0) {
+		decree_store_free(s);
 		return r;
 	}
+	o.paths = (const char *const *)paths;
 	r = decree_checkpoint_diff(s, ctx->argv[0],
 				   ctx->argc > 1 ? ctx->argv[1] : NULL, &o,
 				   on_diff_file, &d);
 	decree_store_free(s);
-	free(paths);
+	cli_paths_free(paths);
 	if (r < 0) {
 		diff_out_release(&d);
 		return lib_fail(r);
@@ -271,13 +270,18 @@ static void on_report(void *payload, const char *path, decree_apply_action a,
 			event("staging", path, act, NULL);
 		return;
 	}
-	if (a == DECREE_APPLY_CONFLICT)
-		fprintf(stderr, "conflict: %s\n", detail ? detail : path);
-	else if (o->check && !o->ctx->quiet)
-		printf("%s %s\n", act, path);
-	else if (a == DECREE_APPLY_SKIP && !o->ctx->quiet)
+	if (a == DECREE_APPLY_CONFLICT) {
+		buf q = BUF_INIT;
+		if (detail)
+			cli_sanitize(&q, detail);
+		fprintf(stderr, "conflict: %s\n", detail ? q.ptr : cli_q(path));
+		buf_release(&q);
+	} else if (o->check && !o->ctx->quiet) {
+		printf("%s %s\n", act, cli_q(path));
+	} else if (a == DECREE_APPLY_SKIP && !o->ctx->quiet) {
 		fprintf(stderr, "skip %s (already as the patch leaves it)\n",
-			path);
+			cli_q(path));
+	}
 }
 
 static void on_apply_progress(void *payload, decree_phase ph, const char *path,
@@ -291,7 +295,7 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 		event(cli_phase_name(ph), path, action, NULL);
 	else if (path && !o->ctx->quiet)
 		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
-			action ? action : "", path);
+			action ? action : "", cli_q(path));
 }
 
 static const char apply_help[] =
@@ -419,17 +423,21 @@ int cmd_apply(cli_ctx *ctx)
 	if (check)
 		printf("%s applies cleanly: would create %zu, modify %zu, delete %zu; "
 		       "%zu already done\n",
-		       name, res.created, res.modified, res.deleted,
+		       cli_q(name), res.created, res.modified, res.deleted,
 		       res.skipped);
 	else if (!res.created && !res.modified && !res.deleted)
 		printf("nothing to apply: every file is already as %s leaves it\n",
-		       name);
+		       cli_q(name));
 	else
 		printf("applied %s: created %zu, modified %zu, deleted %zu, skipped %zu; "
 		       "'decree undo' reverts this\n",
-		       name, res.created, res.modified, res.deleted,
+		       cli_q(name), res.created, res.modified, res.deleted,
 		       res.skipped);
-	if (res.exec_ran)
-		printf("'%s' succeeded\n", exec);
+	if (res.exec_ran) {
+		buf q = BUF_INIT;
+		cli_sanitize(&q, exec);
+		printf("'%s' succeeded\n", q.ptr);
+		buf_release(&q);
+	}
 	return EXIT_OK;
 }

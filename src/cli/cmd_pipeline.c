@@ -17,7 +17,7 @@ static void print_created(void *payload, const char *path, bool is_dir)
 {
 	const cli_ctx *ctx = payload;
 	if (!ctx->quiet && !ctx->json)
-		printf("created %s%s\n", path, is_dir ? "/" : "");
+		printf("created %s%s\n", cli_q(path), is_dir ? "/" : "");
 }
 
 int cmd_init(cli_ctx *ctx)
@@ -58,7 +58,7 @@ int cmd_init(cli_ctx *ctx)
 	} else if (!ctx->quiet) {
 		printf(made ? "decree project ready in %s\n"
 			    : "%s is already a decree project; nothing to do\n",
-		       abs);
+		       cli_q(abs));
 	}
 	return EXIT_OK;
 }
@@ -127,15 +127,22 @@ typedef struct {
 
 static void say(const run_output *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* One progress line on stderr; names in it (message files, routines,
+ * reasons) have their control bytes escaped (quote.c). */
 static void say(const run_output *o, const char *fmt, ...)
 {
+	buf line = BUF_INIT, safe = BUF_INIT;
 	va_list ap;
+
 	if (o->ctx->quiet)
 		return;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	buf_vprintf(&line, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	cli_sanitize(&safe, line.ptr);
+	fprintf(stderr, "%s\n", safe.ptr);
+	buf_release(&line);
+	buf_release(&safe);
 }
 
 static void on_event(void *payload, const decree_pipeline_event *ev)
@@ -182,7 +189,7 @@ static void on_event(void *payload, const decree_pipeline_event *ev)
 		say(o, "skipping %s: %s", ev->path, ev->reason);
 		break;
 	case DECREE_EVENT_WARNING:
-		fprintf(stderr, "decree: %s\n", ev->reason);
+		fail("%s", ev->reason); /* a warning: fail() only prints */
 		break;
 	case DECREE_EVENT_FINISHED:
 		if (!o->ctx->json)
@@ -448,9 +455,9 @@ int cmd_status(cli_ctx *ctx)
 			json_kv_path(&j, "message", ri->message, true);
 			buf_printf(&j, ",\"attempts\":%d}", ri->attempts);
 		} else {
-			printf("  %-20s %-11s %-12s %s%s", ri->id, out,
-			       ri->routine ? ri->routine : "-",
-			       ri->message ? ri->message : "",
+			printf("  %-20s %-11s %-12s %s%s", cli_q(ri->id), out,
+			       ri->routine ? cli_q(ri->routine) : "-",
+			       ri->message ? cli_q(ri->message) : "",
 			       ri->attempts ? "" : "\n");
 			if (ri->attempts)
 				printf(" (%d attempt%s)\n", ri->attempts,

@@ -115,18 +115,30 @@ static void last_run_load(last_run *lr, const decree_project *p)
 
 	memset(lr, 0, sizeof(*lr));
 	last_run_path(path, p);
-	if (!(f = fopen(path, "rb"))) {
-		if (errno != ENOENT)
-			fprintf(stderr, "decree: ignoring '%s': %s\n", path,
-				strerror(errno));
-		return;
+	{
+		/* never wait on a FIFO of that name: O_NONBLOCK, regular only
+		 */
+		struct stat st;
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				fail("ignoring '%s': %s", path,
+				     strerror(errno));
+			return;
+		}
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    !(f = fdopen(fd, "rb"))) {
+			fail("ignoring '%s': not a regular file", path);
+			close(fd);
+			return;
+		}
 	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
-		fprintf(stderr, "decree: ignoring '%s': line %lu: %s\n", path,
-			(unsigned long)parser.problem_mark.line + 1,
-			parser.problem ? parser.problem : "invalid YAML");
+		fail("ignoring '%s': line %lu: %s", path,
+		     (unsigned long)parser.problem_mark.line + 1,
+		     parser.problem ? parser.problem : "invalid YAML");
 		yaml_parser_delete(&parser);
 		fclose(f);
 		return;

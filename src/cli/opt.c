@@ -12,41 +12,61 @@
 #include "util/common.h"
 #include "cli.h"
 
+/* "decree: " + the message with control bytes escaped (quote.c) + tail. */
+static void print_error(const char *msg, const char *tail)
+{
+	buf b = BUF_INIT;
+
+	if (cli_sanitize(&b, msg) < 0)
+		buf_puts(&b, "(message lost: out of memory)");
+	fprintf(stderr, "decree: %s%s\n", b.ptr, tail);
+	buf_release(&b);
+}
+
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 {
+	char see[128];
+	buf b = BUF_INIT;
 	va_list ap;
-	fputs("decree: ", stderr);
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
 	if (ctx && ctx->cmdname)
-		fprintf(stderr, " (see 'decree %s --help')\n", ctx->cmdname);
+		snprintf(see, sizeof(see), " (see 'decree %s --help')",
+			 ctx->cmdname);
 	else
-		fputs(" (see 'decree --help')\n", stderr);
+		snprintf(see, sizeof(see), " (see 'decree --help')");
+	print_error(b.ptr, see);
+	buf_release(&b);
 	return EXIT_USAGE;
 }
 
 int fail(const char *fmt, ...)
 {
+	buf b = BUF_INIT;
 	va_list ap;
-	fputs("decree: ", stderr);
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	print_error(b.ptr, "");
+	buf_release(&b);
 	return EXIT_FAIL;
 }
 
 int lib_fail_hint(int code, const char *hint)
 {
 	const char *msg = decree_error_last();
+	char tail[256];
 
 	if (code == DECREE_ERROR || code >= 0)
 		code = decree_error_last_code();
 	if (!hint && code == DECREE_EUNFINISHED)
 		hint = "run 'decree recover'";
-	fprintf(stderr, "decree: %s%s%s\n", *msg ? msg : "operation failed",
-		hint ? "; " : "", hint ? hint : "");
+	snprintf(tail, sizeof(tail), "%s%s", hint ? "; " : "",
+		 hint ? hint : "");
+	print_error(*msg ? msg : "operation failed", tail);
 	return EXIT_FAIL;
 }
 
@@ -146,26 +166,121 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 	return 0;
 }
 
-/* A copy of the "--" paths without "./" prefixes and trailing slashes
- * (NULL if none); the caller frees the array, not the strings. */
-char **cli_paths(const cli_ctx *ctx)
+/* Remove ".", ".." and repeated or trailing slashes of an absolute path,
+ * in place, lexically (as git does for pathspecs). */
+static void normalize_abs(char *p)
 {
-	char **paths;
+	const char *in = p;
+	size_t n = 1; /* p[0] == '/' */
 
-	if (!ctx->rest_argc)
-		return NULL;
-	if (!(paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *))))
-		return NULL;
-	for (int i = 0; i < ctx->rest_argc; i++) {
-		char *p = ctx->rest_argv[i];
-		size_t n = strlen(p);
-		while (n > 1 && p[n - 1] == '/') /* "dir/" means "dir" */
-			p[--n] = '\0';
-		while (p[0] == '.' && p[1] == '/')
-			p += 2;
-		paths[i] = p;
+	while (*in) {
+		const char *e;
+		size_t cl;
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		e = strchr(in, '/');
+		cl = e ? (size_t)(e - in) : strlen(in);
+		if (cl == 2 && in[0] == '.' && in[1] == '.') {
+			while (n > 1 && p[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+		} else if (!(cl == 1 && in[0] == '.')) {
+			if (n > 1)
+				p[n++] = '/';
+			memmove(p + n, in, cl);
+			n += cl;
+		}
+		in += cl;
 	}
-	return paths;
+	p[n] = '\0';
+}
+
+/* `full` below `root` (both absolute, normalized): its root-relative part
+ * ("" for the root itself), or NULL when it is outside. */
+static const char *below(const char *full, const char *root)
+{
+	size_t rl = strlen(root);
+
+	if (rl == 1)
+		return full + 1;
+	if (strncmp(full, root, rl))
+		return NULL;
+	if (!full[rl])
+		return full + rl;
+	return full[rl] == '/' ? full + rl + 1 : NULL;
+}
+
+int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s)
+{
+	const char *root = decree_store_root(s);
+	char base[PATH_MAX];
+	char **paths;
+	bool whole = false;
+
+	*out = NULL;
+	if (!ctx->rest_argc)
+		return 0;
+	/* Paths are relative to the current directory, as in git; -C makes
+	 * the project root the current directory. */
+	if (ctx->root_opt)
+		snprintf(base, sizeof(base), "%s", root);
+	else if (!getcwd(base, sizeof(base)))
+		return fail("cannot get the current directory: %s",
+			    strerror(errno));
+	if (!(paths = calloc((size_t)ctx->rest_argc + 1, sizeof(char *))))
+		return fail("out of memory");
+	for (int i = 0; i < ctx->rest_argc; i++) {
+		const char *arg = ctx->rest_argv[i], *rel;
+		size_t n = strlen(base) + strlen(arg) + 2;
+		char *full = malloc(n), real[PATH_MAX];
+
+		if (!full) {
+			cli_paths_free(paths);
+			return fail("out of memory");
+		}
+		if (!*arg) {
+			free(full);
+			cli_paths_free(paths);
+			return fail("an empty path names no file");
+		}
+		snprintf(full, n, "%s/%s", arg[0] == '/' ? "" : base, arg);
+		normalize_abs(full);
+		rel = below(full, root);
+		/* an absolute path may reach the root through a symlink */
+		if (!rel && arg[0] == '/' && realpath(full, real) &&
+		    (rel = below(real, root)))
+			memmove(full, rel, strlen(rel) + 1), rel = full;
+		if (!rel) {
+			int r = fail(
+				"path '%s' is outside the project root '%s'",
+				arg, root);
+			free(full);
+			cli_paths_free(paths);
+			return r;
+		}
+		if (!*rel)
+			whole = true;
+		memmove(full, rel, strlen(rel) + 1);
+		paths[i] = full;
+	}
+	if (whole) { /* "." at the root: everything */
+		cli_paths_free(paths);
+		paths = NULL;
+	}
+	*out = paths;
+	return 0;
+}
+
+void cli_paths_free(char **paths)
+{
+	if (!paths)
+		return;
+	for (size_t i = 0; paths[i]; i++)
+		free(paths[i]);
+	free(paths);
 }
 
 int cli_read_file(buf *out, const char *path)

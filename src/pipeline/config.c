@@ -25,6 +25,7 @@
 #include "decree/project.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/fs.h"
 
 #include <yaml.h>
 
@@ -283,27 +284,35 @@ static int load_file(config_data *c, const char *root)
 	char path[PATH_MAX];
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	FILE *f;
+	buf text = BUF_INIT;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/.decree/config.yml", root);
-	if (!(f = fopen(path, "rb")))
-		return 0;
+	/* fs_read_path never opens a FIFO or device (it would block) */
+	if ((r = fs_read_path(path, &text)) < 0) {
+		buf_release(&text);
+		if (r == DECREE_ENOTFOUND) {
+			error_clear();
+			return 0;
+		}
+		return r;
+	}
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text.ptr,
+				     text.len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		r = decree_error_set(
 			DECREE_EINVALID, "%s:%lu: %s", path,
 			(unsigned long)parser.problem_mark.line + 1,
 			parser.problem ? parser.problem : "invalid YAML");
 		yaml_parser_delete(&parser);
-		fclose(f);
+		buf_release(&text);
 		return r;
 	}
 	r = read_document(c, &doc, root, path);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	fclose(f);
+	buf_release(&text);
 	return r;
 }
 

@@ -105,31 +105,55 @@ int fs_read_fd(int fd, buf *out, const char *name)
 	return 0;
 }
 
-static int read_opened(int fd, buf *out, const char *name)
+/*
+ * Read dirfd/name whole if it is a regular file.  A FIFO, socket or device
+ * is never opened for reading (opening a FIFO blocks until a writer comes,
+ * reading a device may never end): it is refused after an lstat/stat, and
+ * the open itself is O_NONBLOCK with an fstat after it, for the one that
+ * takes the name's place in between.
+ */
+static int read_regular(int dirfd, const char *name, bool nofollow, buf *out)
 {
-	int r;
+	struct stat st;
+	int fd, r;
 
+	if (fstatat(dirfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0) {
+		if (errno == ENOENT)
+			return decree_error_set(DECREE_ENOTFOUND,
+						"'%s' does not exist", name);
+		return decree_error_os("cannot stat '%s'", name);
+	}
+	if (!S_ISREG(st.st_mode))
+		goto not_regular;
+	fd = openat(dirfd, name,
+		    O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+			    (nofollow ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return decree_error_set(DECREE_ENOTFOUND,
 						"'%s' does not exist", name);
 		return decree_error_os("cannot open '%s'", name);
 	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		goto not_regular;
+	}
 	r = fs_read_fd(fd, out, name);
 	close(fd);
 	return r;
+not_regular:
+	return decree_error_set(DECREE_EINVALID, "'%s' is not a regular file",
+				name);
 }
 
 int fs_read_path(const char *path, buf *out)
 {
-	return read_opened(open(path, O_RDONLY | O_CLOEXEC), out, path);
+	return read_regular(AT_FDCWD, path, false, out);
 }
 
 int fs_read_at(int dirfd, const char *name, buf *out)
 {
-	return read_opened(openat(dirfd, name,
-				  O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
-			   out, name);
+	return read_regular(dirfd, name, true, out);
 }
 
 int fs_fsync(int fd, const char *name)

@@ -30,7 +30,9 @@ int fs_close(int fd);
 int fs_read_fd(int fd, buf *out, const char *name_for_errors);
 
 /* Open `path` (absolute or cwd-relative) read-only and read it whole.
- * Returns DECREE_ENOTFOUND if it does not exist. */
+ * Returns DECREE_ENOTFOUND if it does not exist, DECREE_EINVALID if it is
+ * not a regular file (a FIFO, socket or device is never opened for
+ * reading: it could block forever). */
 int fs_read_path(const char *path, buf *out);
 int fs_read_at(int dirfd, const char *name, buf *out); /* O_NOFOLLOW */
 

@@ -468,17 +468,18 @@ printf 's2\n' >>sub/s.txt
 sed -i 's/^L10$/TEN/' long.txt
 printf 'Q\n' >'q"uote.txt'
 
-t_out " a.txt      | 2 +-
- b.txt      | 1 -
- c.bin      | Bin
- d.txt      | 2 ++
- long.txt   | 2 +-
- q\"uote.txt | 2 +-
- sub/s.txt  | 1 +
+# a name with '"' is C-quoted, as git diff --stat/--name-status quote it
+t_out " a.txt         | 2 +-
+ b.txt         | 1 -
+ c.bin         | Bin
+ d.txt         | 2 ++
+ long.txt      | 2 +-
+ \"q\\\"uote.txt\" | 2 +-
+ sub/s.txt     | 1 +
  7 files changed, 6 insertions(+), 4 deletions(-)" "--stat: one row per file and the summary line" D --store "$S" checkpoint diff "$SM" --stat
 t_out " a.txt | 2 +-
  1 file changed, 1 insertion(+), 1 deletion(-)" "--stat -- a.txt: singular summary" D --store "$S" checkpoint diff "$SM" --stat -- a.txt
-t_out "$(printf 'M\ta.txt\nD\tb.txt\nM\tc.bin\nA\td.txt\nM\tlong.txt\nM\tq"uote.txt\nM\tsub/s.txt')" \
+t_out "$(printf 'M\ta.txt\nD\tb.txt\nM\tc.bin\nA\td.txt\nM\tlong.txt\nM\t"q\\"uote.txt"\nM\tsub/s.txt')" \
 	"--name-status: A/D/M lines in path order" D --store "$S" checkpoint diff "$SM" --name-status
 
 t "--json" D --store "$S" --json checkpoint diff "$SM"

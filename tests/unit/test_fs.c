@@ -627,10 +627,22 @@ static void test_io_helpers(void **state)
 	assert_int_equal(fs_read_at(f->rootfd, "f", &b), 0);
 	assert_string_equal(b.ptr, "a file");
 	buf_clear(&b);
-	assert_int_equal(fs_read_at(f->rootfd, "s", &b),
-			 DECREE_ERROR); /* O_NOFOLLOW
-					 */
+	/* a symlink: not followed */
+	assert_int_equal(fs_read_at(f->rootfd, "s", &b), DECREE_EINVALID);
 	assert_int_equal(fs_read_at(f->rootfd, "nope", &b), DECREE_ENOTFOUND);
+	/* a FIFO is never opened (it would block until a writer comes), a
+	 * directory is not read; alarm() turns a hang into a failure */
+	snprintf(p, sizeof(p), "%s/root/fifo", f->base);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	alarm(10);
+	assert_int_equal(fs_read_path(p, &b), DECREE_EINVALID);
+	assert_non_null(strstr(error_last(), "is not a regular file"));
+	assert_int_equal(fs_read_at(f->rootfd, "fifo", &b), DECREE_EINVALID);
+	alarm(0);
+	assert_int_equal(fs_read_at(f->rootfd, "d", &b), DECREE_EINVALID);
+	snprintf(p, sizeof(p), "%s/root/d", f->base);
+	assert_int_equal(fs_read_path(p, &b), DECREE_EINVALID);
+	assert_int_equal(b.len, 0);
 	snprintf(p, sizeof(p), "%s/nope", f->base);
 	assert_int_equal(fs_read_path(p, &b), DECREE_ENOTFOUND);
 	/* a pipe: no size hint, read to EOF */

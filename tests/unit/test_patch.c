@@ -702,6 +702,33 @@ static void test_parse_errors(void **state)
 		  "--- /etc/passwd\n+++ /etc/passwd\n"
 		  "@@ -1 +1 @@\n-a\n+b\n",
 		  DECREE_EINVALID, "p.diff:3: unsafe path '/etc/passwd'" },
+		/* git apply: "invalid path '/tmp/x/new.txt'" */
+		{ "absolute after the prefix",
+		  "--- /dev/null\n+++ b//tmp/x/new.txt\n"
+		  "@@ -0,0 +1 @@\n+hi\n",
+		  DECREE_EINVALID, "p.diff:3: unsafe path '/tmp/x/new.txt'" },
+		{ "absolute after the prefix, git record",
+		  "diff --git a//tmp/x b//tmp/x\nnew file mode 100644\n"
+		  "--- /dev/null\n+++ b//tmp/x\n@@ -0,0 +1 @@\n+hi\n",
+		  DECREE_EINVALID, "unsafe path '/tmp/x'" },
+		{ "absolute after two components",
+		  "--- a/d//etc/passwd\n+++ b/d//etc/passwd\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
+		  DECREE_EINVALID, "unsafe path 'd//etc/passwd'" },
+		/* a type change needs content: git apply refuses it too */
+		{ "file to symlink by mode alone",
+		  "diff --git a/x b/x\nold mode 100644\nnew mode 120000\n",
+		  DECREE_EINVALID,
+		  "p.diff:1: new mode 120000 of 'x' does not match old mode "
+		  "100644" },
+		{ "symlink to file by mode alone",
+		  "diff --git a/l b/l\nold mode 120000\nnew mode 100755\n",
+		  DECREE_EINVALID, "does not match old mode 120000" },
+		{ "file to symlink with a hunk",
+		  "diff --git a/x b/x\nold mode 100644\nnew mode 120000\n"
+		  "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-hello\n+target\n"
+		  "\\ No newline at end of file\n",
+		  DECREE_EINVALID, "a change of file type is a deletion" },
 		{ "dotdot",
 		  "diff --git a/../x b/../x\n--- a/../x\n+++ b/../x\n"
 		  "@@ -1 +1 @@\n-a\n+b\n",
@@ -1347,6 +1374,73 @@ static void apply_foreign(const char *file, const tree *a, const tree *b,
 	buf_release(&text);
 }
 
+/*
+ * git apply as the oracle for what must be refused: each patch is given
+ * to `git apply --check` in a tree holding x (a regular file "hello\n")
+ * and l (a symlink to "target"); git must refuse it (or the case is
+ * wrong), and decree must refuse it too.  The last case is one both
+ * accept, so that a broken harness cannot pass.
+ */
+static void test_oracle_refusals(void **state)
+{
+	static const struct {
+		const char *name, *patch;
+		bool refused;
+	} cases[] = {
+		{ "absolute after the prefix",
+		  "--- /dev/null\n+++ b//tmp/x/new.txt\n@@ -0,0 +1 @@\n+hi\n",
+		  true },
+		{ "absolute after the prefix, git record",
+		  "diff --git a//tmp/x b//tmp/x\nnew file mode 100644\n"
+		  "--- /dev/null\n+++ b//tmp/x\n@@ -0,0 +1 @@\n+hi\n",
+		  true },
+		{ "file to symlink by mode alone",
+		  "diff --git a/x b/x\nold mode 100644\nnew mode 120000\n",
+		  true },
+		{ "symlink to file by mode alone",
+		  "diff --git a/l b/l\nold mode 120000\nnew mode 100644\n",
+		  true },
+		{ "file to symlink with a hunk",
+		  "diff --git a/x b/x\nold mode 100644\nnew mode 120000\n"
+		  "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-hello\n+target\n"
+		  "\\ No newline at end of file\n",
+		  true },
+		{ "a mode change within the type",
+		  "diff --git a/x b/x\nold mode 100644\nnew mode 100755\n",
+		  false },
+	};
+	const char *d = tmpdir;
+	char path[256];
+
+	UNUSED(state);
+	require_tools();
+	run("rm -rf '%s/o'", d);
+	assert_int_equal(run("mkdir '%s/o' && echo hello >'%s/o/x' && "
+			     "ln -s target '%s/o/l'",
+			     d, d, d),
+			 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		patch_set *ps = NULL;
+		int git_rc, r;
+
+		snprintf(path, sizeof(path), "%s/o.diff", d);
+		write_file(path, cases[i].patch, strlen(cases[i].patch));
+		git_rc = run("cd '%s/o' && " GIT_ENV "git apply --check "
+			     "../o.diff >../o.log 2>&1",
+			     d, d, d);
+		if ((git_rc != 0) != cases[i].refused)
+			fail_msg("%s: git apply --check exited %d",
+				 cases[i].name, git_rc);
+		r = patch_parse(&ps, "o.diff", cases[i].patch,
+				strlen(cases[i].patch), NULL);
+		if ((r < 0) != cases[i].refused)
+			fail_msg("%s: decree %s it (%s)", cases[i].name,
+				 r < 0 ? "refused" : "accepted",
+				 r < 0 ? decree_error_last() : "");
+		patch_set_free(ps);
+	}
+}
+
 /* diff -ruN and git diff --no-index write, decree reads. */
 static void test_oracle_parse(void **state)
 {
@@ -1591,6 +1685,7 @@ int main(void)
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_random_roundtrip),
+		cmocka_unit_test(test_oracle_refusals),
 		cmocka_unit_test(test_oracle_apply),
 		cmocka_unit_test(test_oracle_parse),
 		cmocka_unit_test(test_oracle_binary),

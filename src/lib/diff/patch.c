@@ -252,9 +252,9 @@ static const char *strip_components(const char *name, int strip)
 		const char *sl = strchr(name, '/');
 		if (!sl)
 			return NULL;
+		/* "b//tmp/x" leaves "/tmp/x": absolute, refused by the
+		 * caller (as git apply does), never quietly made relative */
 		name = sl + 1;
-		while (*name == '/')
-			name++;
 	}
 	return name;
 }
@@ -262,7 +262,7 @@ static const char *strip_components(const char *name, int strip)
 static int set_path(parser *p, char **dst, const char *name, int strip)
 {
 	const char *s = strip_components(name, strip);
-	char saved[512];
+	char saved[1024];
 
 	if (!s || !*s)
 		return perr(p, "cannot strip %d component%s from '%s'", strip,
@@ -1018,6 +1018,20 @@ static int parse_git(parser *p)
 		goto done;
 	if (h.index_mode && f->old_exists && f->new_exists && !h.have_old_mode)
 		f->old_mode = f->new_mode = h.index_mode;
+	/* A change of file type (regular file <-> symlink) needs the new
+	 * content: git writes it as a deletion and a creation, and git apply
+	 * refuses it in one record; so does decree, rather than turn a
+	 * file's bytes into a link target. */
+	if (f->old_exists && f->new_exists && f->old_mode && f->new_mode &&
+	    ((f->old_mode ^ f->new_mode) & 0170000)) {
+		r = perr_at(p->name, start, DECREE_EINVALID,
+			    "new mode %06o of '%s' does not match old mode "
+			    "%06o (a change of file type is a deletion and a "
+			    "creation)",
+			    (unsigned)f->new_mode, f->new_path,
+			    (unsigned)f->old_mode);
+		goto done;
+	}
 	if (h.have_labels) {
 		r = parse_hunks(p, f);
 	} else if (!f->is_binary && f->old_exists && f->new_exists &&

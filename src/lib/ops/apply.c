@@ -137,10 +137,15 @@ static int load_disk(pstate *p, decree_store *s)
 		close(dfd);
 		return conflict_at(p, "'%s' is a special file", p->path);
 	}
-	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: never wait on a FIFO that took the file's place */
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
 		return decree_error_os("cannot open '%s'", p->path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return conflict_at(p, "'%s' is a special file", p->path);
+	}
 	r = fs_read_fd(fd, &p->orig, p->path);
 	close(fd);
 	if (r < 0)

@@ -113,8 +113,21 @@ static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
 					       e->path);
 		return buf_put(out, target, (size_t)n);
 	}
-	if ((fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	/* the scan saw a regular file; whatever took its place since is
+	 * neither waited for (O_NONBLOCK: a FIFO) nor read */
+	if ((fd = openat(dfd, base,
+			 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return decree_error_os("cannot open '%s'", e->path);
+	{
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return decree_error_set(DECREE_ECONFLICT,
+						"'%s' changed while decree was "
+						"reading it",
+						e->path);
+		}
+	}
 	r = fs_read_fd(fd, out, e->path);
 	close(fd);
 	return r;

@@ -416,8 +416,18 @@ int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload)
 	m.cb = cb;
 	m.payload = payload;
 	m.fsck = true;
-	if (!repo_exists(s))
-		return 0;
+	if (!repo_exists(s)) {
+		/* nothing to check is not "store ok": say what is there */
+		struct stat st;
+		if (stat(s->dir, &st) < 0)
+			return decree_error_set(DECREE_ENOTFOUND,
+						"no decree store at '%s'",
+						s->dir);
+		return decree_error_set(DECREE_ENOTFOUND,
+					"'%s' is not a decree store (it has "
+					"no DECREE-STORE marker)",
+					s->dir);
+	}
 	if ((r = repo_odb(&m.db, s, true)) < 0) {
 		if (r != DECREE_ECORRUPT)
 			return r;

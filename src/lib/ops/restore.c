@@ -91,18 +91,21 @@ static int check_paths(const char *const *paths, const snap *a, const snap *b)
 	return 0;
 }
 
+/* in_way: a directory or special file stands at a path the change
+ * creates (restore's plan names it; undo and redo do not look). */
 static void report(const decree_restore_options *o, decree_restore_result *res,
-		   const txn_change *t)
+		   const txn_change *t, bool in_way)
 {
 	decree_action a = !t->has_new  ? DECREE_ACTION_DELETE
 			  : t->has_old ? DECREE_ACTION_RESTORE
+			  : in_way     ? DECREE_ACTION_REPLACE
 				       : DECREE_ACTION_CREATE;
 	if (a == DECREE_ACTION_DELETE)
 		res->deleted++;
-	else if (a == DECREE_ACTION_RESTORE)
-		res->restored++;
-	else
+	else if (a == DECREE_ACTION_CREATE)
 		res->created++;
+	else
+		res->restored++;
 	if (o->plan)
 		o->plan(o->payload, t->path, a);
 }
@@ -132,8 +135,9 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 			i++;
 		if (c >= 0)
 			j++;
-		if (!snap_path_selected(paths, path))
-			continue;
+		if (!snap_path_selected(paths, path) ||
+		    repo_path_in_store(s, path))
+			continue; /* the store: never scanned, never restored */
 		if (a && b && snap_entry_same(a, b))
 			continue;
 		if (b && b->mode == MODE_SKIP)
@@ -225,8 +229,25 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		if (r < 0)
 			goto done;
 	}
-	for (size_t i = 0; i < ch.n; i++)
-		report(o, res, &ch.v[i]);
+	for (size_t i = 0; i < ch.n; i++) {
+		const txn_change *t = &ch.v[i];
+		struct stat st;
+		bool in_way = false;
+		if (t->has_new && !t->has_old &&
+		    (r = fs_lstat_beneath(&in_way, &st, s->rootfd, t->path)) <
+			    0)
+			goto done;
+		report(o, res, t, in_way);
+	}
+	if (o->dry_run && ch.n) {
+		/* refuse what the real run would refuse (a non-empty
+		 * directory in the way, ...), so both say the same */
+		txn_spec sp;
+		memset(&sp, 0, sizeof(sp));
+		sp.changes = ch.v;
+		sp.n = ch.n;
+		r = txn_plan_check(s, &sp);
+	}
 	if (o->dry_run || ch.n == 0)
 		goto done;
 	/* Capture the present (every byte we will touch is in w). */
@@ -358,7 +379,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 		}
 	}
 	for (size_t i = 0; i < ch.n; i++)
-		report(o, res, &ch.v[i]);
+		report(o, res, &ch.v[i], false);
 	if (o->dry_run)
 		goto done;
 	if (drifted) {

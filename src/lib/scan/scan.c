@@ -148,7 +148,9 @@ static int run_hash(worker *wk, rentry *re)
 {
 	walker *w = wk->w;
 	snap_entry *e = &re->e;
-	int fd = fs_open_beneath(w->rootfd, e->path, O_RDONLY);
+	/* O_NONBLOCK: a FIFO put in the file's place since the lstat must
+	 * not block the open; the fstat below drops it */
+	int fd = fs_open_beneath(w->rootfd, e->path, O_RDONLY | O_NONBLOCK);
 	struct stat st;
 	int r;
 
@@ -209,20 +211,28 @@ static int dent_cmp(const void *a, const void *b)
 	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
+/*
+ * The ignore loader of a scan: `name` in directory `dir`, if it is a
+ * regular file.  A directory named .gitignore is no rules file (the walk
+ * still descends into it); a FIFO, socket or device of that name is never
+ * opened for reading (a FIFO would block the scan until a writer came).
+ */
 static int load_ignore(void *payload, const char *dir, const char *name,
 		       buf *out, bool *found)
 {
 	worker *wk = payload;
 	int dfd = -1, fd, r;
 	bool own = false;
+	struct stat st;
 
 	*found = false;
 	if (wk->cur_dir && !strcmp(dir, wk->cur_dir)) {
 		/* The listing tells whether the file exists: no failed open
 		 * per directory (two per directory add up on large trees). */
 		dent key = { (char *)name, 0 };
-		if (!bsearch(&key, wk->cur_ents, wk->cur_n, sizeof(dent),
-			     dent_cmp))
+		const dent *hit = bsearch(&key, wk->cur_ents, wk->cur_n,
+					  sizeof(dent), dent_cmp);
+		if (!hit || (hit->type != DT_REG && hit->type != DT_UNKNOWN))
 			return 0;
 		dfd = wk->cur_fd;
 	} else {
@@ -232,7 +242,22 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 		}
 		own = true;
 	}
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = errno;
+		if (own)
+			close(dfd);
+		if (r == ENOENT || r == ENOTDIR)
+			return 0;
+		errno = r;
+		return decree_error_os("cannot stat '%s%s%s'", dir,
+				       *dir ? "/" : "", name);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (own)
+			close(dfd);
+		return 0;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (own)
 		close(dfd);
 	if (fd < 0) {
@@ -240,6 +265,10 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 			return 0;
 		return decree_error_os("cannot open '%s%s%s'", dir,
 				       *dir ? "/" : "", name);
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd); /* replaced since the fstatat: no rules file */
+		return 0;
 	}
 	r = fs_read_fd(fd, out, name);
 	close(fd);
@@ -629,7 +658,7 @@ done:
 int scan_capture_path(snap_entry *e, int rootfd, const char *path,
 		      odb_writer *store)
 {
-	int fd = fs_open_beneath(rootfd, path, O_RDONLY);
+	int fd = fs_open_beneath(rootfd, path, O_RDONLY | O_NONBLOCK);
 	struct stat st;
 	buf data = BUF_INIT;
 	int r;

@@ -20,40 +20,134 @@
 
 #define STORE_MARKER "DECREE-STORE"
 #define STORE_MAGIC  "decree-store 1\n"
+/* A store inside the project keeps git out: `git add -A` must never stage
+ * it (a .gitignore that ignores everything in its own directory, itself
+ * included). */
+#define STORE_GITIGNORE "# decree store: never commit it\n*\n"
 
-static char *absolute(const char *p)
+/*
+ * The canonical absolute form of `p` (PATH_MAX bytes into out): the part
+ * that exists with its symlinks resolved (realpath), the rest with ".",
+ * ".." and repeated slashes removed lexically -- what mkdir -p of the
+ * canonical path creates.  So a store given as "link/st", "a/../st" or
+ * not created yet is compared with the root by where it is or will be.
+ */
+static int canonical(char *out, const char *p)
 {
-	char cwd[PATH_MAX];
-	size_t n;
-	char *out;
+	char tmp[PATH_MAX], rest[PATH_MAX];
+	size_t n, rn = 0;
 
-	if (p[0] == '/')
-		return decree_strdup(p);
-	if (!getcwd(cwd, sizeof(cwd))) {
-		decree_error_os("cannot get current directory");
-		return NULL;
+	if (p[0] == '/') {
+		n = (size_t)snprintf(tmp, sizeof(tmp), "%s", p);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return decree_error_os("cannot get current directory");
+		n = (size_t)snprintf(tmp, sizeof(tmp), "%s/%s", cwd, p);
 	}
-	n = strlen(cwd) + strlen(p) + 2;
-	if ((out = decree_malloc(n)))
-		snprintf(out, n, "%s/%s", cwd, p);
-	return out;
+	if (n >= sizeof(tmp))
+		return decree_error_set(DECREE_EINVALID,
+					"store path too long: '%s'", p);
+	rest[0] = '\0';
+	/* Peel components off the end until what is left exists. */
+	while (!realpath(tmp, out)) {
+		char *slash;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return decree_error_os("cannot resolve '%s'", p);
+		while (n > 1 && tmp[n - 1] == '/')
+			tmp[--n] = '\0';
+		if (!(slash = strrchr(tmp, '/')))
+			return decree_error_os("cannot resolve '%s'", p);
+		/* rest = last component + "/" + rest */
+		{
+			size_t cl = strlen(slash + 1);
+			if (cl + 1 + rn >= sizeof(rest))
+				return decree_error_set(
+					DECREE_EINVALID,
+					"store path too long: '%s'", p);
+			memmove(rest + cl + 1, rest, rn + 1);
+			memcpy(rest, slash + 1, cl);
+			rest[cl] = '/';
+			rn += cl + 1;
+		}
+		n = (size_t)(slash - tmp);
+		tmp[n ? n : 1] = '\0';
+		n = n ? n : 1;
+	}
+	/* Append the missing components lexically. */
+	n = strlen(out);
+	for (char *c = rest, *e; *c; c = e + 1) {
+		size_t cl;
+		e = strchr(c, '/');
+		cl = (size_t)(e - c);
+		if (cl == 0 || (cl == 1 && c[0] == '.'))
+			continue;
+		if (cl == 2 && c[0] == '.' && c[1] == '.') {
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + 1 + cl >= PATH_MAX)
+			return decree_error_set(DECREE_EINVALID,
+						"store path too long: '%s'", p);
+		if (n > 1)
+			out[n++] = '/';
+		memcpy(out + n, c, cl);
+		n += cl;
+		out[n] = '\0';
+	}
+	return 0;
 }
 
 /*
- * A store inside the tree (other than .decree/store, which the scan always
- * skips) must never be scanned into itself: remember its path below the
- * root.  Called at open (if it exists) and after creating it.
+ * The store is never part of the tree (DESIGN "Guarantees"): a store
+ * that is the root or one of its ancestors would be scanned into itself
+ * and deleted by a restore of the root, so it is refused; a store inside
+ * the tree, at any depth, is remembered as store_rel, which every scan
+ * skips and no transaction writes (repo_path_in_store).  `dir` is
+ * canonical (canonical() above, or realpath once it exists).
  */
-static int store_locate(decree_store *s)
+/* `path` is `dir` or below it (both canonical). */
+static bool at_or_below(const char *path, const char *dir)
 {
-	char sreal[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n == 1) /* "/" */
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static int store_locate(decree_store *s, const char *dir)
+{
 	size_t rl = strlen(s->root);
 
-	if (s->store_rel || !realpath(s->dir, sreal))
-		return 0;
-	if (strncmp(sreal, s->root, rl) || sreal[rl] != '/')
-		return 0;
-	return (s->store_rel = decree_strdup(sreal + rl + 1)) ? 0 : -1;
+	if (at_or_below(s->root, dir))
+		return decree_error_set(
+			DECREE_EINVALID,
+			"cannot use '%s' as the store: it %s the project root '%s'",
+			dir, strcmp(dir, s->root) ? "contains" : "is", s->root);
+	decree_free(s->store_rel);
+	s->store_rel = NULL;
+	if (at_or_below(dir, s->root))
+		return (s->store_rel =
+				decree_strdup(dir + rl + (rl > 1 ? 1 : 0)))
+			       ? 0
+			       : -1;
+	return 0;
+}
+
+bool repo_path_in_store(const decree_store *s, const char *path)
+{
+	size_t n;
+
+	if (!s->store_rel)
+		return false;
+	n = strlen(s->store_rel);
+	return !strncmp(path, s->store_rel, n) &&
+	       (path[n] == '\0' || path[n] == '/');
 }
 
 int decree_store_open(decree_store **out, const decree_store_options *o)
@@ -98,16 +192,17 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 		close(s->rootfd);
 		s->rootfd = fd;
 	}
-	if (o->store_path) {
-		s->dir = absolute(o->store_path);
-	} else {
-		snprintf(path, sizeof(path), "%s/.decree/store", real);
-		s->dir = decree_strdup(path);
+	snprintf(path, sizeof(path), "%s/.decree/store", real);
+	{
+		char dir[PATH_MAX];
+		if ((r = canonical(dir, o->store_path ? o->store_path : path)) <
+			    0 ||
+		    (r = store_locate(s, dir)) < 0)
+			goto fail;
+		r = -1; /* what the allocation failures below return */
+		if (!(s->dir = decree_strdup(dir)))
+			goto fail;
 	}
-	if (!s->dir)
-		goto fail;
-	if (store_locate(s) < 0)
-		goto fail;
 	sha256_buf(&key, real, strlen(real));
 	oid_to_hex(hex, &key);
 	snprintf(path, sizeof(path), "%s/roots/%.32s", s->dir, hex);
@@ -254,8 +349,19 @@ int repo_ensure(decree_store *s)
 					 0644)) < 0)
 			return r;
 	}
-	if ((r = store_locate(s)) < 0)
+	/* now that it exists, locate it by what it is (a symlink on the way
+	 * may have appeared since the handle was opened) */
+	if (!realpath(s->dir, path))
+		return decree_error_os("cannot resolve '%s'", s->dir);
+	if ((r = store_locate(s, path)) < 0)
 		return r;
+	if (s->store_rel) {
+		snprintf(path, sizeof(path), "%s/.gitignore", s->dir);
+		if (lstat(path, &st) < 0 &&
+		    (r = fs_write_atomic(path, STORE_GITIGNORE,
+					 strlen(STORE_GITIGNORE), 0644)) < 0)
+			return r;
+	}
 	snprintf(path, sizeof(path), "%s/checkpoints", s->rootdir);
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(path, 0755)) < 0)

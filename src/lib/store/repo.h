@@ -42,7 +42,7 @@ struct decree_store {
 	char *dir;	 /* absolute store directory */
 	char *rootdir;	 /* <dir>/roots/<key> */
 	char *store_rel; /* the store's path below the root if inside it, else
-			    NULL */
+			    NULL; never scanned, never written (repo.c) */
 	odb *db;	 /* opened on first use */
 	store_lock lock;
 	int tree_lock_fd; /* flock on the root directory while locked, or -1 */
@@ -56,6 +56,9 @@ struct decree_store {
 	bool broken; /* sticky: recovery failed; repo_lock() refuses work */
 };
 
+/* True when `path` (root-relative) is the store or below it: no scan sees
+ * it and no transaction may write it. */
+bool repo_path_in_store(const decree_store *s, const char *path);
 /* Create the store directories and marker if missing. */
 int repo_ensure(decree_store *s);
 /* True when the store exists on disk (marker present). */

@@ -131,9 +131,12 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 	if ((r = fs_lstat_beneath(&exists, &st, s->rootfd, path)) < 0)
 		return r;
 	if (!has) {
-		/* "no file here": a directory may stand at the path; the
-		 * planner removes it (if it empties) or reports a conflict */
-		*same = !exists || S_ISDIR(st.st_mode);
+		/* "no file here": a directory may stand at the path (the
+		 * planner removes it if it empties, or reports a conflict), or
+		 * a FIFO, socket or device, which holds no bytes to keep and
+		 * which the rename of the new file replaces */
+		*same = !exists ||
+			(!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode));
 		return 0;
 	}
 	if (!exists)
@@ -158,7 +161,8 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 		if (!S_ISREG(st.st_mode) ||
 		    ((st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE) != mode)
 			return 0;
-		if ((fd = fs_open_beneath(s->rootfd, path, O_RDONLY)) < 0)
+		if ((fd = fs_open_beneath(s->rootfd, path,
+					  O_RDONLY | O_NONBLOCK)) < 0)
 			return decree_error_os("cannot open '%s'", path);
 		r = sha256_fd(&got, NULL, fd, path);
 		close(fd);
@@ -565,6 +569,13 @@ static int make_plan(plan *p, decree_store *s, const txn_spec *sp)
 		const txn_change *c = &sp->changes[i];
 		if (!fs_path_is_safe(c->path, true)) {
 			r = DECREE_EINVALID;
+			goto done;
+		}
+		if (repo_path_in_store(s, c->path)) { /* never part of the tree
+						       */
+			r = decree_error_set(DECREE_EINVALID,
+					     "path '%s' is inside the store",
+					     c->path);
 			goto done;
 		}
 		p->files[i].c = *c;
@@ -1279,6 +1290,17 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
 done:
 	wal_close(w);
+	plan_release(&p, false);
+	return r;
+}
+
+int txn_plan_check(decree_store *s, const txn_spec *sp)
+{
+	plan p;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	r = make_plan(&p, s, sp);
 	plan_release(&p, false);
 	return r;
 }

@@ -60,6 +60,12 @@ int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
  * could not be rolled back (the handle is then broken). */
 int txn_run(struct decree_store *s, const txn_spec *spec);
 
+/* What txn_run would refuse before writing anything, for a dry run: an
+ * unsafe path, a path inside the store, a non-empty directory or another
+ * file in the way (DECREE_EINVALID, DECREE_ECONFLICT).  Reads the tree,
+ * writes nothing; needs no lock and no stored contents. */
+int txn_plan_check(struct decree_store *s, const txn_spec *sp);
+
 /*
  * Take the store lock for a mutation (repo_lock), then finish (committed)
  * or roll back (not committed) a transaction an earlier process left

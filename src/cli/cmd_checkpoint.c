@@ -80,7 +80,7 @@ static int ck_create(cli_ctx *ctx)
 	o.message = message;
 	o.label = label;
 	r = decree_checkpoint_create(id, &created, s, &o);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json) {
@@ -132,7 +132,7 @@ static int ck_list(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_list_get(&l, s, session, DECREE_LIST_HAS_CHANGES);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json) {
@@ -187,7 +187,7 @@ static int ck_show(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_show(&sn, &info, s, ctx->argv[0]);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	n = decree_snapshot_count(sn);
@@ -375,7 +375,7 @@ static int ck_restore(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = do_restore(ctx, s, ctx->argv[0], dry);
-	decree_store_free(s);
+	close_store(s);
 	return r;
 }
 
@@ -408,7 +408,7 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	o.progress = on_progress;
 	o.payload = &po;
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
-	decree_store_free(s);
+	close_store(s);
 	return finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL);
 }
 
@@ -478,7 +478,7 @@ int cmd_rollback(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	if ((r = decree_checkpoint_list_get(&l, s, session, 0)) < 0) {
-		decree_store_free(s);
+		close_store(s);
 		return lib_fail(r);
 	}
 	n = decree_checkpoint_list_count(l);
@@ -486,7 +486,7 @@ int cmd_rollback(cli_ctx *ctx)
 		char id[DECREE_ID_HEXLEN + 1];
 		if ((size_t)num > n) {
 			decree_checkpoint_list_free(l);
-			decree_store_free(s);
+			close_store(s);
 			return fail("no checkpoint number %ld (there are %zu)",
 				    num, n);
 		}
@@ -494,7 +494,7 @@ int cmd_rollback(cli_ctx *ctx)
 		       sizeof(id));
 		decree_checkpoint_list_free(l);
 		r = do_restore(ctx, s, id, false);
-		decree_store_free(s);
+		close_store(s);
 		return r;
 	}
 	if (ctx->json)
@@ -506,7 +506,7 @@ int cmd_rollback(cli_ctx *ctx)
 		if ((r = decree_checkpoint_compare(s, c->id, NULL, count_change,
 						   &differ)) < 0) {
 			decree_checkpoint_list_free(l);
-			decree_store_free(s);
+			close_store(s);
 			buf_release(&b);
 			return lib_fail(r);
 		}
@@ -538,7 +538,7 @@ int cmd_rollback(cli_ctx *ctx)
 			&b,
 			"no checkpoints yet ('decree checkpoint create' makes one)\n");
 	decree_checkpoint_list_free(l);
-	decree_store_free(s);
+	close_store(s);
 	emit(&b);
 	return EXIT_OK;
 }
@@ -574,7 +574,7 @@ static int ck_prune(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_prune(&removed, s, session, keep, older);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
@@ -607,7 +607,7 @@ static int ck_drop(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_drop(&removed, s, all ? NULL : session);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
@@ -703,7 +703,7 @@ int cmd_recover(cli_ctx *ctx)
 		     "this first.")) != PROCEED)
 		return r;
 	r = decree_recover(&res, s);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
@@ -737,7 +737,7 @@ int cmd_gc(cli_ctx *ctx)
 		     "any project in this store references.")) != PROCEED)
 		return r;
 	r = decree_gc(&st, s, dry);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail_hint(r, fsck_hint(r));
 	if (ctx->json)
@@ -790,7 +790,7 @@ int cmd_fsck(cli_ctx *ctx)
 	    PROCEED)
 		return r;
 	r = decree_fsck(s, on_problem, &fo);
-	decree_store_free(s);
+	close_store(s);
 	if (ctx->json) {
 		printf("{\"ok\":%s,\"problems\":[%s]}\n",
 		       r == 0 ? "true" : "false", fo.json.ptr);

@@ -201,6 +201,17 @@ fail:
 	return r;
 }
 
+size_t decree_checkpoint_damaged_count(const decree_store *s)
+{
+	return s ? s->ndamaged : 0;
+}
+
+const decree_damaged_record *decree_checkpoint_damaged_at(const decree_store *s,
+							  size_t i)
+{
+	return s && i < s->ndamaged ? &s->damaged[i].pub : NULL;
+}
+
 size_t decree_checkpoint_list_count(const decree_checkpoint_list *l)
 {
 	return l ? l->n : 0;
@@ -398,6 +409,9 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 			goto done;
 		(*removed)++;
 	}
+	/* a damaged record can never be restored: pruning takes it too */
+	if ((r = record_remove_damaged(removed, s, session)) < 0)
+		goto done;
 	repo_file(dir, s, "checkpoints");
 	if (*removed)
 		r = fs_fsync_dir_path(dir);
@@ -429,6 +443,8 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 			goto done;
 		(*removed)++;
 	}
+	if ((r = record_remove_damaged(removed, s, session)) < 0)
+		goto done;
 	if (!session) {
 		repo_file(path, s, "oplog");
 		if (unlink(path) < 0 && errno != ENOENT) {

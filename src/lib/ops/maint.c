@@ -183,8 +183,17 @@ static int mark_root(marker *m, const char *rootdir)
 			}
 			r = record_load_file(&rec, file, de->d_name);
 			if (r < 0) {
-				if (!m->fsck)
+				if (!m->fsck) { /* its objects are unknown */
+					char msg[1024];
+					snprintf(msg, sizeof(msg), "%s",
+						 error_last());
+					r = decree_error_set(
+						r == DECREE_ECORRUPT
+							? r
+							: DECREE_ERROR,
+						"%s; nothing was deleted", msg);
 					break;
+				}
 				problem(m, file, "%s", error_last());
 				error_clear();
 				r = 0;

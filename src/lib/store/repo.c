@@ -196,6 +196,17 @@ int repo_tree(const snap **out, decree_store *s, const oid *id)
 	return 0;
 }
 
+void repo_damaged_clear(decree_store *s)
+{
+	for (size_t i = 0; i < s->ndamaged; i++) {
+		decree_free(s->damaged[i].problem);
+		decree_free(s->damaged[i].session);
+	}
+	decree_free(s->damaged);
+	s->damaged = NULL;
+	s->ndamaged = 0;
+}
+
 void decree_store_free(decree_store *s)
 {
 	if (!s)
@@ -203,6 +214,7 @@ void decree_store_free(decree_store *s)
 	while (s->lock.depth > 0)
 		repo_unlock(s);
 	tree_cache_free(s);
+	repo_damaged_clear(s);
 	odb_free(s->db);
 	if (s->rootfd >= 0)
 		close(s->rootfd);

@@ -31,10 +31,19 @@
 #ifndef DECREE_REPO_H
 #define DECREE_REPO_H
 
+#include "decree/checkpoint.h"
 #include "decree/store.h"
 #include "store/lock.h"
 #include "store/odb.h"
 #include "store/snap.h"
+
+/* A checkpoint record that the last listing could not read (record.c fills
+ * the list, the handle owns it; decree_checkpoint_damaged_at shows it). */
+typedef struct {
+	decree_damaged_record pub; /* pub.problem points to `problem` */
+	char *problem;
+	char *session; /* the session the damaged bytes claim, or NULL */
+} repo_damaged_record;
 
 struct decree_store {
 	char *root; /* absolute, symlinks resolved */
@@ -54,7 +63,12 @@ struct decree_store {
 	 * tree read (repo_tree): trees are immutable, so it never goes stale */
 	struct tree_cache *tree_cache;
 	bool broken; /* sticky: recovery failed; repo_lock() refuses work */
+	repo_damaged_record *damaged; /* records skipped by the last listing */
+	size_t ndamaged;
 };
+
+/* Forget the damaged records of the last listing. */
+void repo_damaged_clear(decree_store *s);
 
 /* Create the store directories and marker if missing. */
 int repo_ensure(decree_store *s);

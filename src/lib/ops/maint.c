@@ -11,8 +11,9 @@
  * may name swept objects, they are deleted whenever anything was freed; the
  * next checkpoint re-hashes once.
  *
- * fsck re-hashes every object, checks every index checksum, parses every
- * record, history and log, and resolves every reference.
+ * fsck re-hashes every copy of every object, checks every pack header and
+ * index checksum, parses every record, history and log, and resolves
+ * every reference.
  */
 #include "util/common.h"
 #include "decree/maint.h"
@@ -103,11 +104,15 @@ static int mark_tree(marker *m, const oid *id)
 	if (r == DECREE_ENOTFOUND || r == DECREE_ECORRUPT) {
 		oid_to_hex(hex, id);
 		buf_release(&obj);
-		if (!m->fsck) /* never sweep on a damaged store */
+		if (!m->fsck) { /* never sweep on a damaged store */
+			char why[512];
+			snprintf(why, sizeof(why), "%s", error_last());
 			return decree_error_set(
 				DECREE_ECORRUPT,
-				"tree %s is missing or damaged; nothing was deleted",
-				hex);
+				"tree %s is missing or damaged (%s); nothing was "
+				"deleted",
+				hex, why);
+		}
 		problem(m, hex, "missing or damaged tree");
 		error_clear();
 		return 0;
@@ -382,34 +387,7 @@ done:
 	return r;
 }
 
-struct obj_check {
-	marker *m;
-	size_t bad;
-};
-
-static int check_object(void *payload, const oid *id, int type,
-			uint64_t raw_len, const char *pack)
-{
-	struct obj_check *c = payload;
-	buf data = BUF_INIT;
-	int r = odb_read(&data, NULL, c->m->db, id);
-	(void)raw_len;
-	if (r == DECREE_ECORRUPT || r == DECREE_ENOTFOUND) {
-		char hex[SHA256_HEXLEN + 1];
-		oid_to_hex(hex, id);
-		problem(c->m, hex, "%s (pack %s)", error_last(), pack);
-		error_clear();
-		r = 0;
-	} else if (r == 0 && type != ODB_BLOB && type != ODB_TREE) {
-		char hex[SHA256_HEXLEN + 1];
-		oid_to_hex(hex, id);
-		problem(c->m, hex, "unknown object type %d", type);
-	}
-	buf_release(&data);
-	return r;
-}
-
-static void index_damage(void *payload, const char *what, const char *msg)
+static void odb_problem(void *payload, const char *what, const char *msg)
 {
 	problem(payload, what, "%s", msg);
 }
@@ -417,7 +395,6 @@ static void index_damage(void *payload, const char *what, const char *msg)
 int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload)
 {
 	marker m;
-	struct obj_check oc;
 	int r;
 
 	memset(&m, 0, sizeof(m));
@@ -427,16 +404,10 @@ int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload)
 	m.fsck = true;
 	if (!repo_exists(s))
 		return 0;
-	if ((r = repo_odb(&m.db, s, true)) < 0) {
-		if (r != DECREE_ECORRUPT)
-			return r;
-		problem(&m, s->dir, "%s", error_last());
-		return decree_error_set(DECREE_ECORRUPT, "store is damaged");
-	}
-	odb_verify_indexes(m.db, index_damage, &m);
-	oc.m = &m;
-	oc.bad = 0;
-	if ((r = odb_foreach(m.db, check_object, &oc)) < 0)
+	/* a pack whose index cannot be loaded is reported by odb_verify */
+	if ((r = repo_odb(&m.db, s, true)) < 0)
+		return r;
+	if ((r = odb_verify(m.db, odb_problem, &m)) < 0)
 		goto done;
 	r = mark_all(&m);
 done:

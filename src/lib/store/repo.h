@@ -8,6 +8,12 @@
  * (repo).  It uses src/util only.  Invariants:
  *  - an object is named by the SHA-256 of its bytes and re-hashed on
  *    every read; a mismatch is DECREE_ECORRUPT, never silently used;
+ *    a writer skips an object only when an intact copy exists
+ *    (odb_check: sealed packs, see odb.c), never because a damaged one
+ *    does;
+ *  - one damaged file blocks only what depends on it: a damaged record is
+ *    skipped by listings (and noted on the handle), a pack whose index
+ *    cannot be loaded hides only its own objects;
  *  - packs, tree objects and records are never modified, only written
  *    whole and renamed into place (a record after every object it names
  *    is durable) or deleted;
@@ -44,6 +50,10 @@ typedef struct {
 	char *problem;
 	char *session; /* the session the damaged bytes claim, or NULL */
 } repo_damaged_record;
+
+/* <store>/DECREE-STORE holds exactly these bytes. */
+#define REPO_MARKER	  "DECREE-STORE"
+#define REPO_MARKER_MAGIC "decree-store 1\n"
 
 struct decree_store {
 	char *root; /* absolute, symlinks resolved */

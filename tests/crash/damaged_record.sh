@@ -3,7 +3,8 @@
 # several, that the record cache does not hold: it blocks only itself.
 # list, show, diff, restore, rollback, create, prune and drop work for every
 # other checkpoint and warn about it by id; naming it fails with exit 1
-# saying it is damaged; fsck names it; prune and drop remove it.  (Record format: docs/format.md "Checkpoint records".)
+# saying it is damaged; fsck names it; prune, drop and fsck --repair remove
+# it.  (Record format: docs/format.md "Checkpoint records".)
 . "$DECREE_TOP/tests/crash/lib.sh"
 
 # The tree and its checkpoints: A, B, D in session s1, C in s2.  B is
@@ -124,6 +125,21 @@ fresh zero
 t "drop --all works" "$DECREE" -C "$B" checkpoint drop --all
 [ -z "$(ls -A "$RECDIR")" ] && ok "... and removes every record" ||
 	not_ok "... and removes every record" "$(ls "$RECDIR")"
+
+# fsck --repair removes it, and only it
+for how in flip trunc zero; do
+	fresh $how
+	_run "$DECREE" -C "$B" fsck --repair
+	if [ "$RC" -eq 0 ] && [ ! -e "$RECDIR/$BID" ] && case "$OUT" in *"$BID"*) true ;; *) false ;; esac; then
+		ok "$how: fsck --repair removes the damaged record and names it"
+	else
+		not_ok "$how: fsck --repair removes the damaged record and names it" "exit $RC: $OUT $ERR"
+	fi
+	t "$how: ... fsck is clean afterwards" "$DECREE" -C "$B" fsck
+	_run "$DECREE" -C "$B" --json checkpoint list
+	[ "$(ids <<<"$OUT")" = "A C D" ] && ok "$how: ... the others remain" ||
+		not_ok "$how: ... the others remain" "$OUT $ERR"
+done
 
 # a record that cannot be read (permissions) is skipped, never removed
 if [ "$(id -u)" != 0 ]; then

@@ -77,6 +77,31 @@ DECREE_API const decree_checkpoint_info *
 decree_checkpoint_list_at(const decree_checkpoint_list *l, size_t i);
 DECREE_API void decree_checkpoint_list_free(decree_checkpoint_list *l);
 
+/**
+ * A checkpoint record that cannot be read: its bytes no longer match its
+ * id, it is not a record, or the file cannot be read.  Every call that
+ * lists records (list, resolving a reference, show, diff, restore,
+ * create, prune, drop) skips such a record instead of failing, and keeps
+ * what it skipped on the handle until the next such call, so that the
+ * caller can warn about it.  decree_fsck names it; prune and drop delete
+ * damaged records of the sessions they act on, and decree_fsck_ext with
+ * DECREE_FSCK_REPAIR deletes every damaged record.  A record that cannot
+ * be read for another reason (permissions, I/O errors) is only skipped.
+ */
+typedef struct {
+	char id[DECREE_ID_HEXLEN + 1];
+	const char *problem; /**< why it cannot be read (one line) */
+	bool damaged; /**< its bytes are damaged (not merely unreadable) */
+	bool removed; /**< the call deleted it (prune, drop) */
+} decree_damaged_record;
+
+/** How many records the last listing call on this handle skipped. */
+DECREE_API size_t decree_checkpoint_damaged_count(const decree_store *s);
+/** The i-th of them (NULL when out of range); lives until the next call
+ * on the handle. */
+DECREE_API const decree_damaged_record *
+decree_checkpoint_damaged_at(const decree_store *s, size_t i);
+
 /** Resolve a reference.  DECREE_ENOTFOUND, DECREE_EAMBIGUOUS (message
  * lists the candidates), DECREE_EINVALID. */
 DECREE_API int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1],

@@ -64,6 +64,17 @@ typedef enum {
 	DECREE_FSCK_DAMAGED = 1,
 	/** an interrupted transaction: decree_recover finishes it */
 	DECREE_FSCK_UNFINISHED = 2,
+	/** DECREE_FSCK_REPAIR: what was put right, and how (an object
+	 * stored again from a working tree, a damaged pack rewritten with
+	 * its intact objects, a damaged cache removed) */
+	DECREE_FSCK_REPAIRED = 3,
+	/** DECREE_FSCK_REPAIR: a checkpoint record removed as beyond saving,
+	 * with exactly what is lost (the paths and objects no readable copy
+	 * or file holds) */
+	DECREE_FSCK_LOST = 4,
+	/** DECREE_FSCK_REPAIR: damage that is still there afterwards (the
+	 * undo/redo history, a transaction log, unreadable files) */
+	DECREE_FSCK_UNREPAIRED = 5,
 } decree_fsck_problem;
 
 /** Called by decree_fsck for each problem: its kind, what (object id,
@@ -71,13 +82,50 @@ typedef enum {
 typedef void (*decree_fsck_cb)(void *payload, decree_fsck_problem kind,
 			       const char *what, const char *detail);
 
+enum decree_fsck_flags {
+	/** Repair what can be repaired; see decree_fsck_ext. */
+	DECREE_FSCK_REPAIR = 1 << 0,
+};
+
+#define DECREE_FSCK_OPTIONS_VERSION 1
+typedef struct {
+	unsigned version;  /**< DECREE_FSCK_OPTIONS_VERSION */
+	unsigned flags;	   /**< decree_fsck_flags */
+	decree_fsck_cb cb; /**< each problem and repair (may be NULL) */
+	void *payload;
+} decree_fsck_options;
+#define DECREE_FSCK_OPTIONS_INIT                           \
+	{                                                  \
+		DECREE_FSCK_OPTIONS_VERSION, 0, NULL, NULL \
+	}
+
 /**
- * Verify every object (re-hash), parse every record, resolve every
- * reference.  Returns 0 when clean, DECREE_ECORRUPT when anything is
- * damaged (each problem reported through cb), DECREE_ENOTFOUND when the
- * store directory does not exist or is not a decree store (no marker), or
- * another error.
+ * Verify the store: the header of every file (the marker, packs,
+ * indexes, records, caches, history, transaction logs), every copy of
+ * every object (re-hashed), every record, every reference.  Each problem
+ * goes to opts->cb (DECREE_FSCK_DAMAGED, DECREE_FSCK_UNFINISHED).
+ *
+ * With DECREE_FSCK_REPAIR (takes the store lock; never touches a working
+ * tree, the undo/redo history or a transaction log): damaged packs are
+ * rewritten with every copy that still verifies, damaged caches removed,
+ * and every referenced object without an intact copy is stored again
+ * from the working tree of a project root of the store that still holds
+ * its bytes (where the checkpoint's tree puts it, then anywhere in the
+ * tree); each is reported DECREE_FSCK_REPAIRED.  Checkpoint records that
+ * are damaged or still lack an object are removed, each reported
+ * DECREE_FSCK_LOST with what is lost.  Then the store is checked again
+ * and what remains is reported DECREE_FSCK_UNREPAIRED.
+ *
+ * @param opts  NULL: check only, no callback
+ * @return 0 when the store is clean (after the repair), DECREE_ECORRUPT
+ *         when a problem was found (remains), DECREE_ENOTFOUND when the
+ *         store directory does not exist or is not a decree store (no
+ *         marker), DECREE_ELOCKED, DECREE_EINVALID, -1.
  */
+DECREE_API int decree_fsck_ext(decree_store *s,
+			       const decree_fsck_options *opts);
+
+/** decree_fsck_ext without repair, reporting through cb. */
 DECREE_API int decree_fsck(decree_store *s, decree_fsck_cb cb, void *payload);
 
 DECREE_END_DECL

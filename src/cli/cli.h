@@ -108,6 +108,9 @@ const char *cli_phase_name(decree_phase ph);
  * ("not a decree project (run decree init)"). */
 int cli_project_root(char *out, size_t len, const cli_ctx *ctx);
 int open_store(decree_store **out, const cli_ctx *ctx);
+/* Warn on stderr about the checkpoint records the last call skipped or
+ * removed because they cannot be read, then free the handle. */
+void close_store(decree_store *s);
 int cli_open_project(decree_project **out, const cli_ctx *ctx);
 
 int cmd_checkpoint(cli_ctx *ctx);

@@ -80,7 +80,7 @@ static int ck_create(cli_ctx *ctx)
 	o.message = message;
 	o.label = label;
 	r = decree_checkpoint_create(id, &created, s, &o);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json) {
@@ -132,7 +132,7 @@ static int ck_list(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_list_get(&l, s, session, DECREE_LIST_HAS_CHANGES);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json) {
@@ -187,7 +187,7 @@ static int ck_show(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_show(&sn, &info, s, ctx->argv[0]);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	n = decree_snapshot_count(sn);
@@ -375,7 +375,7 @@ static int ck_restore(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = do_restore(ctx, s, ctx->argv[0], dry);
-	decree_store_free(s);
+	close_store(s);
 	return r;
 }
 
@@ -408,7 +408,7 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	o.progress = on_progress;
 	o.payload = &po;
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
-	decree_store_free(s);
+	close_store(s);
 	return finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL);
 }
 
@@ -478,7 +478,7 @@ int cmd_rollback(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	if ((r = decree_checkpoint_list_get(&l, s, session, 0)) < 0) {
-		decree_store_free(s);
+		close_store(s);
 		return lib_fail(r);
 	}
 	n = decree_checkpoint_list_count(l);
@@ -486,7 +486,7 @@ int cmd_rollback(cli_ctx *ctx)
 		char id[DECREE_ID_HEXLEN + 1];
 		if ((size_t)num > n) {
 			decree_checkpoint_list_free(l);
-			decree_store_free(s);
+			close_store(s);
 			return fail("no checkpoint number %ld (there are %zu)",
 				    num, n);
 		}
@@ -494,7 +494,7 @@ int cmd_rollback(cli_ctx *ctx)
 		       sizeof(id));
 		decree_checkpoint_list_free(l);
 		r = do_restore(ctx, s, id, false);
-		decree_store_free(s);
+		close_store(s);
 		return r;
 	}
 	if (ctx->json)
@@ -506,7 +506,7 @@ int cmd_rollback(cli_ctx *ctx)
 		if ((r = decree_checkpoint_compare(s, c->id, NULL, count_change,
 						   &differ)) < 0) {
 			decree_checkpoint_list_free(l);
-			decree_store_free(s);
+			close_store(s);
 			buf_release(&b);
 			return lib_fail(r);
 		}
@@ -538,7 +538,7 @@ int cmd_rollback(cli_ctx *ctx)
 			&b,
 			"no checkpoints yet ('decree checkpoint create' makes one)\n");
 	decree_checkpoint_list_free(l);
-	decree_store_free(s);
+	close_store(s);
 	emit(&b);
 	return EXIT_OK;
 }
@@ -574,7 +574,7 @@ static int ck_prune(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_prune(&removed, s, session, keep, older);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
@@ -607,7 +607,7 @@ static int ck_drop(cli_ctx *ctx)
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_drop(&removed, s, all ? NULL : session);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
@@ -703,7 +703,7 @@ int cmd_recover(cli_ctx *ctx)
 		     "this first.")) != PROCEED)
 		return r;
 	r = decree_recover(&res, s);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
 	if (ctx->json)
@@ -737,7 +737,7 @@ int cmd_gc(cli_ctx *ctx)
 		     "any project in this store references.")) != PROCEED)
 		return r;
 	r = decree_gc(&st, s, dry);
-	decree_store_free(s);
+	close_store(s);
 	if (r < 0)
 		return lib_fail_hint(r, fsck_hint(r));
 	if (ctx->json)
@@ -756,56 +756,91 @@ int cmd_gc(cli_ctx *ctx)
 
 struct fsck_out {
 	const cli_ctx *ctx;
-	buf json;
-	size_t n;
+	buf json[4]; /* problems, repaired, lost, remaining */
+	size_t n[4];
 };
 
 static void on_problem(void *payload, decree_fsck_problem kind,
 		       const char *what, const char *problem)
 {
 	struct fsck_out *f = payload;
+	int k = kind == DECREE_FSCK_REPAIRED	 ? 1
+		: kind == DECREE_FSCK_LOST	 ? 2
+		: kind == DECREE_FSCK_UNREPAIRED ? 3
+						 : 0;
+	static const char *const human[] = { "damaged", "repaired", "lost",
+					     "not repaired" };
+	static const char *const key[] = { "problem", "action", "detail",
+					   "problem" };
+
 	if (f->ctx->json) {
-		buf_puts(&f->json, f->n ? ",{" : "{");
-		json_kv_str(&f->json, "object", what, false);
-		json_kv_str(&f->json, "problem", problem, true);
-		buf_putc(&f->json, '}');
+		buf *b = &f->json[k];
+		buf_puts(b, f->n[k] ? ",{" : "{");
+		json_kv_str(b, "object", what, false);
+		json_kv_str(b, key[k], problem, true);
+		buf_putc(b, '}');
 	} else {
 		buf q = BUF_INIT;
 		cli_sanitize(&q, problem);
-		printf("damaged: %s: %s%s\n", cli_q(what), q.ptr,
+		printf("%s: %s: %s%s\n", human[k], cli_q(what), q.ptr,
 		       kind == DECREE_FSCK_UNFINISHED ? "; run 'decree recover'"
 						      : "");
 		buf_release(&q);
 	}
-	f->n++;
+	f->n[k]++;
 }
 
 int cmd_fsck(cli_ctx *ctx)
 {
-	struct fsck_out fo = { ctx, BUF_INIT, 0 };
+	bool repair = false;
+	opt_spec specs[] = {
+		{ "repair", 0, false, NULL, &repair, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	struct fsck_out fo;
+	decree_fsck_options o = DECREE_FSCK_OPTIONS_INIT;
 	decree_store *s;
 	int r;
 
+	memset(&fo, 0, sizeof(fo));
+	fo.ctx = ctx;
+	for (int k = 0; k < 4; k++)
+		buf_init(&fo.json[k]);
 	if ((r = start_plain(
-		     &s, ctx, NULL,
-		     "usage: decree fsck\n\nRe-hash every object, parse every record and "
-		     "resolve every reference;\nexit 1 naming what is damaged.")) !=
-	    PROCEED)
+		     &s, ctx, specs,
+		     "usage: decree fsck [--repair]\n\nCheck the header of every store "
+		     "file, re-hash every object, parse every\nrecord and resolve every "
+		     "reference; exit 1 naming what is damaged.\n\n"
+		     "--repair  rewrite damaged packs with their intact objects, store "
+		     "again\n          from the working tree what is damaged or "
+		     "missing, remove damaged\n          caches, and remove the "
+		     "checkpoints that are beyond saving,\n          saying exactly "
+		     "what is lost; exit 1 if damage remains")) != PROCEED)
 		return r;
-	r = decree_fsck(s, on_problem, &fo);
-	decree_store_free(s);
+	o.flags = repair ? DECREE_FSCK_REPAIR : 0;
+	o.cb = on_problem;
+	o.payload = &fo;
+	r = decree_fsck_ext(s, &o);
+	close_store(s);
 	if (ctx->json) {
-		printf("{\"ok\":%s,\"problems\":[%s]}\n",
-		       r == 0 ? "true" : "false", fo.json.ptr);
-		buf_release(&fo.json);
-		if (r < 0 && !fo.n)
-			return lib_fail(r);
-		return r < 0 ? EXIT_FAIL : EXIT_OK;
+		printf("{\"ok\":%s,\"problems\":[%s]",
+		       r == 0 ? "true" : "false", fo.json[0].ptr);
+		if (repair)
+			printf(",\"repaired\":[%s],\"lost\":[%s],"
+			       "\"remaining\":[%s]",
+			       fo.json[1].ptr, fo.json[2].ptr, fo.json[3].ptr);
+		puts("}");
 	}
-	buf_release(&fo.json);
+	for (int k = 0; k < 4; k++)
+		buf_release(&fo.json[k]);
+	if (ctx->json)
+		return r < 0 && !fo.n[0] && !fo.n[3] ? lib_fail(r)
+		       : r < 0			     ? EXIT_FAIL
+						     : EXIT_OK;
 	if (r < 0)
 		return lib_fail(r);
 	if (!ctx->quiet)
-		puts("store ok");
+		puts(repair && (fo.n[1] || fo.n[2]) ? "store ok (repaired)"
+						    : "store ok");
 	return EXIT_OK;
 }

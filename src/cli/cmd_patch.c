@@ -203,7 +203,7 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 	r = decree_checkpoint_diff(s, ctx->argv[0],
 				   ctx->argc > 1 ? ctx->argv[1] : NULL, &o,
 				   on_diff_file, &d);
-	decree_store_free(s);
+	close_store(s);
 	cli_paths_free(paths);
 	if (r < 0) {
 		diff_out_release(&d);
@@ -382,7 +382,7 @@ int cmd_apply(cli_ctx *ctx)
 	o.progress = on_apply_progress;
 	o.payload = &ao;
 	r = decree_apply(&res, s, name, text.ptr, text.len, &o);
-	decree_store_free(s);
+	close_store(s);
 	buf_release(&text);
 	if (ctx->json) {
 		buf b = BUF_INIT;

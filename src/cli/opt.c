@@ -80,6 +80,22 @@ int lib_fail(int code)
 	return lib_fail_hint(code, NULL);
 }
 
+void close_store(decree_store *s)
+{
+	size_t n = decree_checkpoint_damaged_count(s);
+
+	for (size_t i = 0; i < n; i++) {
+		const decree_damaged_record *d =
+			decree_checkpoint_damaged_at(s, i);
+		fprintf(stderr, "decree: warning: %s; %s\n", d->problem,
+			d->removed   ? "removed it"
+			: d->damaged ? "skipped it (run 'decree fsck --repair' "
+				       "to remove it)"
+				     : "skipped it");
+	}
+	decree_store_free(s);
+}
+
 static const opt_spec *find_long(const opt_spec *s, const char *name, size_t n)
 {
 	for (; s && s->name; s++)

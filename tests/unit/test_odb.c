@@ -770,7 +770,7 @@ static void test_uncommitted_writer(void **state)
 	assert_int_equal(
 		odb_writer_add(w, ODB_BLOB, big.ptr, big.len, NULL, NULL), 0);
 	odb_writer_free(w);
-	assert_int_equal(count_suffix(f->packs, "", ""), 2);
+	assert_int_equal(count_suffix(f->packs, "", ""), 3); /* + sealed */
 	assert_int_equal(odb_open(&db2, f->packs), 0);
 	assert_int_equal(odb_pack_count(db2), 1);
 	assert_true(odb_has(db2, &id));
@@ -810,7 +810,9 @@ static bool no_orphans(char *why, size_t whylen, const char *dir)
 		size_t len = strlen(nm);
 		struct stat st;
 		char path[PATH_MAX + NAME_MAX + 8];
-		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		/* packs/sealed: which packs are known intact (odb.c) */
+		if (!strcmp(nm, ".") || !strcmp(nm, "..") ||
+		    !strcmp(nm, "sealed"))
 			continue;
 		if (len > 10 && !strncmp(nm, "pack-", 5) &&
 		    !strcmp(nm + len - 5, ".pack"))
@@ -1086,6 +1088,36 @@ static void test_flipped_pack_byte(void **state)
 	buf_release(&pack);
 }
 
+/*
+ * A damaged index makes its pack broken, not the store: the open works,
+ * the pack's objects are invisible (not found, naming the index), and
+ * odb_verify reports it.  0 when that is so.
+ */
+static void count_damage(void *payload, const char *what, const char *msg)
+{
+	(void)what;
+	(void)msg;
+	++*(int *)payload;
+}
+
+static int broken_open(const fixture *f, const oid *id)
+{
+	int n = 0;
+	odb *db = (odb *)(uintptr_t)1;
+	buf got = BUF_INIT;
+	int bad = 0;
+
+	if (odb_open(&db, f->packs) != 0)
+		return 1;
+	bad |= odb_broken_count(db) != 1;
+	bad |= odb_read(&got, NULL, db, id) != DECREE_ENOTFOUND;
+	bad |= !strstr(decree_error_last(), "pack-"); /* names the pack */
+	bad |= odb_verify(db, count_damage, &n) != 1 || n != 1;
+	buf_release(&got);
+	odb_free(db);
+	return bad;
+}
+
 static void test_truncated_idx(void **state)
 {
 	fixture *f = *state;
@@ -1107,15 +1139,11 @@ static void test_truncated_idx(void **state)
 			 IDX_HDR + IDX_FANOUT + 3 * IDX_ENTRY + SHA256_LEN);
 
 	for (size_t len = 0; len < idx.len; len++) {
-		int r;
 		write_whole(path, idx.ptr, len);
-		db = (odb *)(uintptr_t)1; /* must be reset to NULL on failure */
-		r = odb_open(&db, f->packs);
-		if (r != DECREE_ECORRUPT)
-			fail_msg(
-				"index truncated to %zu of %zu bytes: odb_open returned %d",
-				len, idx.len, r);
-		assert_null(db);
+		if (broken_open(f, &ids[0]))
+			fail_msg("index truncated to %zu of %zu bytes: not "
+				 "a broken pack",
+				 len, idx.len);
 	}
 	/* one byte too many */
 	{
@@ -1123,7 +1151,7 @@ static void test_truncated_idx(void **state)
 		buf_put(&longer, idx.ptr, idx.len);
 		buf_putc(&longer, 0);
 		write_whole(path, longer.ptr, longer.len);
-		assert_int_equal(odb_open(&db, f->packs), DECREE_ECORRUPT);
+		assert_int_equal(broken_open(f, &ids[0]), 0);
 		buf_release(&longer);
 	}
 	/* header damage: magic, version, count, fanout order, fanout total */
@@ -1144,7 +1172,7 @@ static void test_truncated_idx(void **state)
 			buf_put(&bad, idx.ptr, idx.len);
 			bad.ptr[dmg[i].off] = (char)dmg[i].val;
 			write_whole(path, bad.ptr, bad.len);
-			if (odb_open(&db, f->packs) != DECREE_ECORRUPT)
+			if (broken_open(f, &ids[0]))
 				fail_msg("index damage %zu not refused", i);
 			buf_release(&bad);
 		}
@@ -1160,8 +1188,7 @@ static void test_truncated_idx(void **state)
 					  4 * (b0 + 1),
 				  0);
 			write_whole(path, bad.ptr, bad.len);
-			assert_int_equal(odb_open(&db, f->packs),
-					 DECREE_ECORRUPT);
+			assert_int_equal(broken_open(f, &ids[0]), 0);
 			buf_release(&bad);
 		}
 	}
@@ -1177,7 +1204,7 @@ static void test_truncated_idx(void **state)
 		char pack[PATH_MAX];
 		find_file(pack, sizeof(pack), f->packs, "pack-", ".pack");
 		assert_int_equal(unlink(pack), 0);
-		assert_int_equal(odb_open(&db, f->packs), DECREE_ECORRUPT);
+		assert_int_equal(broken_open(f, &ids[0]), 0);
 	}
 	for (int i = 0; i < 3; i++)
 		buf_release(&objs[i]);
@@ -1185,7 +1212,7 @@ static void test_truncated_idx(void **state)
 }
 
 struct damage_log {
-	char what[4][128];
+	char what[4][512];
 	char msg[4][128];
 	int n;
 };
@@ -1217,7 +1244,7 @@ static void test_verify_indexes(void **state)
 	store_one(db, "pack three, another object", &c);
 
 	memset(&log, 0, sizeof(log));
-	assert_int_equal(odb_verify_indexes(db, damage_fn, &log), 0);
+	assert_int_equal(odb_verify(db, damage_fn, &log), 0);
 	assert_int_equal(log.n, 0);
 
 	/* pack name of pack one, as odb_foreach reports it */
@@ -1233,9 +1260,9 @@ static void test_verify_indexes(void **state)
 	flip_byte(idx_a, IDX_HDR + IDX_FANOUT + 60);
 	assert_int_equal(odb_refresh(db), 0);
 	memset(&log, 0, sizeof(log));
-	assert_int_equal(odb_verify_indexes(db, damage_fn, &log), 1);
+	assert_int_equal(odb_verify(db, damage_fn, &log), 1);
 	assert_int_equal(log.n, 1);
-	assert_string_equal(log.what[0], name_a);
+	assert_non_null(strstr(log.what[0], name_a));
 	assert_non_null(strstr(log.msg[0], "checksum"));
 
 	/* the checksum itself */
@@ -1243,17 +1270,164 @@ static void test_verify_indexes(void **state)
 	flip_byte(idx_a, (off_t)data.len - 1);
 	assert_int_equal(odb_refresh(db), 0);
 	memset(&log, 0, sizeof(log));
-	assert_int_equal(odb_verify_indexes(db, damage_fn, &log), 1);
-	assert_string_equal(log.what[0], name_a);
+	assert_int_equal(odb_verify(db, damage_fn, &log), 1);
+	assert_non_null(strstr(log.what[0], name_a));
 
 	/* repaired */
 	write_whole(idx_a, data.ptr, data.len);
 	assert_int_equal(odb_refresh(db), 0);
 	memset(&log, 0, sizeof(log));
-	assert_int_equal(odb_verify_indexes(db, damage_fn, &log), 0);
+	assert_int_equal(odb_verify(db, damage_fn, &log), 0);
 	check_object(db, &a, "pack one", 8);
 	odb_free(db);
 	buf_release(&data);
+}
+
+/* --- trust: seals, damaged copies, salvage
+ * ------------------------------------------------------------------------ */
+
+/* Offset in the .pack at `path` of the stored bytes of object `id`. */
+static off_t data_offset(const char *path, const oid *id)
+{
+	buf pack = BUF_INIT;
+	size_t off = PACK_HDR;
+	off_t found = -1;
+
+	read_whole(&pack, path);
+	while (off + ENTRY_HDR <= pack.len) {
+		const unsigned char *e = (const unsigned char *)pack.ptr + off;
+		if (!memcmp(e, id->b, SHA256_LEN))
+			found = (off_t)(off + ENTRY_HDR);
+		off += ENTRY_HDR + get_u64le(e + 48);
+	}
+	buf_release(&pack);
+	assert_true(found >= 0);
+	return found;
+}
+
+static void test_damaged_copy_is_not_trusted(void **state)
+{
+	fixture *f = *state;
+	buf objs[3];
+	oid ids[3];
+	char path[PATH_MAX];
+	odb *db;
+	odb_writer *w;
+
+	for (int i = 0; i < 3; i++) {
+		buf_init(&objs[i]);
+		buf_printf(&objs[i], "trusted object %d", i);
+	}
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	store_objects(db, objs, 3, ids);
+	/* the writer sealed its pack: trusted without reading */
+	assert_true(odb_all_trusted(db));
+	assert_int_equal(odb_refresh(db), 0);
+	assert_true(odb_all_trusted(db));
+	assert_int_equal(odb_check(db, &ids[0]), 1);
+
+	/* a byte of object 1 flipped: the pack is no longer sealed */
+	find_file(path, sizeof(path), f->packs, "pack-", ".pack");
+	flip_byte(path, data_offset(path, &ids[1]) + 2);
+	assert_int_equal(odb_refresh(db), 0);
+	assert_false(odb_all_trusted(db));
+	/* verified in full on the first question: only object 1 is bad */
+	assert_int_equal(odb_check(db, &ids[0]), 1);
+	assert_int_equal(odb_check(db, &ids[1]), 0);
+	assert_int_equal(odb_check(db, &ids[2]), 1);
+	assert_true(odb_has(db, &ids[1]));
+
+	/* a writer stores it again instead of trusting the damaged copy */
+	assert_int_equal(odb_writer_new(&w, db), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(odb_writer_add(w, ODB_BLOB, objs[i].ptr,
+						objs[i].len, NULL, NULL),
+				 0);
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+	assert_int_equal(odb_pack_count(db), 2);
+	assert_int_equal(odb_check(db, &ids[1]), 1);
+	/* reads find the intact copy, whichever pack comes first */
+	for (int i = 0; i < 3; i++)
+		check_object(db, &ids[i], objs[i].ptr, objs[i].len);
+	assert_int_equal(odb_refresh(db), 0);
+	for (int i = 0; i < 3; i++)
+		check_object(db, &ids[i], objs[i].ptr, objs[i].len);
+
+	/* fsck still sees the damaged copy */
+	{
+		int n = 0;
+		assert_int_equal(odb_verify(db, count_damage, &n), 1);
+		assert_int_equal(n, 1);
+	}
+	/* the salvage drops it, keeps the rest, leaves no orphan */
+	assert_int_equal(odb_salvage(db, NULL, NULL), 1);
+	assert_int_equal(odb_pack_count(db), 2);
+	for (int i = 0; i < 3; i++)
+		check_object(db, &ids[i], objs[i].ptr, objs[i].len);
+	{
+		char why[256];
+		int n = 0;
+		assert_true(no_orphans(why, sizeof(why), f->packs));
+		assert_int_equal(odb_verify(db, count_damage, &n), 0);
+		assert_int_equal(n, 0);
+	}
+	assert_true(odb_all_trusted(db));
+	odb_free(db);
+	for (int i = 0; i < 3; i++)
+		buf_release(&objs[i]);
+}
+
+static void test_salvage_broken_index(void **state)
+{
+	fixture *f = *state;
+	buf objs[3], idx = BUF_INIT;
+	oid ids[3];
+	char path[PATH_MAX], pack[PATH_MAX];
+	odb *db;
+
+	for (int i = 0; i < 3; i++) {
+		buf_init(&objs[i]);
+		for (int k = 0; k < 40; k++) /* compressible */
+			buf_printf(&objs[i], "salvaged object %d line %d\n", i,
+				   k);
+	}
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	store_objects(db, objs, 3, ids);
+	odb_free(db);
+	find_file(path, sizeof(path), f->packs, "pack-", ".idx");
+	find_file(pack, sizeof(pack), f->packs, "pack-", ".pack");
+	/* the index unusable and object 2's data damaged */
+	read_whole(&idx, path);
+	idx.ptr[0] = 'X';
+	write_whole(path, idx.ptr, idx.len);
+	flip_byte(pack, data_offset(pack, &ids[2]) + 5);
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	assert_int_equal(odb_broken_count(db), 1);
+	assert_int_equal(odb_check(db, &ids[0]), 0);
+	/* walked, not looked up: the two intact objects come back */
+	assert_int_equal(odb_salvage(db, NULL, NULL), 1);
+	assert_int_equal(odb_broken_count(db), 0);
+	check_object(db, &ids[0], objs[0].ptr, objs[0].len);
+	check_object(db, &ids[1], objs[1].ptr, objs[1].len);
+	assert_int_equal(odb_check(db, &ids[2]), 0);
+	assert_false(odb_has(db, &ids[2]));
+	{
+		char why[256];
+		assert_true(no_orphans(why, sizeof(why), f->packs));
+	}
+	/* a .pack whose .idx is gone is salvaged too */
+	find_file(path, sizeof(path), f->packs, "pack-", ".idx");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(odb_refresh(db), 0);
+	assert_int_equal(odb_check(db, &ids[0]), 0);
+	assert_int_equal(odb_salvage(db, NULL, NULL), 1);
+	check_object(db, &ids[0], objs[0].ptr, objs[0].len);
+	check_object(db, &ids[1], objs[1].ptr, objs[1].len);
+	odb_free(db);
+	for (int i = 0; i < 3; i++)
+		buf_release(&objs[i]);
+	buf_release(&idx);
 }
 
 /* --- gc
@@ -1340,7 +1514,7 @@ static void test_gc(void **state)
 	assert_int_equal(access(orphan2, F_OK), -1);
 	assert_int_equal(count_suffix(f->packs, "", ".pack"), 3);
 	assert_int_equal(count_suffix(f->packs, "", ".idx"), 3);
-	assert_int_equal(count_suffix(f->packs, "", ""), 6);
+	assert_int_equal(count_suffix(f->packs, "", ""), 7); /* + sealed */
 
 	/* a handle opened before gc still reads through its open packs, and
 	 * sees the new layout after refresh */
@@ -1364,7 +1538,7 @@ static void test_gc(void **state)
 	assert_int_equal(nfreed, 4);
 	assert_int_equal(odb_pack_count(db), 0);
 	list_dir(&after, f->packs, false);
-	assert_string_equal(after.ptr, "");
+	assert_string_equal(after.ptr, "sealed\n"); /* naming no pack */
 
 	odb_free(other);
 	odb_free(db);
@@ -1577,6 +1751,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_idx, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_damaged_copy_is_not_trusted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_salvage_broken_index,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_indexes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_gc, setup, teardown),

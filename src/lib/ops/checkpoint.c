@@ -31,14 +31,114 @@
 /* --- scanning and writing ---------------------------------------------------
  */
 
+int checkpoint_read_path(buf *out, int rootfd, const char *path, uint32_t mode)
+{
+	struct stat st;
+	int fd, r;
+
+	buf_clear(out);
+	if (mode == MODE_LINK) {
+		const char *base;
+		char target[PATH_MAX + 1];
+		ssize_t n;
+		int dfd;
+		if ((r = fs_open_parent(&dfd, &base, rootfd, path, false)) <
+		    0) {
+			if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID) {
+				error_clear();
+				return DECREE_ENOTFOUND;
+			}
+			return r;
+		}
+		n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		close(dfd);
+		if (n < 0)
+			return errno == ENOENT || errno == EINVAL
+				       ? DECREE_ENOTFOUND
+				       : decree_error_os(
+						 "cannot read link '%s'", path);
+		return buf_put(out, target, (size_t)n);
+	}
+	fd = fs_open_beneath(rootfd, path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR
+			       ? DECREE_ENOTFOUND
+			       : decree_error_os("cannot open '%s'", path);
+	if (fstat(fd, &st) < 0) {
+		r = decree_error_os("cannot stat '%s'", path);
+	} else if (!S_ISREG(st.st_mode)) {
+		r = DECREE_ENOTFOUND;
+	} else {
+		r = fs_read_fd(fd, out, path);
+	}
+	close(fd);
+	return r;
+}
+
+/*
+ * The stat cache vouched for the ids of the entries marked `cached`, so
+ * their bytes were not read and the writer never saw them.  When the
+ * store is not known intact (odb_all_trusted), each such id must have an
+ * intact copy; one that has not (its copy is damaged or gone) is stored
+ * again from the tree, or the checkpoint would name bytes it cannot give
+ * back.
+ */
+static int store_uncached(decree_store *s, odb_writer *w, snap *cur)
+{
+	buf data = BUF_INIT;
+	odb *db;
+	int r;
+
+	if ((r = repo_odb(&db, s, false)) < 0)
+		return r;
+	if (odb_all_trusted(db))
+		return 0;
+	for (size_t i = 0; i < cur->n; i++) {
+		snap_entry *e = &cur->v[i];
+		char hex[SHA256_HEXLEN + 1];
+		oid now;
+		if (!e->cached || !snap_entry_is_stored(e))
+			continue;
+		if ((r = odb_check(db, &e->id)) < 0)
+			goto done;
+		if (r > 0)
+			continue;
+		r = checkpoint_read_path(&data, s->rootfd, e->path, e->mode);
+		if (r == DECREE_ENOTFOUND) {
+			oid_to_hex(hex, &e->id);
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s ('%s') is damaged or missing, and "
+				"'%s' vanished before it could be stored again",
+				hex, e->path, e->path);
+		}
+		if (r < 0)
+			goto done;
+		sha256_buf(&now, data.ptr, data.len);
+		if (oid_cmp(&now, &e->id)) { /* changed meanwhile: take it */
+			e->id = now;
+			e->size = data.len;
+			e->cached = 0;
+		}
+		if ((r = odb_writer_add(w, ODB_BLOB, data.ptr, data.len, &now,
+					NULL)) < 0)
+			goto done;
+	}
+	r = 0;
+done:
+	buf_release(&data);
+	return r;
+}
+
 int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-		     odb_writer *w, const snap *cur, const char *session,
+		     odb_writer *w, snap *cur, const char *session,
 		     const char *message, const char *label)
 {
 	oid root;
 	int r;
 
-	if ((r = tree_write(&root, w, cur)) < 0 ||
+	if ((r = store_uncached(s, w, cur)) < 0 ||
+	    (r = tree_write(&root, w, cur)) < 0 ||
 	    (r = odb_writer_commit(w)) < 0)
 		return r;
 	return record_save(id_out, s, &root, cur, session, message, label);
@@ -199,6 +299,17 @@ int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
 fail:
 	decree_checkpoint_list_free(l);
 	return r;
+}
+
+size_t decree_checkpoint_damaged_count(const decree_store *s)
+{
+	return s ? s->ndamaged : 0;
+}
+
+const decree_damaged_record *decree_checkpoint_damaged_at(const decree_store *s,
+							  size_t i)
+{
+	return s && i < s->ndamaged ? &s->damaged[i].pub : NULL;
 }
 
 size_t decree_checkpoint_list_count(const decree_checkpoint_list *l)
@@ -398,6 +509,9 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 			goto done;
 		(*removed)++;
 	}
+	/* a damaged record can never be restored: pruning takes it too */
+	if ((r = record_remove_damaged(removed, s, session)) < 0)
+		goto done;
 	repo_file(dir, s, "checkpoints");
 	if (*removed)
 		r = fs_fsync_dir_path(dir);
@@ -429,6 +543,8 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 			goto done;
 		(*removed)++;
 	}
+	if ((r = record_remove_damaged(removed, s, session)) < 0)
+		goto done;
 	if (!session) {
 		repo_file(path, s, "oplog");
 		if (unlink(path) < 0 && errno != ENOENT) {

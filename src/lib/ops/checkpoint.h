@@ -24,11 +24,21 @@
 #include "decree/checkpoint.h"
 #include "store/odb.h"
 #include "store/snap.h"
+#include "util/buf.h"
 
 /* Write trees of `cur` through w, commit w, write the record.  Returns
- * the new id in id_out.  The caller holds the lock. */
+ * the new id in id_out.  The caller holds the lock.  A file the stat
+ * cache vouched for whose object has no intact copy is stored again from
+ * the tree first (and its entry updated if it changed meanwhile), so the
+ * record never names an object that cannot be read. */
 int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-		     odb_writer *w, const snap *cur, const char *session,
+		     odb_writer *w, snap *cur, const char *session,
 		     const char *message, const char *label);
+
+/* The bytes at `path` below rootfd as an entry of `mode` would store them:
+ * a file's content, a symlink's target.  Never follows a symlink on the
+ * way, never blocks on a FIFO.  DECREE_ENOTFOUND when it is gone or of
+ * another kind. */
+int checkpoint_read_path(buf *out, int rootfd, const char *path, uint32_t mode);
 
 #endif

@@ -14,7 +14,24 @@
  *  - every read decompresses and re-hashes the object; a mismatch is
  *    DECREE_ECORRUPT naming the object and the pack;
  *  - packs are never modified, only deleted by gc after their live objects
- *    were copied into a new durable pack.
+ *    were copied into a new durable pack;
+ *  - an object may have several copies (a damaged one and the one stored
+ *    again): reads try every copy until one verifies.
+ *
+ * Trust (docs/format.md, "Trusting stored objects"): a writer must not
+ * skip an object because a damaged copy of it exists, but re-hashing the
+ * store on every checkpoint is out of the question.  So a pack is
+ * *sealed* when its bytes are known good and its files have not changed
+ * since: the writer seals the pack it wrote, a full verification seals a
+ * pack it found intact.  Sealing sets the mtime of the .pack and .idx ten
+ * seconds into the past (so any later write, even within the same clock
+ * tick, changes it) and records both files' size, mtime, ctime, inode
+ * and device in packs/sealed.  A pack whose files no longer match, or that
+ * packs/sealed does not list, is verified in full (every object re-hashed)
+ * the first time a writer would dedup against it; what that finds damaged
+ * is written again.  A pack whose index cannot be loaded is *broken*: its
+ * objects are invisible, the rest of the store works, gc refuses to run,
+ * and fsck names it.
  */
 #include "util/common.h"
 #include "store/odb.h"
@@ -37,9 +54,33 @@
 #define IDX_FANOUT     (256 * 4)
 #define IDX_ENTRY      64
 
+#define SEAL_FILE  "sealed"
+#define SEAL_MAGIC "DECRSEAL"
+#define SEAL_HDR   16
+#define SEAL_NAME  20 /* the 40 hex digits of a pack name, as bytes */
+#define FILE_ID	   40
+#define SEAL_ENTRY (SEAL_NAME + 2 * FILE_ID)
+#define SEAL_BACKDATE                                           \
+	10 /* seconds: a sealed file's mtime lies this far back \
+	    */
+
 enum { COMP_NONE = 0, COMP_ZSTD = 1 };
 
+/* Trust of a pack (pack.trust, read without the lock: atomics). */
+enum {
+	TRUST_UNKNOWN = 0,  /* not verified since its files last changed */
+	TRUST_SEALED = 1,   /* packs/sealed vouches for its files */
+	TRUST_VERIFIED = 2, /* verified in full by this handle: seal it */
+	TRUST_DAMAGED = 3,  /* verified: see `bad` and `damage` */
+};
+
 int odb_zstd_level = 1;
+
+/* The identity of a file: any write to it changes one of these. */
+typedef struct {
+	uint64_t size, ino, dev;
+	int64_t mtime_ns, ctime_ns;
+} file_id;
 
 typedef struct {
 	char *name;	    /* "pack-<hex>" */
@@ -47,12 +88,29 @@ typedef struct {
 	unsigned char *map; /* the .idx */
 	size_t map_len;
 	uint64_t count;
+	file_id pack_id, idx_id; /* as loaded (or as sealed) */
+	int trust;		 /* TRUST_*, atomic */
+	oidset bad;		 /* objects whose copy here is damaged */
+	char *damage; /* what is wrong with the pack itself, or NULL */
 } pack;
+
+/* A pack whose index could not be loaded. */
+typedef struct {
+	char *name, *why;
+} broken_pack;
 
 struct odb {
 	char *dir;
 	pack *packs;
 	size_t npacks, cap;
+	broken_pack *broken;
+	size_t nbroken;
+	/* packs/sealed names a pack that is gone (not by our gc) */
+	bool seal_vanished;
+	/* a pack was verified intact: packs/sealed should say so */
+	bool seals_dirty;
+	/* verification of a pack (odb_check from scan threads) */
+	pthread_mutex_t tmu;
 	/* decompression contexts, reused: creating one per object costs more
 	 * than decompressing a small object; one per concurrent reader */
 	pthread_mutex_t zmu;
@@ -77,7 +135,9 @@ struct odb_writer {
 	size_t nents, cap;
 	oidset seen;
 	bool committed, failed;
-	char errmsg[512]; /* why it failed, for adds on other threads */
+	char errmsg[512];   /* why it failed, for adds on other threads */
+	const oidset *only; /* odb_writer_restrict */
+	char name[64];	    /* of the pack committed ("" before) */
 };
 
 /* --- reading ------------------------------------------------------------ */
@@ -88,6 +148,8 @@ static void pack_release(pack *p)
 		munmap(p->map, p->map_len);
 	if (p->fd >= 0)
 		close(p->fd);
+	oidset_release(&p->bad);
+	decree_free(p->damage);
 	decree_free(p->name);
 }
 
@@ -96,24 +158,59 @@ static const unsigned char *idx_entries(const pack *p)
 	return p->map + IDX_HDR + IDX_FANOUT;
 }
 
+static void file_id_of(file_id *f, const struct stat *st)
+{
+	f->size = (uint64_t)st->st_size;
+	f->ino = (uint64_t)st->st_ino;
+	f->dev = (uint64_t)st->st_dev;
+	f->mtime_ns = st_mtime_ns(st);
+	f->ctime_ns = st_ctime_ns(st);
+}
+
+static bool file_id_eq(const file_id *a, const file_id *b)
+{
+	return a->size == b->size && a->ino == b->ino && a->dev == b->dev &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* Open a store file for reading: never blocks (a FIFO), never follows a
+ * symlink, must be a regular file.  -1 with errno set on failure (EINVAL:
+ * not a regular file). */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		int saved = S_ISREG(st->st_mode) ? errno : EINVAL;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
 static int pack_load(pack *out, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	pack p = { NULL, -1, NULL, 0, 0 };
+	pack p;
 	int fd, r = 0;
 	uint32_t prev = 0;
 
+	memset(&p, 0, sizeof(p));
+	p.fd = -1;
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT
-			       ? DECREE_ENOTFOUND
-			       : decree_error_os("cannot open '%s'", path);
-	if (fstat(fd, &st) < 0) {
-		r = decree_error_os("cannot stat '%s'", path);
-		close(fd);
-		return r;
+	if ((fd = open_regular(path, &st)) < 0) {
+		if (errno == ENOENT)
+			return DECREE_ENOTFOUND;
+		if (errno == EINVAL || errno == ELOOP)
+			return decree_error_set(DECREE_ECORRUPT,
+						"index '%s' is not a file",
+						path);
+		return decree_error_os("cannot open '%s'", path);
 	}
+	file_id_of(&p.idx_id, &st);
 	p.map_len = (size_t)st.st_size;
 	if (p.map_len < IDX_HDR + IDX_FANOUT + SHA256_LEN) {
 		close(fd);
@@ -128,10 +225,10 @@ static int pack_load(pack *out, const char *dir, const char *name)
 	}
 	if (memcmp(p.map, IDX_MAGIC, 8) ||
 	    get_u32le(p.map + 8) != FORMAT_VERSION) {
-		r = decree_error_set(
-			DECREE_ECORRUPT,
-			"'%s' is not a decree pack index (version %u)", path,
-			get_u32le(p.map + 8));
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "index '%s' has a bad header (not %s "
+				     "version %d)",
+				     path, "DECRIDX", FORMAT_VERSION);
 		goto fail;
 	}
 	p.count = get_u64le(p.map + 16);
@@ -159,13 +256,17 @@ static int pack_load(pack *out, const char *dir, const char *name)
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
-	if ((p.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if ((p.fd = open_regular(path, &st)) < 0) {
 		r = errno == ENOENT
 			    ? decree_error_set(DECREE_ECORRUPT,
 					       "pack '%s' is missing", path)
+		    : errno == EINVAL || errno == ELOOP
+			    ? decree_error_set(DECREE_ECORRUPT,
+					       "pack '%s' is not a file", path)
 			    : decree_error_os("cannot open '%s'", path);
 		goto fail;
 	}
+	file_id_of(&p.pack_id, &st);
 	if (!(p.name = decree_strdup(name))) {
 		r = -1;
 		goto fail;
@@ -182,6 +283,228 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void broken_release(odb *db)
+{
+	for (size_t i = 0; i < db->nbroken; i++) {
+		decree_free(db->broken[i].name);
+		decree_free(db->broken[i].why);
+	}
+	decree_free(db->broken);
+	db->broken = NULL;
+	db->nbroken = 0;
+}
+
+/* Remember a pack whose index cannot be loaded (the error says why). */
+static int note_broken(odb *db, const char *name)
+{
+	broken_pack *v =
+		decree_realloc(db->broken, (db->nbroken + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	db->broken = v;
+	v[db->nbroken].name = decree_strdup(name);
+	v[db->nbroken].why = decree_strdup(error_last());
+	if (!v[db->nbroken].name || !v[db->nbroken].why) {
+		decree_free(v[db->nbroken].name);
+		decree_free(v[db->nbroken].why);
+		return -1;
+	}
+	db->nbroken++;
+	error_clear();
+	return 0;
+}
+
+static void seal_entry_encode(unsigned char *e, const pack *p)
+{
+	const file_id *f[2] = { &p->pack_id, &p->idx_id };
+	/* "pack-" + 40 hex digits: the digits as 20 bytes */
+	for (int i = 0; i < SEAL_NAME; i++) {
+		unsigned hi = (unsigned)p->name[5 + 2 * i];
+		unsigned lo = (unsigned)p->name[6 + 2 * i];
+		hi = hi <= '9' ? hi - '0' : hi - 'a' + 10;
+		lo = lo <= '9' ? lo - '0' : lo - 'a' + 10;
+		e[i] = (unsigned char)(hi << 4 | lo);
+	}
+	for (int k = 0; k < 2; k++) {
+		unsigned char *q = e + SEAL_NAME + k * FILE_ID;
+		put_u64le(q, f[k]->size);
+		put_u64le(q + 8, (uint64_t)f[k]->mtime_ns);
+		put_u64le(q + 16, (uint64_t)f[k]->ctime_ns);
+		put_u64le(q + 24, f[k]->ino);
+		put_u64le(q + 32, f[k]->dev);
+	}
+}
+
+static bool is_pack_name(const char *name)
+{
+	if (strlen(name) != 45 || strncmp(name, "pack-", 5))
+		return false;
+	for (int i = 5; i < 45; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		      (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/*
+ * Read packs/sealed and mark the packs whose files it vouches for as
+ * sealed.  A missing or damaged file seals nothing: it is only a record of
+ * work done, and losing it costs one verification of each pack.
+ */
+static void seals_load(odb *db)
+{
+	char path[PATH_MAX];
+	buf data = BUF_INIT;
+	const unsigned char *d;
+	struct stat st;
+	uint32_t count;
+	size_t matched = 0;
+	oid sum;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", db->dir, SEAL_FILE);
+	if ((fd = open_regular(path, &st)) < 0)
+		goto done;
+	if (fs_read_fd(fd, &data, path) < 0) {
+		close(fd);
+		goto done;
+	}
+	close(fd);
+	d = (const unsigned char *)data.ptr;
+	if (data.len < SEAL_HDR + SHA256_LEN || memcmp(d, SEAL_MAGIC, 8) ||
+	    get_u32le(d + 8) != FORMAT_VERSION)
+		goto done;
+	count = get_u32le(d + 12);
+	if ((data.len - SEAL_HDR - SHA256_LEN) / SEAL_ENTRY != count ||
+	    (data.len - SEAL_HDR - SHA256_LEN) % SEAL_ENTRY)
+		goto done;
+	sha256_buf(&sum, d, data.len - SHA256_LEN);
+	if (memcmp(sum.b, d + data.len - SHA256_LEN, SHA256_LEN))
+		goto done;
+	for (size_t i = 0; i < db->npacks; i++) {
+		pack *p = &db->packs[i];
+		unsigned char want[SEAL_ENTRY];
+		if (!is_pack_name(p->name))
+			continue;
+		seal_entry_encode(want, p);
+		for (uint32_t k = 0; k < count; k++) {
+			const unsigned char *e = d + SEAL_HDR + k * SEAL_ENTRY;
+			if (memcmp(e, want, SEAL_NAME))
+				continue;
+			matched++;
+			if (!memcmp(e, want, SEAL_ENTRY))
+				p->trust = TRUST_SEALED;
+			break;
+		}
+	}
+	/* an entry without its pack: a pack vanished behind our back */
+	db->seal_vanished = matched != count;
+done:
+	error_clear();
+	buf_release(&data);
+}
+
+/*
+ * Replace dir/name by the bytes of b: temp file ("tmp-*", which gc removes
+ * when a crash leaves it) + rename, without fsync.  Only for packs/sealed:
+ * after a crash it may be old, empty or torn (its checksum fails), and
+ * either way it vouches for no more than what is durable (a pack is sealed
+ * after its bytes were synced); losing it costs one verification.  It is
+ * written at every checkpoint that adds a pack, where a sync would cost
+ * more than the rest of the bookkeeping.
+ */
+static int write_unsynced(const char *dir, const char *name, const buf *b)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	unsigned char rnd[6];
+	int fd, r;
+
+	if (fs_random(rnd, sizeof(rnd)) < 0)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s/tmp-%s-%02x%02x%02x%02x%02x%02x", dir,
+		 name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0644);
+	if (fd < 0)
+		return decree_error_os("cannot create '%s'", tmp);
+	r = fs_write_all(fd, b->ptr, b->len);
+	if (fs_close(fd) < 0 || r < 0 || rename(tmp, path) < 0) {
+		r = decree_error_os("cannot write '%s'", path);
+		unlink(tmp);
+	}
+	return r;
+}
+
+/*
+ * Seal the packs verified intact: move their files' mtime back (so that a
+ * later write cannot leave it unchanged), take their identity, and write
+ * packs/sealed listing every sealed pack.  Caller holds the store lock.
+ * Failures only cost a later verification: nothing is returned.
+ */
+static void seals_save(odb *db)
+{
+	char path[PATH_MAX];
+	buf b = BUF_INIT;
+	size_t n = 0;
+	oid sum;
+
+	for (size_t i = 0; i < db->npacks; i++) {
+		pack *p = &db->packs[i];
+		struct timespec ts[2];
+		struct stat pst, ist;
+		file_id now;
+		if (p->trust != TRUST_VERIFIED)
+			continue;
+		ts[0].tv_sec = 0;
+		ts[0].tv_nsec = UTIME_OMIT;
+		ts[1].tv_sec =
+			(time_t)(fs_now_ns() / 1000000000) - SEAL_BACKDATE;
+		ts[1].tv_nsec = 0;
+		snprintf(path, sizeof(path), "%s/%s.idx", db->dir, p->name);
+		/* unchanged since it was loaded (and verified)? */
+		if (fstat(p->fd, &pst) < 0 || stat(path, &ist) < 0)
+			continue;
+		file_id_of(&now, &pst);
+		if (!file_id_eq(&now, &p->pack_id))
+			continue;
+		file_id_of(&now, &ist);
+		if (!file_id_eq(&now, &p->idx_id))
+			continue;
+		if (futimens(p->fd, ts) < 0 ||
+		    utimensat(AT_FDCWD, path, ts, 0) < 0 ||
+		    fstat(p->fd, &pst) < 0 || stat(path, &ist) < 0)
+			continue;
+		file_id_of(&p->pack_id, &pst);
+		file_id_of(&p->idx_id, &ist);
+		p->trust = TRUST_SEALED;
+	}
+	if (buf_put(&b, SEAL_MAGIC, 8) < 0 ||
+	    buf_put_u32(&b, FORMAT_VERSION) < 0 || buf_put_u32(&b, 0) < 0)
+		goto done;
+	for (size_t i = 0; i < db->npacks; i++) {
+		unsigned char e[SEAL_ENTRY];
+		if (db->packs[i].trust != TRUST_SEALED ||
+		    !is_pack_name(db->packs[i].name))
+			continue;
+		seal_entry_encode(e, &db->packs[i]);
+		if (buf_put(&b, e, sizeof(e)) < 0)
+			goto done;
+		n++;
+	}
+	put_u32le((unsigned char *)b.ptr + 12, (uint32_t)n);
+	sha256_buf(&sum, b.ptr, b.len);
+	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
+		goto done;
+	if (write_unsynced(db->dir, SEAL_FILE, &b) == 0) {
+		db->seals_dirty = false;
+		db->seal_vanished = false;
+	}
+done:
+	error_clear();
+	buf_release(&b);
+}
+
 int odb_refresh(odb *db)
 {
 	DIR *d;
@@ -193,6 +516,8 @@ int odb_refresh(odb *db)
 	for (size_t i = 0; i < db->npacks; i++)
 		pack_release(&db->packs[i]);
 	db->npacks = 0;
+	broken_release(db);
+	db->seal_vanished = db->seals_dirty = false;
 	if (!(d = opendir(db->dir)))
 		return decree_error_os("cannot open '%s'", db->dir);
 	while ((de = readdir(d)) != NULL) {
@@ -217,7 +542,9 @@ int odb_refresh(odb *db)
 		lr = pack_load(&db->packs[db->npacks], db->dir, names[i]);
 		if (lr == DECREE_ENOTFOUND) /* removed by a concurrent gc */
 			continue;
-		if (lr < 0)
+		if (lr == DECREE_ECORRUPT) /* blocks only its own objects */
+			r = note_broken(db, names[i]);
+		else if (lr < 0)
 			r = lr;
 		else
 			db->npacks++;
@@ -225,6 +552,8 @@ int odb_refresh(odb *db)
 	for (size_t i = 0; i < n; i++)
 		decree_free(names[i]);
 	decree_free(names);
+	if (r == 0)
+		seals_load(db);
 	return r;
 }
 
@@ -239,6 +568,7 @@ int odb_open(odb **out, const char *packdir)
 	if (!(db = decree_calloc(1, sizeof(*db))))
 		return -1;
 	pthread_mutex_init(&db->zmu, NULL);
+	pthread_mutex_init(&db->tmu, NULL);
 	if (!(db->dir = decree_strdup(packdir))) {
 		odb_free(db);
 		return -1;
@@ -257,9 +587,11 @@ void odb_free(odb *db)
 		return;
 	for (size_t i = 0; i < db->npacks; i++)
 		pack_release(&db->packs[i]);
+	broken_release(db);
 	for (size_t i = 0; i < db->ndctx; i++)
 		ZSTD_freeDCtx(db->dctx[i]);
 	pthread_mutex_destroy(&db->zmu);
+	pthread_mutex_destroy(&db->tmu);
 	decree_free(db->packs);
 	decree_free(db->dir);
 	decree_free(db);
@@ -319,6 +651,30 @@ static void entry_decode(idx_entry *e, const unsigned char *p)
 	e->comp = p[57];
 }
 
+/* ENOTFOUND for `id`, naming a pack whose index is damaged: the object
+ * may be in it (an index is checked whole only here, on this error path;
+ * loading it checks its size and fanout table). */
+static int not_found(odb *db, const char *hex)
+{
+	if (db->nbroken)
+		return decree_error_set(
+			DECREE_ENOTFOUND,
+			"object %s not found (%s; its objects cannot be read)",
+			hex, db->broken[0].why);
+	for (size_t i = 0; i < db->npacks; i++) {
+		pack *p = &db->packs[i];
+		oid sum;
+		sha256_buf(&sum, p->map, p->map_len - SHA256_LEN);
+		if (memcmp(sum.b, p->map + p->map_len - SHA256_LEN, SHA256_LEN))
+			return decree_error_set(
+				DECREE_ENOTFOUND,
+				"object %s not found (index '%s/%s.idx' is "
+				"damaged: checksum mismatch)",
+				hex, db->dir, p->name);
+	}
+	return decree_error_set(DECREE_ENOTFOUND, "object %s not found", hex);
+}
+
 int odb_size(uint64_t *size_out, odb *db, const oid *id)
 {
 	const unsigned char *e = odb_find(db, id, NULL);
@@ -326,8 +682,7 @@ int odb_size(uint64_t *size_out, odb *db, const oid *id)
 
 	if (!e) {
 		oid_to_hex(hex, id);
-		return decree_error_set(DECREE_ENOTFOUND, "object %s not found",
-					hex);
+		return not_found(db, hex);
 	}
 	*size_out = get_u64le(e + 40);
 	return 0;
@@ -344,14 +699,28 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 	/* header and bytes in one read (a diff reads thousands of objects) */
 	buf_clear(out);
 	if (e->stored_len > SIZE_MAX / 2 - ENTRY_HDR ||
-	    buf_grow(out, ENTRY_HDR + (size_t)e->stored_len) < 0)
-		return -1;
+	    e->offset > (uint64_t)INT64_MAX ||
+	    buf_grow(out, ENTRY_HDR + (size_t)e->stored_len) < 0) {
+		if (e->stored_len <= SIZE_MAX / 2 - ENTRY_HDR &&
+		    e->offset <= (uint64_t)INT64_MAX)
+			return -1;
+		oid_to_hex(hex, &e->id);
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: bad index entry in '%s'",
+					hex, p->name);
+	}
 	want = ENTRY_HDR + (size_t)e->stored_len;
 	n = pread(p->fd, out->ptr, want, (off_t)e->offset);
 	if (n < 0)
 		return decree_error_os("cannot read '%s'", p->name);
 	hdr = (const unsigned char *)out->ptr;
-	if (n < ENTRY_HDR || memcmp(hdr, e->id.b, SHA256_LEN) ||
+	if (n < ENTRY_HDR) {
+		oid_to_hex(hex, &e->id);
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: pack '%s' is truncated",
+					hex, p->name);
+	}
+	if (memcmp(hdr, e->id.b, SHA256_LEN) ||
 	    get_u64le(hdr + 40) != e->raw_len ||
 	    get_u64le(hdr + 48) != e->stored_len) {
 		oid_to_hex(hex, &e->id);
@@ -371,81 +740,122 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 	return 0;
 }
 
-int odb_read(buf *out, int *type_out, odb *db, const oid *id)
+/* Decompress the stored bytes `tmp` of entry e into out. */
+static int decompress(buf *out, odb *db, const buf *tmp, const idx_entry *e,
+		      const char *hex, const char *where)
 {
-	pack *p = NULL;
-	const unsigned char *raw = odb_find(db, id, &p);
+	ZSTD_DCtx *dc = NULL;
+	size_t got;
+
+	buf_clear(out);
+	if (e->raw_len > SIZE_MAX / 2)
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: bad size in '%s'", hex,
+					where);
+	if (buf_grow(out, (size_t)e->raw_len) < 0)
+		return -1;
+	pthread_mutex_lock(&db->zmu);
+	if (db->ndctx)
+		dc = db->dctx[--db->ndctx];
+	pthread_mutex_unlock(&db->zmu);
+	if (!dc)
+		dc = ZSTD_createDCtx();
+	got = dc ? ZSTD_decompressDCtx(dc, out->ptr, (size_t)e->raw_len + 1,
+				       tmp->ptr, tmp->len)
+		 : ZSTD_decompress(out->ptr, (size_t)e->raw_len + 1, tmp->ptr,
+				   tmp->len);
+	pthread_mutex_lock(&db->zmu);
+	if (dc && db->ndctx < ARRAY_SIZE(db->dctx)) {
+		db->dctx[db->ndctx++] = dc;
+		dc = NULL;
+	}
+	pthread_mutex_unlock(&db->zmu);
+	ZSTD_freeDCtx(dc);
+	if (ZSTD_isError(got) || got != e->raw_len)
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: cannot decompress in '%s' (%s)", hex, where,
+			ZSTD_isError(got) ? ZSTD_getErrorName(got)
+					  : "wrong size");
+	out->len = got;
+	out->ptr[got] = '\0';
+	return 0;
+}
+
+/* Read and verify the copy of entry e held by pack p. */
+static int read_copy(buf *out, odb *db, const pack *p, const idx_entry *e)
+{
 	char hex[SHA256_HEXLEN + 1];
-	idx_entry e;
 	oid check;
 	int r;
 
-	oid_to_hex(hex, id);
-	if (!raw)
-		return decree_error_set(DECREE_ENOTFOUND, "object %s not found",
-					hex);
-	entry_decode(&e, raw);
-	if (e.comp == COMP_NONE) {
-		if ((r = read_stored(out, p, &e)) < 0)
+	if (e->comp == COMP_NONE) {
+		if ((r = read_stored(out, p, e)) < 0)
 			return r;
-	} else if (e.comp == COMP_ZSTD) {
+	} else if (e->comp == COMP_ZSTD) {
 		buf tmp = BUF_INIT;
-		size_t got;
-		if ((r = read_stored(&tmp, p, &e)) < 0) {
-			buf_release(&tmp);
-			return r;
+		if ((r = read_stored(&tmp, p, e)) == 0) {
+			oid_to_hex(hex, &e->id);
+			r = decompress(out, db, &tmp, e, hex, p->name);
 		}
-		buf_clear(out);
-		if (e.raw_len > SIZE_MAX / 2 ||
-		    buf_grow(out, (size_t)e.raw_len) < 0) {
-			buf_release(&tmp);
-			return -1;
-		}
-		ZSTD_DCtx *dc = NULL;
-		pthread_mutex_lock(&db->zmu);
-		if (db->ndctx)
-			dc = db->dctx[--db->ndctx];
-		pthread_mutex_unlock(&db->zmu);
-		if (!dc)
-			dc = ZSTD_createDCtx();
-		got = dc ? ZSTD_decompressDCtx(dc, out->ptr,
-					       (size_t)e.raw_len + 1, tmp.ptr,
-					       tmp.len)
-			 : ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1,
-					   tmp.ptr, tmp.len);
-		pthread_mutex_lock(&db->zmu);
-		if (dc && db->ndctx < ARRAY_SIZE(db->dctx)) {
-			db->dctx[db->ndctx++] = dc;
-			dc = NULL;
-		}
-		pthread_mutex_unlock(&db->zmu);
-		ZSTD_freeDCtx(dc);
 		buf_release(&tmp);
-		if (ZSTD_isError(got) || got != e.raw_len)
-			return decree_error_set(
-				DECREE_ECORRUPT,
-				"object %s: cannot decompress (%s)", hex,
-				ZSTD_isError(got) ? ZSTD_getErrorName(got)
-						  : "wrong size");
-		out->len = got;
-		out->ptr[got] = '\0';
+		if (r < 0)
+			return r;
 	} else {
-		return decree_error_set(DECREE_ECORRUPT,
-					"object %s: unknown compression %u",
-					hex, e.comp);
+		oid_to_hex(hex, &e->id);
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: unknown compression %u in '%s'", hex,
+			e->comp, p->name);
 	}
-	if (out->len != e.raw_len)
+	oid_to_hex(hex, &e->id);
+	if (out->len != e->raw_len)
 		return decree_error_set(DECREE_ECORRUPT,
-					"object %s: wrong size", hex);
+					"object %s: wrong size in '%s'", hex,
+					p->name);
+	if (e->type != ODB_BLOB && e->type != ODB_TREE)
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: unknown type %u in '%s'",
+					hex, e->type, p->name);
 	sha256_buf(&check, out->ptr, out->len);
-	if (oid_cmp(&check, id))
+	if (oid_cmp(&check, &e->id))
 		return decree_error_set(
 			DECREE_ECORRUPT,
 			"object %s is corrupt (hash mismatch in '%s')", hex,
 			p->name);
-	if (type_out)
-		*type_out = e.type;
 	return 0;
+}
+
+int odb_read(buf *out, int *type_out, odb *db, const oid *id)
+{
+	char hex[SHA256_HEXLEN + 1], first[512];
+	bool damaged = false;
+
+	/* every copy, newest pack first, until one verifies */
+	for (size_t i = db->npacks; i-- > 0;) {
+		const unsigned char *raw = pack_find(&db->packs[i], id);
+		idx_entry e;
+		int r;
+		if (!raw)
+			continue;
+		entry_decode(&e, raw);
+		r = read_copy(out, db, &db->packs[i], &e);
+		if (r == 0) {
+			if (type_out)
+				*type_out = e.type;
+			error_clear(); /* an earlier damaged copy */
+			return 0;
+		}
+		if (r != DECREE_ECORRUPT)
+			return r;
+		if (!damaged)
+			snprintf(first, sizeof(first), "%s", error_last());
+		damaged = true;
+	}
+	if (damaged)
+		return decree_error_set(DECREE_ECORRUPT, "%s", first);
+	oid_to_hex(hex, id);
+	return not_found(db, hex);
 }
 
 int odb_foreach(odb *db, odb_foreach_fn fn, void *payload)
@@ -464,33 +874,176 @@ int odb_foreach(odb *db, odb_foreach_fn fn, void *payload)
 	return 0;
 }
 
-int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload)
-{
-	int damaged = 0;
+/* --- verification and trust --------------------------------------------- */
 
-	for (size_t i = 0; i < db->npacks; i++) {
-		const pack *p = &db->packs[i];
-		const unsigned char *prev = NULL;
-		oid sum;
-		sha256_buf(&sum, p->map, p->map_len - SHA256_LEN);
-		if (memcmp(sum.b, p->map + p->map_len - SHA256_LEN,
-			   SHA256_LEN)) {
-			fn(payload, p->name, "index checksum mismatch");
-			damaged++;
-			continue;
+static void report(odb_damage_fn fn, void *payload, const char *what,
+		   const char *msg)
+{
+	if (fn)
+		fn(payload, what, msg);
+}
+
+/*
+ * Verify pack p in full: its header, its index checksum and order, every
+ * object re-hashed.  Sets p->trust to TRUST_VERIFIED or TRUST_DAMAGED
+ * (with p->bad and p->damage) and reports each problem through fn.
+ * Fails only on I/O errors and out-of-memory (trust stays unknown).
+ * Caller holds db->tmu.
+ */
+static int verify_pack(odb *db, pack *p, odb_damage_fn fn, void *payload)
+{
+	char what[PATH_MAX], hex[SHA256_HEXLEN + 1];
+	unsigned char hdr[PACK_HDR];
+	const unsigned char *prev = NULL;
+	buf data = BUF_INIT;
+	bool damaged = false;
+	ssize_t n;
+	oid sum;
+	int r = 0;
+
+	oidset_release(&p->bad);
+	decree_free(p->damage);
+	p->damage = NULL;
+	snprintf(what, sizeof(what), "%s/%s.pack", db->dir, p->name);
+	n = pread(p->fd, hdr, sizeof(hdr), 0);
+	if (n < 0)
+		return decree_error_os("cannot read '%s'", what);
+	if (n != PACK_HDR || memcmp(hdr, PACK_MAGIC, 8) ||
+	    get_u32le(hdr + 8) != FORMAT_VERSION || get_u32le(hdr + 12)) {
+		p->damage = decree_strdup("bad pack header (magic, version)");
+		report(fn, payload, what,
+		       n != PACK_HDR ? "pack is truncated before its header"
+				     : "bad pack header (not DECRPACK "
+				       "version 1)");
+		damaged = true;
+	}
+	snprintf(what, sizeof(what), "%s/%s.idx", db->dir, p->name);
+	sha256_buf(&sum, p->map, p->map_len - SHA256_LEN);
+	if (memcmp(sum.b, p->map + p->map_len - SHA256_LEN, SHA256_LEN)) {
+		if (!p->damage)
+			p->damage = decree_strdup("index checksum mismatch");
+		report(fn, payload, what, "index checksum mismatch");
+		damaged = true;
+	}
+	for (uint64_t k = 0; k < p->count; k++) {
+		const unsigned char *e = idx_entries(p) + k * IDX_ENTRY;
+		if (prev && memcmp(prev, e, SHA256_LEN) >= 0) {
+			if (!p->damage)
+				p->damage = decree_strdup(
+					"index entries out of order");
+			report(fn, payload, what, "index entries out of order");
+			damaged = true;
+			break;
 		}
-		for (uint64_t k = 0; k < p->count; k++) {
-			const unsigned char *e = idx_entries(p) + k * IDX_ENTRY;
-			if (prev && memcmp(prev, e, SHA256_LEN) >= 0) {
-				fn(payload, p->name,
-				   "index entries out of order");
-				damaged++;
+		prev = e;
+	}
+	for (uint64_t k = 0; k < p->count; k++) {
+		idx_entry e;
+		entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
+		r = read_copy(&data, db, p, &e);
+		if (r == DECREE_ECORRUPT) {
+			oid_to_hex(hex, &e.id);
+			report(fn, payload, hex, error_last());
+			error_clear();
+			damaged = true;
+			if ((r = oidset_add(&p->bad, &e.id, NULL)) < 0)
 				break;
-			}
-			prev = e;
+		} else if (r < 0) {
+			break;
 		}
 	}
+	buf_release(&data);
+	if (r < 0) {
+		__atomic_store_n(&p->trust, TRUST_UNKNOWN, __ATOMIC_RELEASE);
+		return r;
+	}
+	if (!damaged)
+		db->seals_dirty = true;
+	__atomic_store_n(&p->trust, damaged ? TRUST_DAMAGED : TRUST_VERIFIED,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The trust of pack p, verifying it first if it is unknown. */
+static int pack_trust(odb *db, pack *p)
+{
+	int t = __atomic_load_n(&p->trust, __ATOMIC_ACQUIRE), r = 0;
+
+	if (t != TRUST_UNKNOWN)
+		return t;
+	pthread_mutex_lock(&db->tmu);
+	if (__atomic_load_n(&p->trust, __ATOMIC_ACQUIRE) == TRUST_UNKNOWN)
+		r = verify_pack(db, p, NULL, NULL);
+	pthread_mutex_unlock(&db->tmu);
+	return r < 0 ? r : __atomic_load_n(&p->trust, __ATOMIC_ACQUIRE);
+}
+
+/* Is the copy of `id` in pack p intact?  Verifies p first if needed. */
+static int copy_trusted(odb *db, pack *p, const oid *id)
+{
+	int t = pack_trust(db, p);
+
+	if (t < 0)
+		return t;
+	return t != TRUST_DAMAGED || !oidset_has(&p->bad, id);
+}
+
+int odb_check(odb *db, const oid *id)
+{
+	for (size_t i = db->npacks; i-- > 0;) {
+		int r;
+		if (!pack_find(&db->packs[i], id))
+			continue;
+		if ((r = copy_trusted(db, &db->packs[i], id)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+bool odb_all_trusted(odb *db)
+{
+	if (db->nbroken || db->seal_vanished)
+		return false;
+	for (size_t i = 0; i < db->npacks; i++) {
+		int t = __atomic_load_n(&db->packs[i].trust, __ATOMIC_ACQUIRE);
+		if (t != TRUST_SEALED && t != TRUST_VERIFIED)
+			return false;
+	}
+	return true;
+}
+
+int odb_verify(odb *db, odb_damage_fn fn, void *payload)
+{
+	int damaged = 0, r;
+
+	for (size_t i = 0; i < db->nbroken; i++) {
+		char what[PATH_MAX];
+		snprintf(what, sizeof(what), "%s/%s.idx", db->dir,
+			 db->broken[i].name);
+		report(fn, payload, what, db->broken[i].why);
+		damaged++;
+	}
+	for (size_t i = 0; i < db->npacks; i++) {
+		pack *p = &db->packs[i];
+		pthread_mutex_lock(&db->tmu);
+		r = verify_pack(db, p, fn, payload);
+		pthread_mutex_unlock(&db->tmu);
+		if (r < 0)
+			return r;
+		damaged += p->trust == TRUST_DAMAGED;
+	}
 	return damaged;
+}
+
+void odb_seal(odb *db)
+{
+	if (db->seals_dirty || db->seal_vanished)
+		seals_save(db);
+}
+
+size_t odb_broken_count(const odb *db)
+{
+	return db->nbroken;
 }
 
 /* --- writing ------------------------------------------------------------ */
@@ -655,8 +1208,11 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		sha256_buf(&id, data, len);
 	if (id_out)
 		*id_out = id;
-	if (odb_has(w->db, &id))
+	if (w->only && !oidset_has(w->only, &id))
 		return 0;
+	/* an object is written again unless an intact copy exists */
+	if ((r = odb_check(w->db, &id)) != 0)
+		return r < 0 ? r : 0;
 	pthread_mutex_lock(&w->mu);
 	if (w->failed)
 		r = decree_error_set(DECREE_ERROR, "%s", w->errmsg);
@@ -745,8 +1301,10 @@ int odb_writer_commit(odb_writer *w)
 
 	if (w->failed)
 		return decree_error_set(DECREE_ERROR, "%s", w->errmsg);
-	if (w->nents == 0 || w->committed)
+	if (w->nents == 0 || w->committed) {
+		odb_seal(w->db); /* what the writer's checks verified */
 		return 0;
+	}
 	if ((r = writer_flush(w)) < 0 || (r = fs_fsync(w->fd, w->tmp_path)) < 0)
 		goto done;
 	if ((r = build_index(&idx, w->ents, w->nents)) < 0)
@@ -754,6 +1312,9 @@ int odb_writer_commit(odb_writer *w)
 	sha256_buf(&sum, idx.ptr, idx.len);
 	oid_to_hex(hex, &sum);
 	snprintf(name, sizeof(name), "pack-%.40s", hex);
+	/* (a pack rewritten with the same objects at the same offsets gets
+	 * the name it had: callers must not delete it afterwards) */
+	snprintf(w->name, sizeof(w->name), "%s", name);
 	snprintf(path, sizeof(path), "%s/%s.pack", w->db->dir, name);
 	if (fs_close(w->fd) < 0) {
 		w->fd = -1;
@@ -787,7 +1348,12 @@ int odb_writer_commit(odb_writer *w)
 		goto done;
 	if ((r = pack_load(&w->db->packs[w->db->npacks], w->db->dir, name)) < 0)
 		goto done;
+	/* every byte of it was hashed by whoever handed it over (or copied
+	 * from a verified pack): seal it */
+	w->db->packs[w->db->npacks].trust = TRUST_VERIFIED;
+	w->db->seals_dirty = true;
 	w->db->npacks++;
+	seals_save(w->db);
 done:
 	if (dfd >= 0)
 		close(dfd);
@@ -797,6 +1363,11 @@ done:
 		snprintf(w->errmsg, sizeof(w->errmsg), "%s", error_last());
 	}
 	return r;
+}
+
+void odb_writer_restrict(odb_writer *w, const oidset *only)
+{
+	w->only = only;
 }
 
 void odb_writer_free(odb_writer *w)
@@ -870,6 +1441,22 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 	size_t nold = db->npacks;
 	int r;
 
+	/* copies are sealed as written: copy only from packs known intact
+	 * (damage is for fsck --repair to deal with, never carried on) */
+	for (size_t i = 0; i < nold; i++) {
+		pack *p = &db->packs[i];
+		if (!rewrite[i])
+			continue;
+		if ((r = pack_trust(db, p)) < 0)
+			return r;
+		if (r == TRUST_DAMAGED)
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"pack '%s' is damaged (%s); nothing was deleted",
+				p->name,
+				p->damage ? p->damage
+					  : "objects fail to verify");
+	}
 	if ((r = odb_writer_new(&w, db)) < 0)
 		return r;
 	for (size_t i = 0; i < nold; i++) {
@@ -900,11 +1487,15 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 				goto done;
 		}
 	}
+	/* packs/sealed, written by the commit, must not name them */
+	for (size_t i = 0; i < nold; i++)
+		if (rewrite[i])
+			db->packs[i].trust = TRUST_UNKNOWN;
 	if ((r = odb_writer_commit(w)) < 0)
 		goto done;
 	/* The new pack is durable: the old ones may go. */
 	for (size_t i = 0; i < nold; i++)
-		if (rewrite[i])
+		if (rewrite[i] && strcmp(db->packs[i].name, w->name))
 			remove_pack_files(db->dir, db->packs[i].name);
 	if ((r = fs_fsync_dir_path(db->dir)) < 0)
 		goto done;
@@ -924,6 +1515,12 @@ int odb_gc(odb *db, const oidset *keep, bool dry_run, uint64_t *objects_freed,
 	int r = 0;
 
 	*objects_freed = *bytes_freed = 0;
+	/* objects of a pack whose index is damaged are invisible: whatever
+	 * is decided without them may be wrong */
+	if (db->nbroken)
+		return decree_error_set(DECREE_ECORRUPT,
+					"%s; nothing was deleted",
+					db->broken[0].why);
 	if (nold && !(rewrite = decree_calloc(nold, sizeof(bool))))
 		return -1;
 	for (size_t i = 0; i < nold; i++) {
@@ -960,12 +1557,216 @@ int odb_repack_small(odb *db, size_t max_packs, uint64_t small_bytes)
 		struct stat st;
 		if (fstat(db->packs[i].fd, &st) == 0 &&
 		    (uint64_t)st.st_size < small_bytes) {
+			/* a damaged pack stays as it is, for fsck */
+			int t = pack_trust(db, &db->packs[i]);
+			if (t < 0) {
+				r = t;
+				break;
+			}
+			if (t == TRUST_DAMAGED)
+				continue;
 			rewrite[i] = true;
 			nsmall++;
 		}
 	}
-	if (nsmall > 1)
+	if (r == 0 && nsmall > 1)
 		r = rewrite_packs(db, rewrite, NULL);
 	decree_free(rewrite);
 	return r;
+}
+
+/* --- salvage (fsck --repair) -------------------------------------------- */
+
+/* Is there an intact copy of `id` outside the packs being salvaged? */
+static bool intact_elsewhere(odb *db, const oid *id)
+{
+	for (size_t i = 0; i < db->npacks; i++) {
+		int t = db->packs[i].trust;
+		if ((t == TRUST_SEALED || t == TRUST_VERIFIED) &&
+		    pack_find(&db->packs[i], id))
+			return true;
+	}
+	return false;
+}
+
+/* Copy one candidate entry of pack p into w if it verifies and is needed
+ * (`done`: the ids tried so far).  *kept counts copies made, *lost the
+ * damaged copies left behind. */
+static int salvage_one(odb *db, odb_writer *w, const pack *p,
+		       const idx_entry *e, oidset *done, size_t *kept,
+		       size_t *lost)
+{
+	buf data = BUF_INIT, stored = BUF_INIT;
+	bool added;
+	int r;
+
+	if ((r = oidset_add(done, &e->id, &added)) < 0 || !added)
+		return r; /* tried already (through the index, say) */
+	if (intact_elsewhere(db, &e->id)) {
+		*lost += p->map && oidset_has(&p->bad, &e->id);
+		return 0;
+	}
+	r = read_copy(&data, db, p, e);
+	if (r == DECREE_ECORRUPT) {
+		error_clear();
+		(*lost)++;
+		r = 0;
+		goto done;
+	}
+	if (r < 0)
+		goto done;
+	/* stored bytes are copied as they are (they just verified) */
+	if ((r = read_stored(&stored, p, e)) < 0 ||
+	    (r = writer_append(w, &e->id, e->type, e->comp, e->raw_len,
+			       stored.ptr, stored.len)) < 0)
+		goto done;
+	(*kept)++;
+done:
+	buf_release(&data);
+	buf_release(&stored);
+	return r;
+}
+
+/* Every entry found by walking the .pack from its first entry, up to the
+ * first header that cannot be one. */
+static int salvage_walk(odb *db, odb_writer *w, const pack *p, oidset *done,
+			size_t *kept, size_t *lost)
+{
+	struct stat st;
+	uint64_t off = PACK_HDR;
+	int r = 0;
+
+	if (fstat(p->fd, &st) < 0)
+		return decree_error_os("cannot stat '%s'", p->name);
+	while (r == 0 && off + ENTRY_HDR <= (uint64_t)st.st_size) {
+		unsigned char h[ENTRY_HDR];
+		idx_entry e;
+		if (pread(p->fd, h, sizeof(h), (off_t)off) != ENTRY_HDR)
+			break;
+		memcpy(e.id.b, h, SHA256_LEN);
+		e.type = h[32];
+		e.comp = h[33];
+		e.raw_len = get_u64le(h + 40);
+		e.stored_len = get_u64le(h + 48);
+		e.offset = off;
+		if ((e.type != ODB_BLOB && e.type != ODB_TREE) ||
+		    e.comp > COMP_ZSTD ||
+		    e.stored_len > (uint64_t)st.st_size - off - ENTRY_HDR)
+			break;
+		r = salvage_one(db, w, p, &e, done, kept, lost);
+		off += ENTRY_HDR + e.stored_len;
+	}
+	return r;
+}
+
+int odb_salvage(odb *db, odb_damage_fn fn, void *payload)
+{
+	odb_writer *w = NULL;
+	oidset done = OIDSET_INIT;
+	char **gone = NULL; /* names of the packs to delete */
+	size_t ngone = 0, cap = 0;
+	char path[PATH_MAX], msg[256];
+	DIR *d;
+	struct dirent *de;
+	int r;
+
+	if ((r = odb_writer_new(&w, db)) < 0)
+		return r;
+	/* damaged packs: through their index, then by walking them */
+	for (size_t i = 0; i < db->npacks; i++) {
+		pack *p = &db->packs[i];
+		size_t kept = 0, lost = 0;
+		int t = pack_trust(db, p);
+		if (t < 0) {
+			r = t;
+			goto done;
+		}
+		if (t != TRUST_DAMAGED)
+			continue;
+		for (uint64_t k = 0; r == 0 && k < p->count; k++) {
+			idx_entry e;
+			entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
+			r = salvage_one(db, w, p, &e, &done, &kept, &lost);
+		}
+		if (r < 0 ||
+		    (r = salvage_walk(db, w, p, &done, &kept, &lost)) < 0)
+			goto done;
+		if ((r = GROW(gone, cap, ngone + 1)) < 0 ||
+		    !(gone[ngone] = decree_strdup(p->name))) {
+			r = -1;
+			goto done;
+		}
+		ngone++;
+		snprintf(path, sizeof(path), "%s/%s.pack", db->dir, p->name);
+		snprintf(msg, sizeof(msg),
+			 "rewritten: %zu intact object(s) kept, %zu damaged "
+			 "copy(ies) dropped",
+			 kept, lost);
+		report(fn, payload, path, msg);
+	}
+	/* packs without a usable index: broken ones and .pack files whose
+	 * .idx is gone */
+	if (!(d = opendir(db->dir))) {
+		r = decree_error_os("cannot open '%s'", db->dir);
+		goto done;
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name), kept = 0, lost = 0;
+		bool listed = false;
+		struct stat st;
+		pack p;
+		if (len < 10 || strncmp(de->d_name, "pack-", 5) ||
+		    strcmp(de->d_name + len - 5, ".pack"))
+			continue;
+		for (size_t i = 0; i < db->npacks && !listed; i++)
+			listed = strlen(db->packs[i].name) == len - 5 &&
+				 !strncmp(db->packs[i].name, de->d_name,
+					  len - 5);
+		if (listed)
+			continue;
+		memset(&p, 0, sizeof(p));
+		snprintf(path, sizeof(path), "%s/%s", db->dir, de->d_name);
+		if ((p.fd = open_regular(path, &st)) < 0)
+			continue; /* nothing to read: only deleted below */
+		p.name = de->d_name;
+		r = salvage_walk(db, w, &p, &done, &kept, &lost);
+		close(p.fd);
+		if (r < 0)
+			break;
+		if ((r = GROW(gone, cap, ngone + 1)) < 0 ||
+		    !(gone[ngone] = decree_strndup(de->d_name, len - 5))) {
+			r = -1;
+			break;
+		}
+		ngone++;
+		snprintf(msg, sizeof(msg),
+			 "its index is damaged or missing; rewritten: %zu "
+			 "intact object(s) kept, %zu damaged copy(ies) dropped",
+			 kept, lost);
+		report(fn, payload, path, msg);
+	}
+	closedir(d);
+	if (r < 0)
+		goto done;
+	/* the copies are durable before anything is deleted */
+	for (size_t i = 0; i < db->npacks; i++)
+		for (size_t k = 0; k < ngone; k++)
+			if (!strcmp(db->packs[i].name, gone[k]))
+				db->packs[i].trust = TRUST_UNKNOWN;
+	if ((r = odb_writer_commit(w)) < 0)
+		goto done;
+	for (size_t k = 0; k < ngone; k++)
+		if (strcmp(gone[k], w->name)) /* not the new one itself */
+			remove_pack_files(db->dir, gone[k]);
+	if (ngone && (r = fs_fsync_dir_path(db->dir)) < 0)
+		goto done;
+	if ((r = odb_refresh(db)) == 0)
+		odb_seal(db);
+done:
+	for (size_t k = 0; k < ngone; k++)
+		decree_free(gone[k]);
+	decree_free(gone);
+	oidset_release(&done);
+	odb_writer_free(w);
+	return r < 0 ? r : (int)ngone;
 }

@@ -11,6 +11,8 @@
  * pack.  odb_writer_add() may be called from several threads at once.
  * Objects already in the store (or already added) are not written again.
  * Reading: odb_read() decompresses and re-verifies the hash every time.
+ * Trust: odb_check() says whether an intact copy exists without reading
+ * sealed packs; writers dedup only against intact copies.
  *
  * Formats are documented byte by byte in docs/format.md.
  */
@@ -36,9 +38,31 @@ void odb_free(odb *db);
 /* Re-read the pack directory (after another process or gc changed it). */
 int odb_refresh(odb *db);
 
+/* Is some copy of the object listed (not verified)? */
 bool odb_has(odb *db, const oid *id);
 
-/* Read and verify an object; `type_out` may be NULL.  ENOTFOUND/ECORRUPT. */
+/*
+ * Does an intact copy of the object exist?  A copy in a sealed pack is
+ * intact without reading it; the first question about a pack that is not
+ * sealed verifies that pack in full (see odb.c).  1 yes, 0 no (missing or
+ * every copy damaged), or an error (I/O, memory).  Thread-safe.
+ */
+int odb_check(odb *db, const oid *id);
+
+/* True when every pack is sealed or verified intact, none is broken and
+ * none vanished: then every listed object is intact (odb_check says 1). */
+bool odb_all_trusted(odb *db);
+
+/* Write packs/sealed if this handle verified a pack intact.  Caller holds
+ * the store lock.  Never fails (it is only a record of work done). */
+void odb_seal(odb *db);
+
+/* Number of packs whose index cannot be loaded (their objects are
+ * invisible; odb_verify names them). */
+size_t odb_broken_count(const odb *db);
+
+/* Read and verify an object (every copy until one verifies); `type_out`
+ * may be NULL.  ENOTFOUND/ECORRUPT. */
 int odb_read(buf *out, int *type_out, odb *db, const oid *id);
 
 /* Size of an object without reading it.  ENOTFOUND. */
@@ -53,16 +77,31 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 int odb_writer_commit(odb_writer *w);
 /* Drop everything written so far; always safe, also after commit. */
 void odb_writer_free(odb_writer *w);
+/* From now on, add only objects in `only` (borrowed; NULL: all). */
+void odb_writer_restrict(odb_writer *w, const oidset *only);
 
 /* Iteration over every stored object (fsck, gc). */
 typedef int (*odb_foreach_fn)(void *payload, const oid *id, int type,
 			      uint64_t raw_len, const char *pack_name);
 int odb_foreach(odb *db, odb_foreach_fn fn, void *payload);
 
-/* Verify the checksum of every index; report damaged packs via `fn`
- * (payload, pack name, message).  Returns the number of damaged packs. */
+/* Verify everything (fsck): every pack's header, index checksum and
+ * order, every copy of every object re-hashed (seals are not trusted);
+ * report each problem via `fn` (payload, what: a file path or an object
+ * id, message), packs whose index cannot be loaded included.  Returns the
+ * number of damaged packs, or an error (I/O, memory). */
 typedef void (*odb_damage_fn)(void *payload, const char *what, const char *msg);
-int odb_verify_indexes(odb *db, odb_damage_fn fn, void *payload);
+int odb_verify(odb *db, odb_damage_fn fn, void *payload);
+
+/*
+ * fsck --repair: rewrite every damaged pack, every pack whose index cannot
+ * be loaded and every .pack whose .idx is missing into one new pack that
+ * holds each copy that still verifies (found through the index, or by
+ * walking the pack) and is not intact elsewhere; then delete them.  Each
+ * rewritten pack is reported via `fn`.  Caller holds the store lock.
+ * Returns the number of packs rewritten, or an error.
+ */
+int odb_salvage(odb *db, odb_damage_fn fn, void *payload);
 
 /*
  * Garbage collection: rewrite the store so that it holds exactly the

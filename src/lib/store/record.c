@@ -45,7 +45,55 @@ static char *json_dup(json_t *o, const char *key)
 	return json_is_string(v) ? decree_strdup(json_string_value(v)) : NULL;
 }
 
-int record_load_file(record *out, const char *path, const char *id)
+/* Records are small; anything bigger is not one (and is not read whole). */
+#define RECORD_MAX_BYTES (64u << 20)
+
+/*
+ * Read the bytes of the record file at `path`.  Never blocks on a FIFO
+ * and never follows a symlink.  DECREE_ECORRUPT: it is not a regular file
+ * of sane size (not a record); DECREE_ENOTFOUND: gone; -1 with *os set:
+ * the system refused (permissions, I/O error); -1 otherwise: out of
+ * memory.
+ */
+static int read_record_bytes(buf *out, const char *path, const char *id,
+			     bool *os)
+{
+	struct stat st;
+	int fd, r;
+
+	*os = false;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return decree_error_set(DECREE_ENOTFOUND,
+						"checkpoint record %s is gone",
+						id);
+		if (errno == ELOOP)
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"checkpoint record %s is a symbolic link", id);
+		*os = true;
+		return decree_error_os("cannot open checkpoint record %s", id);
+	}
+	if (fstat(fd, &st) < 0) {
+		*os = true;
+		r = decree_error_os("cannot stat checkpoint record %s", id);
+	} else if (!S_ISREG(st.st_mode)) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s is not a file", id);
+	} else if ((uint64_t)st.st_size > RECORD_MAX_BYTES) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "checkpoint record %s is too large", id);
+	} else {
+		r = fs_read_fd(fd, out, path);
+		*os = r < 0 && strcmp(error_last(), "out of memory");
+	}
+	close(fd);
+	return r;
+}
+
+/* Parse and verify record bytes; *os as for read_record_bytes. */
+static int load_record(record *out, const char *path, const char *id, bool *os)
 {
 	buf data = BUF_INIT;
 	json_t *o = NULL, *v;
@@ -55,13 +103,15 @@ int record_load_file(record *out, const char *path, const char *id)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = fs_read_path(path, &data)) < 0)
+	if ((r = read_record_bytes(&data, path, id, os)) < 0)
 		goto done;
 	sha256_buf(&sum, data.ptr, data.len);
 	oid_to_hex(hex, &sum);
 	if (strcmp(hex, id)) {
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "checkpoint record %s is damaged", id);
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"checkpoint record %s is damaged (its bytes hash to %.12s)",
+			id, hex);
 		goto done;
 	}
 	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) ||
@@ -82,7 +132,10 @@ int record_load_file(record *out, const char *path, const char *id)
 				     id);
 		goto done;
 	}
-	out->session = json_dup(o, "session");
+	if (!(out->session = json_dup(o, "session"))) {
+		r = -1;
+		goto done;
+	}
 	out->message = json_dup(o, "message");
 	out->label = json_dup(o, "label");
 	out->root = json_dup(o, "root");
@@ -108,6 +161,55 @@ done:
 	json_decref(o);
 	buf_release(&data);
 	return r;
+}
+
+int record_load_file(record *out, const char *path, const char *id)
+{
+	bool os;
+	return load_record(out, path, id, &os);
+}
+
+/* The session a damaged record's bytes claim, when they still parse as
+ * JSON (NULL otherwise): prune and drop of that session delete it. */
+static char *claimed_session(const char *path)
+{
+	buf data = BUF_INIT;
+	json_t *o;
+	json_error_t jerr;
+	char *session = NULL;
+	bool os;
+
+	if (read_record_bytes(&data, path, "", &os) == 0 &&
+	    (o = json_loadb(data.ptr, data.len, 0, &jerr)) != NULL) {
+		session = json_dup(o, "session");
+		json_decref(o);
+	}
+	buf_release(&data);
+	error_clear();
+	return session;
+}
+
+/* Remember a record that cannot be read (the error slot says why). */
+static int note_damaged(decree_store *s, const char *path, const char *id,
+			bool removable)
+{
+	repo_damaged_record *d, *v;
+
+	if (!(v = decree_realloc(s->damaged, (s->ndamaged + 1) * sizeof(*v))))
+		return -1;
+	s->damaged = v;
+	d = &v[s->ndamaged];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->pub.id, sizeof(d->pub.id), "%s", id);
+	d->pub.damaged = removable;
+	if (!(d->problem = decree_strdup(error_last())))
+		return -1;
+	d->pub.problem = d->problem;
+	s->ndamaged++;
+	error_clear();
+	if (removable)
+		d->session = claimed_session(path);
+	return 0;
 }
 
 static int rec_cmp(const void *a, const void *b)
@@ -217,8 +319,11 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 	*recs = NULL;
 	*nrecs = 0;
 	repo_file(path, s, "checkpoints.cache");
-	if (fs_read_path(path, &data) < 0)
-		goto ignore;
+	{
+		bool os;
+		if (read_record_bytes(&data, path, "cache", &os) < 0)
+			goto ignore;
+	}
 	p = (const unsigned char *)data.ptr;
 	if (data.len < 12 + SHA256_LEN || memcmp(p, CACHE_MAGIC, 4) ||
 	    get_u32le(p + 4) != 1)
@@ -292,10 +397,12 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	bool dirty = false;
 	DIR *d;
 	struct dirent *de;
+	bool os;
 	int r = 0;
 
 	*out = NULL;
 	*n_out = 0;
+	repo_damaged_clear(s);
 	repo_file(dir, s, "checkpoints");
 	if (!(d = opendir(dir))) {
 		if (errno == ENOENT)
@@ -324,16 +431,23 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		r = record_load_file(&v[n], path, de->d_name);
+		r = load_record(&v[n], path, de->d_name, &os);
 		if (r == DECREE_ENOTFOUND) { /* pruned meanwhile */
 			error_clear();
 			r = 0;
 			continue;
 		}
+		/* one record that cannot be read blocks only itself: skip it
+		 * and keep it for the caller to report */
+		if (r == DECREE_ECORRUPT || (r < 0 && os))
+			r = note_damaged(s, path, de->d_name,
+					 r == DECREE_ECORRUPT);
+		else if (r == 0) {
+			n++;
+			dirty = true;
+		}
 		if (r < 0)
 			break;
-		n++;
-		dirty = true;
 	}
 	closedir(d);
 	/* cached records no longer listed (pruned, dropped) make it stale */
@@ -359,6 +473,9 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 	record *v;
 	size_t n, found = SIZE_MAX, nmatch = 0;
 	const char *colon = strchr(ref, ':');
+	const repo_damaged_record *damaged = NULL;
+	char lower[SHA256_HEXLEN + 1];
+	size_t k;
 	buf cands = BUF_INIT;
 	int r;
 
@@ -369,6 +486,10 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 			"invalid checkpoint reference '%s' (use an id, a prefix of "
 			"4+ hex digits, or SESSION:MESSAGE)",
 			ref);
+	for (k = 0; !colon && ref[k] && k < SHA256_HEXLEN; k++)
+		lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F' ? ref[k] + 32
+								 : ref[k]);
+	lower[k] = '\0';
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		return r;
 	for (size_t i = n; i-- > 0;) {
@@ -380,13 +501,6 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 				v[i].message &&
 				!strcmp(v[i].message, colon + 1);
 		} else {
-			char lower[SHA256_HEXLEN + 1];
-			size_t k;
-			for (k = 0; ref[k] && k < SHA256_HEXLEN; k++)
-				lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F'
-							  ? ref[k] + 32
-							  : ref[k]);
-			lower[k] = '\0';
 			match = !strncmp(v[i].info.id, lower, k);
 		}
 		if (!match)
@@ -397,7 +511,19 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 			buf_printf(&cands, "\n  %.12s %s %s", v[i].info.id,
 				   v[i].info.created_at, v[i].session);
 	}
-	if (nmatch == 0) {
+	/* a damaged record still owns its id: naming it says so */
+	for (size_t i = 0; !colon && i < s->ndamaged; i++) {
+		const repo_damaged_record *d = &s->damaged[i];
+		if (strncmp(d->pub.id, lower, k))
+			continue;
+		if (nmatch++ == 0)
+			damaged = d;
+		if (nmatch <= 10)
+			buf_printf(&cands, "\n  %.12s (damaged)", d->pub.id);
+	}
+	if (damaged && nmatch == 1) {
+		r = decree_error_set(DECREE_ECORRUPT, "%s", damaged->problem);
+	} else if (nmatch == 0) {
 		r = decree_error_set(DECREE_ENOTFOUND,
 				     "no checkpoint matches '%s'", ref);
 	} else if (nmatch > 1 && !colon) {
@@ -489,5 +615,22 @@ int record_remove(decree_store *s, const char *id)
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", id);
 	if (unlink(path) < 0 && errno != ENOENT)
 		return decree_error_os("cannot remove checkpoint %s", id);
+	return 0;
+}
+
+int record_remove_damaged(size_t *removed, decree_store *s, const char *session)
+{
+	int r;
+
+	for (size_t i = 0; i < s->ndamaged; i++) {
+		repo_damaged_record *d = &s->damaged[i];
+		if (!d->pub.damaged || d->pub.removed ||
+		    (session && (!d->session || strcmp(d->session, session))))
+			continue;
+		if ((r = record_remove(s, d->pub.id)) < 0)
+			return r;
+		d->pub.removed = true;
+		(*removed)++;
+	}
 	return 0;
 }

@@ -26,7 +26,8 @@ typedef struct {
 
 void record_release(record *r);
 
-/* Every record of this root, oldest first. */
+/* Every record of this root, oldest first.  A record that cannot be read
+ * is skipped and noted on the handle (s->damaged, until the next call). */
 int record_load_all(record **out, size_t *n, decree_store *s);
 void record_free_all(record *v, size_t n);
 
@@ -46,5 +47,12 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 
 /* Delete one record (no directory fsync). */
 int record_remove(decree_store *s, const char *id);
+
+/* Delete the damaged records the last record_load_all noted that belong
+ * to `session` (NULL: every one, also those whose session cannot be read;
+ * records that are merely unreadable are kept).  Counts them in *removed
+ * and marks them removed.  No directory fsync. */
+int record_remove_damaged(size_t *removed, decree_store *s,
+			  const char *session);
 
 #endif

@@ -18,8 +18,6 @@
 #include "util/fs.h"
 #include "store/tree.h"
 
-#define STORE_MARKER "DECREE-STORE"
-#define STORE_MAGIC  "decree-store 1\n"
 /* A store inside the project keeps git out: `git add -A` must never stage
  * it (a .gitignore that ignores everything in its own directory, itself
  * included). */
@@ -218,16 +216,19 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 				goto fail;
 	}
 	/* A store of an unknown version is refused up front. */
-	snprintf(path, sizeof(path), "%s/%s", s->dir, STORE_MARKER);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, REPO_MARKER);
 	{
 		buf m = BUF_INIT;
 		int rr = fs_read_path(path, &m);
-		if (rr == 0 && strcmp(m.ptr, STORE_MAGIC)) {
+		if (rr == 0 && (m.len != strlen(REPO_MARKER_MAGIC) ||
+				memcmp(m.ptr, REPO_MARKER_MAGIC, m.len))) {
 			buf_release(&m);
 			r = decree_error_set(
 				DECREE_ECORRUPT,
-				"'%s' is not a decree store of a known version",
-				s->dir);
+				"'%s' is not a decree store of a known version "
+				"(its marker '%s' is damaged or of another "
+				"version)",
+				s->dir, path);
 			goto fail;
 		}
 		buf_release(&m);
@@ -291,6 +292,17 @@ int repo_tree(const snap **out, decree_store *s, const oid *id)
 	return 0;
 }
 
+void repo_damaged_clear(decree_store *s)
+{
+	for (size_t i = 0; i < s->ndamaged; i++) {
+		decree_free(s->damaged[i].problem);
+		decree_free(s->damaged[i].session);
+	}
+	decree_free(s->damaged);
+	s->damaged = NULL;
+	s->ndamaged = 0;
+}
+
 void decree_store_free(decree_store *s)
 {
 	if (!s)
@@ -298,6 +310,7 @@ void decree_store_free(decree_store *s)
 	while (s->lock.depth > 0)
 		repo_unlock(s);
 	tree_cache_free(s);
+	repo_damaged_clear(s);
 	odb_free(s->db);
 	if (s->rootfd >= 0)
 		close(s->rootfd);
@@ -331,7 +344,7 @@ bool repo_exists(decree_store *s)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	snprintf(path, sizeof(path), "%s/%s", s->dir, STORE_MARKER);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, REPO_MARKER);
 	return stat(path, &st) == 0;
 }
 
@@ -341,12 +354,12 @@ int repo_ensure(decree_store *s)
 	struct stat st;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/%s", s->dir, STORE_MARKER);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, REPO_MARKER);
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(s->dir, 0755)) < 0)
 			return r;
-		if ((r = fs_write_atomic(path, STORE_MAGIC, strlen(STORE_MAGIC),
-					 0644)) < 0)
+		if ((r = fs_write_atomic(path, REPO_MARKER_MAGIC,
+					 strlen(REPO_MARKER_MAGIC), 0644)) < 0)
 			return r;
 	}
 	/* now that it exists, locate it by what it is (a symlink on the way

@@ -8,6 +8,12 @@
  * (repo).  It uses src/util only.  Invariants:
  *  - an object is named by the SHA-256 of its bytes and re-hashed on
  *    every read; a mismatch is DECREE_ECORRUPT, never silently used;
+ *    a writer skips an object only when an intact copy exists
+ *    (odb_check: sealed packs, see odb.c), never because a damaged one
+ *    does;
+ *  - one damaged file blocks only what depends on it: a damaged record is
+ *    skipped by listings (and noted on the handle), a pack whose index
+ *    cannot be loaded hides only its own objects;
  *  - packs, tree objects and records are never modified, only written
  *    whole and renamed into place (a record after every object it names
  *    is durable) or deleted;
@@ -31,10 +37,23 @@
 #ifndef DECREE_REPO_H
 #define DECREE_REPO_H
 
+#include "decree/checkpoint.h"
 #include "decree/store.h"
 #include "store/lock.h"
 #include "store/odb.h"
 #include "store/snap.h"
+
+/* A checkpoint record that the last listing could not read (record.c fills
+ * the list, the handle owns it; decree_checkpoint_damaged_at shows it). */
+typedef struct {
+	decree_damaged_record pub; /* pub.problem points to `problem` */
+	char *problem;
+	char *session; /* the session the damaged bytes claim, or NULL */
+} repo_damaged_record;
+
+/* <store>/DECREE-STORE holds exactly these bytes. */
+#define REPO_MARKER	  "DECREE-STORE"
+#define REPO_MARKER_MAGIC "decree-store 1\n"
 
 struct decree_store {
 	char *root; /* absolute, symlinks resolved */
@@ -54,11 +73,17 @@ struct decree_store {
 	 * tree read (repo_tree): trees are immutable, so it never goes stale */
 	struct tree_cache *tree_cache;
 	bool broken; /* sticky: recovery failed; repo_lock() refuses work */
+	repo_damaged_record *damaged; /* records skipped by the last listing */
+	size_t ndamaged;
 };
 
 /* True when `path` (root-relative) is the store or below it: no scan sees
  * it and no transaction may write it. */
 bool repo_path_in_store(const decree_store *s, const char *path);
+
+/* Forget the damaged records of the last listing. */
+void repo_damaged_clear(decree_store *s);
+
 /* Create the store directories and marker if missing. */
 int repo_ensure(decree_store *s);
 /* True when the store exists on disk (marker present). */

@@ -1057,16 +1057,19 @@ static int check_contents(odb *db, const txn_spec *sp)
 
 	for (size_t i = 0; i < sp->n; i++) {
 		const txn_change *c = &sp->changes[i];
-		char hex[SHA256_HEXLEN + 1];
 		if ((c->has_new && !odb_has(db, &c->new_id)) ||
 		    (c->has_old && !odb_has(db, &c->old_id))) {
-			oid_to_hex(hex, c->has_new && !odb_has(db, &c->new_id)
-						? &c->new_id
-						: &c->old_id);
-			return decree_error_set(
-				DECREE_ERROR,
-				"internal error: object %s for '%s' is not in the store",
-				hex, c->path);
+			/* missing from a damaged store: odb says which part */
+			char msg[900];
+			uint64_t size;
+			odb_size(&size, db,
+				 c->has_new && !odb_has(db, &c->new_id)
+					 ? &c->new_id
+					 : &c->old_id);
+			snprintf(msg, sizeof(msg), "%s", error_last());
+			return decree_error_set(DECREE_ECORRUPT,
+						"%s, needed for '%s'", msg,
+						c->path);
 		}
 		if (c->has_old) {
 			buf tmp = BUF_INIT;

@@ -62,6 +62,24 @@ DECREE_API int decree_error_last_code(void);
 DECREE_API void decree_error_clear(void);
 
 /**
+ * Warnings: a call that succeeded (returned 0) but could not finish
+ * something its caller should know about leaves one line here, and the
+ * return value stays 0.  Example: a restore whose change is made (its
+ * transaction committed) but whose undo entry could not be written, the
+ * disk being full; the next mutating call on the store writes it (a call
+ * that finds such unfinished bookkeeping finishes it first).
+ *
+ * The slot is per thread and keeps the first warning since the last
+ * decree_warning_clear(); calls never clear it.  To tell which call
+ * warned, clear it before the call.
+ * @return the warning, never NULL ("" if none)
+ */
+DECREE_API const char *decree_warning_last(void);
+
+/** Forget the warning of this thread. */
+DECREE_API void decree_warning_clear(void);
+
+/**
  * For programs, not for libraries that embed decree: remove decree's temp
  * files (a pack being written, say) at exit and on SIGINT, SIGTERM and
  * SIGHUP, then let the signal take its default action.  Installs signal

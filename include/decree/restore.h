@@ -18,7 +18,11 @@
  * result is a plain struct filled by the call.
  *
  * Errors: every function returns 0 or a negative decree_error_code;
- * decree_error_last() has the message.
+ * decree_error_last() has the message.  A call that changes the tree
+ * returns 0 once its change is made (its transaction committed), even if
+ * recording it afterwards fails: that failure is a warning
+ * (decree_warning_last(), decree/common.h), and the next mutating call
+ * finishes the recording first.
  */
 #ifndef DECREE_RESTORE_H
 #define DECREE_RESTORE_H
@@ -86,7 +90,8 @@ typedef struct {
  * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
  *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message),
  *         DECREE_ECORRUPT (a stored copy is damaged; nothing was written),
- *         DECREE_EUNFINISHED (the log stays for decree_recover), -1.
+ *         DECREE_EUNFINISHED (a failure whose rollback failed too: the
+ *         log stays for decree_recover), -1.
  */
 DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
 					 decree_store *s, const char *ref,

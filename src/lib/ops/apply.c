@@ -922,7 +922,8 @@ static int run_exec(apply_run *a)
 {
 	const decree_apply_options *o = a->o;
 	decree_apply_result *res = a->res;
-	char label[512];
+	char label[512], note[1100] = "";
+	bool warned = *warning_last() != '\0';
 	int r;
 
 	repo_unlock(a->s);
@@ -948,12 +949,18 @@ static int run_exec(apply_run *a)
 					"applied",
 					label, res->exec_status, msg);
 	}
+	/* The call fails: a warning of the rollback (made, but not
+	 * recorded) belongs in its one message. */
+	if (!warned && *warning_last()) {
+		snprintf(note, sizeof(note), " (%s)", warning_last());
+		warning_clear();
+	}
 	return decree_error_set(
 		DECREE_EEXEC,
 		"'%s' failed (status %d); rolled back: restored %zu, "
-		"removed %zu, swept %zu file(s)",
+		"removed %zu, swept %zu file(s)%s",
 		label, res->exec_status, res->restored, res->removed,
-		res->swept);
+		res->swept, note);
 }
 
 int decree_apply(decree_apply_result *res, decree_store *s, const char *name,

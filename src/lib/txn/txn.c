@@ -30,9 +30,12 @@
  * A failure once the log exists and before COMMIT is durable goes to
  * abort_run: rollback() puts every path back and the log is removed
  * (IDLE); if that fails too, the log stays, the handle refuses further
- * work and txn_run returns DECREE_EUNFINISHED.
- * A failure after COMMIT leaves the log for recovery to finish the
- * bookkeeping (DECREE_EUNFINISHED as well).
+ * work and txn_run returns DECREE_EUNFINISHED.  A COMMIT whose sync
+ * failed is cut off the log before that (commit()).
+ * A failure after COMMIT is not a failure of txn_run: the change has
+ * happened.  It returns 0 with a warning (warning_set), and the log stays
+ * until the history is recorded, so that the next recovery finishes the
+ * bookkeeping.
  *
  * Recovery (txn_recover, run by txn_lock() before every mutation):
  * a log without a valid COMMIT is rolled back: temps removed, created files
@@ -1007,15 +1010,33 @@ done:
 	return r;
 }
 
+/*
+ * COMMITTED -> IDLE: the bookkeeping of a committed transaction, each step
+ * tried even when an earlier one failed.  The log is removed only when
+ * every step before succeeded, so that the next recovery does again what
+ * failed (every step is idempotent).  Returns the first failure.
+ */
 static int finish_committed(decree_store *s, plan *p, const char *walpath)
 {
+	first_error fe = { 0, "" };
 	int r;
+
 	/* temps are gone after a complete apply; a crash may leave some */
-	for (size_t i = 0; i < p->nfiles; i++)
-		unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
-	if ((r = apply_history(s, p)) < 0)
-		return r;
-	return wal_remove(walpath);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		if (!p->files[i].c.has_new)
+			continue; /* never staged */
+		r = unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
+		if (r == DECREE_EINVALID)
+			error_clear(); /* not a directory: no temp of ours */
+		else
+			note_error(&fe, r);
+	}
+	note_error(&fe, apply_history(s, p));
+	if (!fe.code)
+		note_error(&fe, wal_remove(walpath));
+	if (fe.code)
+		return decree_error_set(fe.code, "%s", fe.msg);
+	return 0;
 }
 
 /* --- running a transaction: the steps of the state diagram ---------------
@@ -1202,15 +1223,28 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 	return verify_new(s, p);
 }
 
-/* APPLIED -> COMMITTED: the COMMIT record, synced. */
-static int commit(wal *w, const txn_spec *sp)
+/*
+ * APPLIED -> COMMITTED: the COMMIT record, synced.  If that fails, the
+ * record may still have reached the file (its write landed, its fsync did
+ * not): it is cut off again before anything is rolled back, or a later
+ * recovery would roll a half rolled-back tree "forward".  *undecided: the
+ * cut failed too, and the log may say either.
+ */
+static int commit(bool *undecided, wal *w, const txn_spec *sp)
 {
+	size_t len = wal_synced_length(w);
+	char msg[1024];
 	int r;
 
+	*undecided = false;
 	progress(sp, DECREE_PHASE_COMMITTING, NULL, NULL);
-	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0)
-		return r;
-	return wal_sync(w);
+	if ((r = wal_append(w, REC_COMMIT, "", 0)) == 0 &&
+	    (r = wal_sync(w)) == 0)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	if (wal_truncate(w, len) < 0)
+		*undecided = true;
+	return decree_error_set(r, "%s", msg);
 }
 
 /*
@@ -1227,8 +1261,6 @@ static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
 
 	snprintf(msg, sizeof(msg), "%s", error_last());
 	rr = rollback(s, p, sp, &foreign);
-	if (rr == 0)
-		rr = wal_remove(walpath);
 	if (rr < 0) {
 		snprintf(why, sizeof(why), "%s", error_last());
 		s->broken = true;
@@ -1236,13 +1268,20 @@ static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
 					"%s; rolling back failed too (%s)", msg,
 					why);
 	}
+	/* Rolled back: a log left behind only makes the next command roll
+	 * back again, which finds every path as it was. */
+	why[0] = '\0';
+	if (wal_remove(walpath) < 0)
+		snprintf(why, sizeof(why),
+			 " (its log stays until the next decree command: %s)",
+			 error_last());
 	if (foreign)
 		return decree_error_set(
 			r,
 			"%s; rolled back, except %zu path(s) changed meanwhile by "
-			"someone else, left as they are",
-			msg, foreign);
-	return decree_error_set(r, "%s; nothing was changed", msg);
+			"someone else, left as they are%s",
+			msg, foreign, why);
+	return decree_error_set(r, "%s; nothing was changed%s", msg, why);
 }
 
 int txn_run(decree_store *s, const txn_spec *sp)
@@ -1251,6 +1290,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	plan p;
 	wal *w = NULL;
 	odb *db;
+	bool undecided = false;
 	int r;
 
 	memset(&p, 0, sizeof(p));
@@ -1265,10 +1305,24 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
 	if ((r = log_all(w, &p)) < 0 || (r = stage_all(s, &p, sp)) < 0 ||
-	    (r = apply_all(s, &p, sp)) < 0 || (r = commit(w, sp)) < 0) {
+	    (r = apply_all(s, &p, sp)) < 0 ||
+	    (r = commit(&undecided, w, sp)) < 0) {
 		wal_close(w);
 		w = NULL;
-		r = abort_run(s, &p, sp, walpath, r);
+		if (undecided) {
+			/* Every path is new, and the log may or may not say
+			 * COMMIT: the next recovery decides, either way to a
+			 * whole state. */
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", error_last());
+			s->broken = true;
+			r = decree_error_set(
+				DECREE_EUNFINISHED,
+				"%s; the change is made but may not be recorded as made: the next recovery keeps it or rolls it back",
+				msg);
+		} else {
+			r = abort_run(s, &p, sp, walpath, r);
+		}
 		goto done;
 	}
 	wal_close(w);
@@ -1276,17 +1330,16 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	p.committed = true;
 	if (sp->committed)
 		*sp->committed = true;
-	/* COMMITTED -> IDLE */
-	if ((r = finish_committed(s, &p, walpath)) < 0) {
-		/* The change is durable; recovery finishes the bookkeeping. */
-		char msg[1024];
-		snprintf(msg, sizeof(msg), "%s", error_last());
-		r = decree_error_set(
-			DECREE_EUNFINISHED,
-			"the change was applied, but recording it failed (%s)",
-			msg);
-		goto done;
+	/* COMMITTED -> IDLE.  The change has happened: a failure from here
+	 * on is a warning, and the log stays for the next recovery to finish
+	 * the bookkeeping (DESIGN.md: the exit status tells the truth). */
+	if (finish_committed(s, &p, walpath) < 0) {
+		warning_set("the change was made, but recording it failed "
+			    "(%s); the next decree command finishes that",
+			    error_last());
+		error_clear();
 	}
+	r = 0;
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
 done:
 	wal_close(w);

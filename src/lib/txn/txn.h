@@ -39,8 +39,7 @@ typedef struct {
 	const char *moved_id;	  /* UNDO/REDO: id of the entry moved */
 	decree_progress_cb progress;
 	void *payload;
-	bool *committed; /* out (may be NULL): true once COMMIT is durable,
-			    even if txn_run then fails on bookkeeping */
+	bool *committed; /* out (may be NULL): true once COMMIT is durable */
 	char *pushed_id; /* out (may be NULL, 17 bytes): PUSH: the entry's id */
 } txn_spec;
 
@@ -54,10 +53,14 @@ typedef struct {
 int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
 		    bool *present);
 
-/* Run a transaction; the caller holds the store lock (txn_lock).  Fails
- * with DECREE_EUNFINISHED when the log has to stay: the change was
- * committed but recording it failed (*committed is true), or a failure
- * could not be rolled back (the handle is then broken). */
+/*
+ * Run a transaction; the caller holds the store lock (txn_lock).  Once
+ * the COMMIT record is durable the call succeeds: a failure of the
+ * bookkeeping after it (history, cleanup, removing the log) is a warning
+ * (warning_last()), and the log stays for the next txn_lock() to finish
+ * it.  Fails with DECREE_EUNFINISHED when a failure before COMMIT could
+ * not be rolled back (the log stays and the handle is broken).
+ */
 int txn_run(struct decree_store *s, const txn_spec *spec);
 
 /* What txn_run would refuse before writing anything, for a dry run: an

@@ -24,6 +24,7 @@ struct wal {
 	uint64_t salt;
 	uint64_t prev;
 	buf pending;
+	size_t synced; /* file length after the last successful wal_sync */
 };
 
 static uint64_t chain_sum(uint64_t prev, uint64_t salt, unsigned type,
@@ -103,6 +104,7 @@ int wal_create(wal **out, const char *path)
 		 slash ? path : ".");
 	if ((r = fs_fsync_dir_path(dir)) < 0)
 		goto fail_unlink;
+	w->synced = WAL_HDR;
 	*out = w;
 	return 0;
 fail_unlink:
@@ -136,11 +138,32 @@ int wal_append(wal *w, unsigned type, const void *data, size_t len)
 
 int wal_sync(wal *w)
 {
+	size_t len = w->synced + w->pending.len;
+	int r;
+
 	if (w->pending.len) {
 		if (fs_write_all(w->fd, w->pending.ptr, w->pending.len) < 0)
 			return decree_error_os("cannot write '%s'", w->path);
 		buf_clear(&w->pending);
 	}
+	if ((r = fs_fsync(w->fd, w->path)) < 0)
+		return r;
+	w->synced = len;
+	return 0;
+}
+
+size_t wal_synced_length(const wal *w)
+{
+	return w->synced;
+}
+
+int wal_truncate(wal *w, size_t len)
+{
+	buf_clear(&w->pending);
+	if ((fs_fault_hook && fs_fault_hook("truncate")) ||
+	    ftruncate(w->fd, (off_t)len) < 0 ||
+	    lseek(w->fd, (off_t)len, SEEK_SET) < 0)
+		return decree_error_os("cannot cut '%s' back", w->path);
 	return fs_fsync(w->fd, w->path);
 }
 

@@ -31,6 +31,12 @@ int wal_create(wal **out, const char *path);
 int wal_append(wal *w, unsigned type, const void *data, size_t len);
 /* Write buffered records and fsync. */
 int wal_sync(wal *w);
+/* The length of the log as the last successful wal_sync left it. */
+size_t wal_synced_length(const wal *w);
+/* Cut the log back to `len` (a wal_synced_length) and fsync: records
+ * written by a wal_sync that failed (its write landed, its fsync did not)
+ * must not be read as durable ones. */
+int wal_truncate(wal *w, size_t len);
 void wal_close(wal *w);
 
 /*

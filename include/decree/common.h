@@ -50,6 +50,11 @@ typedef enum {
 	 * the job.  The message says whether the change was applied. */
 	DECREE_EUNFINISHED = -13,
 	DECREE_ECANCELLED = -14, /**< the caller's cancel flag stopped it */
+	/** An interrupted transaction's log is damaged: the tree may be
+	 * partly changed at paths the log no longer names.  Nothing is
+	 * changed until the caller decides: decree_recover_ext with
+	 * rollback (decree/maint.h) rolls back what the log still names. */
+	DECREE_ELOGDAMAGED = -15,
 } decree_error_code;
 
 /** The message of the last error on this thread, never NULL ("" if none). */

@@ -692,17 +692,26 @@ int cmd_checkpoint(cli_ctx *ctx)
 
 int cmd_recover(cli_ctx *ctx)
 {
+	decree_recover_options o = DECREE_RECOVER_OPTIONS_INIT;
+	opt_spec specs[] = {
+		{ "rollback", 0, false, NULL, &o.rollback, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
 	decree_recover_result res;
 	decree_store *s;
 	int r;
 
 	if ((r = start_plain(
-		     &s, ctx, NULL,
-		     "usage: decree recover\n\nFinish or roll back a transaction that was "
-		     "interrupted (crash, kill,\npower loss).  Every mutating command does "
-		     "this first.")) != PROCEED)
+		     &s, ctx, specs,
+		     "usage: decree recover [--rollback]\n\nFinish or roll back a "
+		     "transaction that was interrupted (crash, kill,\npower loss).  Every "
+		     "mutating command does this first.\n\n"
+		     "  --rollback  the transaction log is damaged: roll back every path "
+		     "it still\n              names and remove every decree temp file in "
+		     "the tree\n              (paths only the lost records named stay as "
+		     "they are)")) != PROCEED)
 		return r;
-	r = decree_recover(&res, s);
+	r = decree_recover_ext(&res, s, &o);
 	decree_store_free(s);
 	if (r < 0)
 		return lib_fail(r);

@@ -64,6 +64,9 @@ int lib_fail_hint(int code, const char *hint)
 		code = decree_error_last_code();
 	if (!hint && code == DECREE_EUNFINISHED)
 		hint = "run 'decree recover'";
+	if (!hint && code == DECREE_ELOGDAMAGED)
+		hint = "run 'decree recover --rollback' to roll back what it "
+		       "still names";
 	snprintf(tail, sizeof(tail), "%s%s", hint ? "; " : "",
 		 hint ? hint : "");
 	print_error(*msg ? msg : "operation failed", tail);

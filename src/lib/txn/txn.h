@@ -80,15 +80,31 @@ int txn_plan_check(struct decree_store *s, const txn_spec *sp);
  */
 int txn_lock(bool *recovered, size_t *left_alone, struct decree_store *s);
 
+/* txn_lock_recover flags */
+enum txn_recover_flags {
+	/* an unfinished log whose plan cannot be read whole: roll back what
+	 * its readable records name and remove every transaction temp file
+	 * in the tree, instead of refusing (DECREE_ELOGDAMAGED) */
+	TXN_ROLLBACK_DAMAGED = 1 << 0,
+};
+
+/* txn_lock with flags (decree_recover_ext); txn_lock(r, l, s) is
+ * txn_lock_recover(r, l, s, 0).  A damaged log that is not rolled back
+ * fails with DECREE_ELOGDAMAGED: the log stays and nothing is changed. */
+int txn_lock_recover(bool *recovered, size_t *left_alone,
+		     struct decree_store *s, unsigned flags);
+
 /* Does the on-disk state of `path` equal (mode, id)?  has=false: absent. */
 int txn_path_matches(bool *same, struct decree_store *s, const char *path,
 		     bool has, uint32_t mode, const oid *id);
 
 /* Call fn for every object the log at `path` names (both sides of each
- * file record, the intact records of a torn log included): what gc must
- * keep while a transaction is unfinished.  *present: the log exists.
- * Returns 0, what fn returned, or the error reading the log
- * (DECREE_ECORRUPT when it is not a log). */
+ * file record, every readable record of a damaged log included): what gc
+ * must keep while a transaction is unfinished.  *present: the log exists.
+ * Returns 0, what fn returned, the error reading the log, or after the
+ * calls DECREE_ELOGDAMAGED (an unfinished log whose plan cannot be read
+ * whole: fn has not seen everything it named) or DECREE_ECORRUPT (a log
+ * of another version). */
 int txn_log_objects(bool *present, const char *path,
 		    int (*fn)(void *payload, const oid *id), void *payload);
 

@@ -98,12 +98,26 @@ DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
 					 const decree_restore_options *opts);
 
 /** Undo / redo the last restore, apply or revert.  DECREE_ENOTFOUND when
- * there is nothing to undo/redo; otherwise the codes of
- * decree_checkpoint_restore. */
+ * there is nothing to undo/redo; DECREE_ECORRUPT, with nothing changed,
+ * when that entry of the history is damaged (a damaged entry blocks only
+ * itself: decree_history_drop_damaged drops it, then the one before can
+ * be undone); otherwise the codes of decree_checkpoint_restore. */
 DECREE_API int decree_undo(decree_restore_result *result, decree_store *s,
 			   const decree_restore_options *opts);
 DECREE_API int decree_redo(decree_restore_result *result, decree_store *s,
 			   const decree_restore_options *opts);
+
+/**
+ * Drop the damaged entries of the undo/redo history of this root (each
+ * entry has its own checksum; the intact ones stay, in order).  Undo and
+ * redo refuse a damaged entry; this is the way past it.  A history file
+ * whose header is damaged is one damaged entry: dropping it empties the
+ * history.  Restore, apply and revert work with damaged entries in the
+ * history (they keep them).
+ * @param dropped  how many were dropped (may be NULL)
+ * @return 0, DECREE_ELOCKED, -1.
+ */
+DECREE_API int decree_history_drop_damaged(size_t *dropped, decree_store *s);
 
 DECREE_END_DECL
 

@@ -949,6 +949,72 @@ static void test_alloc_failures_apply(void **state)
 /* --- content addressing and types
  * ----------------------------------------------------- */
 
+/* Flip one byte in the payload of the first entry of the history file. */
+static void damage_first_entry(decree_store *s)
+{
+	char path[PATH_MAX];
+	buf b = BUF_INIT;
+	int fd;
+
+	repo_file(path, s, "oplog");
+	assert_int_equal(fs_read_path(path, &b), 0);
+	assert_true(b.len > 24 + 4 + 30);
+	b.ptr[24 + 4 + 20] ^= 0x01; /* inside entry 1 (time_ns) */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_write_all(fd, b.ptr, b.len), 0);
+	close(fd);
+	buf_release(&b);
+}
+
+/*
+ * A damaged undo entry blocks only itself: a restore still works (and
+ * keeps it), the undo of that restore works, the undo that reaches the
+ * damaged entry fails with nothing changed, and dropping the damaged
+ * entries is the way past it.
+ */
+static void test_damaged_history_entry(void **state)
+{
+	fixture *f = *state;
+	decree_restore_result res;
+	size_t dropped, u, r;
+	char *img_b;
+
+	prepare(f, state_a, state_b);		    /* checkpoint A, tree B */
+	assert_int_equal(run_op(f, OP_RESTORE), 0); /* entry 1: B -> A */
+	assert_image(snapshot_now(f), f->after, "restore");
+	assert_int_equal(run_op(f, OP_UNDO), 0); /* tree B, entry 1 redo */
+	assert_int_equal(run_op(f, OP_REDO), 0); /* tree A, entry 1 undo */
+	damage_first_entry(f->s);
+	/* the undo that needs it: refused, nothing changed */
+	img_b = image(f->root);
+	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ECORRUPT);
+	assert_non_null(strstr(decree_error_last(), "oplog"));
+	assert_non_null(strstr(decree_error_last(), "damaged"));
+	assert_image(snapshot_now(f), img_b, "a refused undo");
+	assert_int_equal(leftovers(f), 0);
+	free(img_b);
+	/* a restore needs no old entry: it works, and pushes its own */
+	build_state(f, state_b);
+	decree_warning_clear();
+	assert_int_equal(run_op(f, OP_RESTORE), 0);
+	assert_string_equal(decree_warning_last(), "");
+	assert_image(snapshot_now(f), f->after, "restore over a damaged entry");
+	assert_int_equal(run_op(f, OP_UNDO), 0);
+	assert_image(snapshot_now(f), f->before, "undo of that restore");
+	/* now the damaged one is on top again */
+	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ECORRUPT);
+	assert_image(snapshot_now(f), f->before, "a refused undo");
+	assert_int_equal(decree_history_drop_damaged(&dropped, f->s), 0);
+	assert_int_equal(dropped, 1);
+	hist_counts(&u, &r, f->s); /* strict load: no damage left */
+	assert_int_equal(u, 0);
+	assert_int_equal(r, 1); /* the undone restore */
+	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ENOTFOUND);
+	assert_int_equal(decree_history_drop_damaged(&dropped, f->s), 0);
+	assert_int_equal(dropped, 0);
+}
+
 /*
  * A project file whose bytes equal the tree object of one of its
  * directories: the checkpoint must still restore.
@@ -1030,6 +1096,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_alloc_failures_restore,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_with_tree_bytes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_history_entry,
 						setup, teardown),
 	};
 

@@ -656,9 +656,9 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	/* The apply moves to the redo history if it is still on top of the
 	 * undo history; otherwise the rollback is an entry of its own. */
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load(&hist, path)) < 0)
+	if ((r = oplog_load_all(&hist, path)) < 0)
 		goto done;
-	if (pushed_id[0] && hist.nundo &&
+	if (pushed_id[0] && hist.nundo && !hist.undo[hist.nundo - 1].damaged &&
 	    !strcmp(hist.undo[hist.nundo - 1].id, pushed_id)) {
 		sp.history = TXN_HISTORY_UNDO;
 		sp.moved_id = pushed_id;

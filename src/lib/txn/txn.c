@@ -999,10 +999,12 @@ static int apply_history(decree_store *s, const plan *p)
 	if (p->history == TXN_HISTORY_NONE)
 		return 0;
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load(&l, path)) < 0)
+	/* damaged entries stay as they are: a push needs none of them */
+	if ((r = oplog_load_all(&l, path)) < 0)
 		return r;
 	if (p->history == TXN_HISTORY_PUSH) {
-		if (l.nundo && !strcmp(l.undo[l.nundo - 1].id, p->entry.id))
+		if (l.nundo && !l.undo[l.nundo - 1].damaged &&
+		    !strcmp(l.undo[l.nundo - 1].id, p->entry.id))
 			goto done; /* already done */
 		for (size_t i = 0; i < l.nredo; i++)
 			oplog_entry_release(&l.redo[i]);
@@ -1023,7 +1025,8 @@ static int apply_history(decree_store *s, const plan *p)
 		size_t *nto = p->history == TXN_HISTORY_UNDO ? &l.nredo
 							     : &l.nundo;
 		size_t cap = *nto;
-		if (!*nfrom || strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
+		if (!*nfrom || (*from)[*nfrom - 1].damaged ||
+		    strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
 			goto done; /* already moved */
 		if ((r = GROW(*to, cap, *nto + 1)) < 0)
 			goto done;
@@ -1130,6 +1133,38 @@ static int check_contents(odb *db, const txn_spec *sp)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The history update the transaction ends with must be possible before
+ * anything is written: the history file can be read, and an undo or redo
+ * moves an intact entry that is on top of its stack.  (Damaged entries
+ * elsewhere do not matter: they are kept as they are.)
+ */
+static int check_history(decree_store *s, const txn_spec *sp)
+{
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+	const oplog_entry *top = NULL;
+	int r;
+
+	if (sp->history == TXN_HISTORY_NONE)
+		return 0;
+	repo_file(path, s, "oplog");
+	if ((r = oplog_load_all(&l, path)) < 0)
+		return r;
+	if (sp->history == TXN_HISTORY_UNDO && l.nundo)
+		top = &l.undo[l.nundo - 1];
+	if (sp->history == TXN_HISTORY_REDO && l.nredo)
+		top = &l.redo[l.nredo - 1];
+	if (sp->history != TXN_HISTORY_PUSH &&
+	    (!top || top->damaged || !sp->moved_id ||
+	     strncmp(top->id, sp->moved_id, 16)))
+		r = decree_error_set(DECREE_ECONFLICT,
+				     "the history changed while decree was "
+				     "running; nothing was written");
+	oplog_release(&l);
+	return r;
 }
 
 /* The tree must still be in the state the caller captured. */
@@ -1325,7 +1360,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	if ((r = repo_odb(&db, s, false)) < 0)
 		return r;
 	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
-	    (r = make_plan(&p, s, sp)) < 0 || (r = check_unchanged(s, &p)) < 0)
+	    (r = check_history(s, sp)) < 0 || (r = make_plan(&p, s, sp)) < 0 ||
+	    (r = check_unchanged(s, &p)) < 0)
 		goto done;
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;

@@ -13,12 +13,13 @@
 #     the log, change nothing, and so must every mutating command; then
 #     `decree recover --rollback` exits 0, leaves no temp file and no log,
 #     fsck is clean, and every path is in its old or its new state.
-# Never exit 0 with a torn tree.  DAMAGE_BUDGET (default 10) cuts and
-# flips per kill point; DAMAGE_ALL=1 tries every byte.
+# Never exit 0 with a torn tree.  DAMAGE_BUDGET (default 8) cuts and
+# flips per kill point (plus fixed ones in the header and first record);
+# DAMAGE_ALL=1 tries every byte.
 . "$DECREE_TOP/tests/crash/lib.sh"
 need_strace
 pick_killed_binary
-BUDGET=${DAMAGE_BUDGET:-10}
+BUDGET=${DAMAGE_BUDGET:-8}
 
 make_x() {
 	mkdir -p "$1" && cd "$1" || return 1
@@ -102,7 +103,7 @@ LOGLEN=$(stat -c %s "$(wal_in "$SCRATCH/s0/k-rename")")
 	if [ "${DAMAGE_ALL:-0}" = 1 ]; then
 		for n in $(seq 0 $((LOGLEN - 1))); do echo "cut $n"; echo "flip $n"; done
 	else
-		for n in 0 1 20 39 40 41 44 47 60; do echo "cut $n"; echo "flip $n"; done
+		for n in 0 20 39 40 44 60; do echo "cut $n"; echo "flip $n"; done
 		for n in $(pick_points $((LOGLEN - 1)) "$BUDGET"); do echo "cut $n"; echo "flip $n"; done
 		echo "cut $((LOGLEN - 9))"
 		echo "flip $((LOGLEN - 1))"

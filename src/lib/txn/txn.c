@@ -1039,6 +1039,24 @@ done:
 }
 
 /*
+ * Remove a log whose work is done.  If it is gone but its directory could
+ * not be fsynced, a power loss may bring it back: harmless, as recovering
+ * it again finds everything done.  That is a warning, not a failure.
+ */
+static int remove_log(const char *walpath)
+{
+	struct stat st;
+	int r;
+
+	if ((r = wal_remove(walpath)) == 0 || lstat(walpath, &st) == 0)
+		return r;
+	warning_set("the transaction log '%s' was removed, but %s", walpath,
+		    error_last());
+	error_clear();
+	return 0;
+}
+
+/*
  * COMMITTED -> IDLE: the bookkeeping of a committed transaction, each step
  * tried even when an earlier one failed.  The log is removed only when
  * every step before succeeded, so that the next recovery does again what
@@ -1061,7 +1079,7 @@ static int finish_committed(decree_store *s, plan *p, const char *walpath)
 	}
 	note_error(&fe, apply_history(s, p));
 	if (!fe.code)
-		note_error(&fe, wal_remove(walpath));
+		note_error(&fe, remove_log(walpath));
 	if (fe.code)
 		return decree_error_set(fe.code, "%s", fe.msg);
 	return 0;
@@ -1679,7 +1697,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	}
 	if (c.plan_complete && !bad && has_begin) {
 		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
-			r = wal_remove(walpath);
+			r = remove_log(walpath);
 		*left_alone = foreign;
 		goto done;
 	}
@@ -1696,7 +1714,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	}
 	if ((r = rollback(s, &p, NULL, &foreign)) < 0 ||
 	    (r = sweep_tree_temps(s, &swept)) < 0 ||
-	    (r = wal_remove(walpath)) < 0)
+	    (r = remove_log(walpath)) < 0)
 		goto done;
 	*left_alone = foreign;
 	warning_set("rolled back the %zu path(s) the damaged transaction log "

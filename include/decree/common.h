@@ -81,6 +81,11 @@ DECREE_API void decree_error_clear(void);
  */
 DECREE_API const char *decree_warning_last(void);
 
+/** The kind of the warning: DECREE_EUNFINISHED when something is left
+ * for the next mutating call (or decree_recover, decree/maint.h) to
+ * finish, 0 for a note that asks for nothing (or when there is none). */
+DECREE_API int decree_warning_last_code(void);
+
 /** Forget the warning of this thread. */
 DECREE_API void decree_warning_clear(void);
 

@@ -145,8 +145,11 @@ int main(int argc, char **argv)
 		 * command happened, but something after it did not.  (A
 		 * failure says one thing: its error.) */
 		if (r == EXIT_OK && *decree_warning_last())
-			fprintf(stderr, "decree: warning: %s\n",
-				decree_warning_last());
+			fprintf(stderr, "decree: warning: %s%s\n",
+				decree_warning_last(),
+				decree_warning_last_code() == DECREE_EUNFINISHED
+					? "; 'decree recover' does it now"
+					: "");
 		return r;
 	}
 	return usage_error(&ctx, "unknown command '%s'", argv[1]);

@@ -62,7 +62,10 @@ int lib_fail_hint(int code, const char *hint)
 
 	if (code == DECREE_ERROR || code >= 0)
 		code = decree_error_last_code();
-	if (!hint && code == DECREE_EUNFINISHED)
+	/* a log left behind (the error says so, or a warning of this
+	 * command does: decree_warning_last_code) */
+	if (!hint && (code == DECREE_EUNFINISHED ||
+		      decree_warning_last_code() == DECREE_EUNFINISHED))
 		hint = "run 'decree recover'";
 	if (!hint && code == DECREE_ELOGDAMAGED)
 		hint = "run 'decree recover --rollback' to roll back what it "

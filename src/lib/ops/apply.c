@@ -950,11 +950,10 @@ static int run_exec(apply_run *a)
 					label, res->exec_status, msg);
 	}
 	/* The call fails: a warning of the rollback (made, but not
-	 * recorded) belongs in its one message. */
-	if (!warned && *warning_last()) {
+	 * recorded) belongs in its one message (and stays in the slot, for
+	 * the caller to see that something is left to finish). */
+	if (!warned && *warning_last())
 		snprintf(note, sizeof(note), " (%s)", warning_last());
-		warning_clear();
-	}
 	return decree_error_set(
 		DECREE_EEXEC,
 		"'%s' failed (status %d); rolled back: restored %zu, "

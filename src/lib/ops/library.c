@@ -42,6 +42,11 @@ const char *decree_warning_last(void)
 	return warning_last();
 }
 
+int decree_warning_last_code(void)
+{
+	return warning_last_code();
+}
+
 void decree_warning_clear(void)
 {
 	warning_clear();

@@ -293,7 +293,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	}
 	/* A cache: failing to save it never fails the restore. */
 	if (worktree_save_statcache(s, &cur, cache) < 0) {
-		warning_set("the stat cache could not be saved (%s); that "
+		warning_set(0,
+			    "the stat cache could not be saved (%s); that "
 			    "only costs speed",
 			    error_last());
 		error_clear();

@@ -1050,7 +1050,7 @@ static int remove_log(const char *walpath)
 
 	if ((r = wal_remove(walpath)) == 0 || lstat(walpath, &st) == 0)
 		return r;
-	warning_set("the transaction log '%s' was removed, but %s", walpath,
+	warning_set(0, "the transaction log '%s' was removed, but %s", walpath,
 		    error_last());
 	error_clear();
 	return 0;
@@ -1349,10 +1349,16 @@ static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
 	/* Rolled back: a log left behind only makes the next command roll
 	 * back again, which finds every path as it was. */
 	why[0] = '\0';
-	if (wal_remove(walpath) < 0)
+	if (wal_remove(walpath) < 0) {
 		snprintf(why, sizeof(why),
 			 " (its log stays until the next decree command: %s)",
 			 error_last());
+		/* for the caller: something is left to finish */
+		warning_set(DECREE_EUNFINISHED,
+			    "the transaction log '%s' stays (%s); the next "
+			    "decree command removes it",
+			    walpath, error_last());
+	}
 	if (foreign)
 		return decree_error_set(
 			r,
@@ -1413,7 +1419,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	 * on is a warning, and the log stays for the next recovery to finish
 	 * the bookkeeping (DESIGN.md: the exit status tells the truth). */
 	if (finish_committed(s, &p, walpath) < 0) {
-		warning_set("the change was made, but recording it failed "
+		warning_set(DECREE_EUNFINISHED,
+			    "the change was made, but recording it failed "
 			    "(%s); the next decree command finishes that",
 			    error_last());
 		error_clear();
@@ -1689,7 +1696,8 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (p.committed) {
 		if ((r = finish_committed(s, &p, walpath)) == 0 &&
 		    (!c.plan_complete || bad) && !has_begin)
-			warning_set("the transaction log '%s' was damaged: its "
+			warning_set(0,
+				    "the transaction log '%s' was damaged: its "
 				    "change was made, but it could not be "
 				    "recorded for undo",
 				    walpath);
@@ -1717,7 +1725,8 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	    (r = remove_log(walpath)) < 0)
 		goto done;
 	*left_alone = foreign;
-	warning_set("rolled back the %zu path(s) the damaged transaction log "
+	warning_set(0,
+		    "rolled back the %zu path(s) the damaged transaction log "
 		    "still named (%s: paths only those named are left as they "
 		    "are)",
 		    p.nfiles, what);

@@ -144,12 +144,8 @@ int main(int argc, char **argv)
 		/* the library's one-line warning (decree_warning_last): the
 		 * command happened, but something after it did not.  (A
 		 * failure says one thing: its error.) */
-		if (r == EXIT_OK && *decree_warning_last())
-			fprintf(stderr, "decree: warning: %s%s\n",
-				decree_warning_last(),
-				decree_warning_last_code() == DECREE_EUNFINISHED
-					? "; 'decree recover' does it now"
-					: "");
+		if (r == EXIT_OK)
+			lib_warn();
 		return r;
 	}
 	return usage_error(&ctx, "unknown command '%s'", argv[1]);

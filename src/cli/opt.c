@@ -76,6 +76,20 @@ int lib_fail_hint(int code, const char *hint)
 	return EXIT_FAIL;
 }
 
+void lib_warn(void)
+{
+	buf b = BUF_INIT;
+
+	if (!*decree_warning_last())
+		return;
+	buf_puts(&b, "warning: ");
+	buf_puts(&b, decree_warning_last());
+	print_error(b.ptr, decree_warning_last_code() == DECREE_EUNFINISHED
+				   ? "; 'decree recover' does it now"
+				   : "");
+	buf_release(&b);
+}
+
 const char *fsck_hint(int code)
 {
 	return code == DECREE_ECORRUPT ? "run 'decree fsck'" : NULL;

@@ -1610,6 +1610,41 @@ static int sweep_tree_temps(decree_store *s, size_t *removed)
 	return 0;
 }
 
+/* Remove temp files of atomic writes (".<name>.tmp-<random>", see
+ * fs_write_atomic_at) that a killed process left in `dir`. */
+static void sweep_temps_in(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char file[PATH_MAX * 2];
+		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+		unlink(file);
+	}
+	closedir(d);
+}
+
+/*
+ * The root's store files (history, stat cache, checkpoint records and
+ * their cache) are written under the lock we hold: a temp file of one is
+ * what a killed writer left, and recovery leaves none behind.  (A reader
+ * that saves a cache without the lock and loses its temp here only loses
+ * the cache.)
+ */
+static void sweep_root_temps(decree_store *s)
+{
+	char dir[PATH_MAX];
+
+	sweep_temps_in(s->rootdir);
+	repo_file(dir, s, "checkpoints");
+	sweep_temps_in(dir);
+}
+
 /*
  * What is wrong with a log whose plan cannot be read whole, for messages:
  * "its header is unreadable" or "<k> of the <n> records of its plan are
@@ -1660,7 +1695,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	buf data = BUF_INIT;
 	wal_contents c;
 	size_t bad = 0, foreign = 0, swept = 0;
-	bool has_begin = false;
+	bool has_begin = false, present = false;
 	plan p;
 	int r;
 
@@ -1672,6 +1707,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	/* a log that never reached its path: nothing was touched */
 	if (wal_remove_temps(walpath) < 0)
 		error_clear(); /* only store space; gc removes it */
+	sweep_root_temps(s);
 	r = wal_load(&data, &c, walpath);
 	if (r == DECREE_ENOTFOUND) {
 		error_clear();
@@ -1680,6 +1716,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	}
 	if (r < 0)
 		goto done;
+	present = true;
 	if (c.other_version) {
 		r = decree_error_set(
 			DECREE_ECORRUPT,
@@ -1731,10 +1768,40 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 		    "are)",
 		    p.nfiles, what);
 done:
+	/* A recovery that failed half-way (an I/O error, say) leaves its log
+	 * for the next attempt, which starts over: say so with the code. */
+	if (r < 0 && present && r != DECREE_ELOGDAMAGED &&
+	    r != DECREE_ELOCKED && !c.other_version) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		r = decree_error_set(
+			DECREE_EUNFINISHED,
+			"cannot finish the interrupted transaction "
+			"(%s); its log stays for the next attempt",
+			msg);
+	}
 	plan_release(&p, true);
 	wal_contents_release(&c);
 	buf_release(&data);
 	return r;
+}
+
+/* A failure before recovery could start (the lock, the store) while an
+ * interrupted transaction's log waits: that log is still to be finished,
+ * and the caller is told so by the code (a busy lock stays itself). */
+static int unfinished_if_logged(decree_store *s, int r)
+{
+	char walpath[PATH_MAX], msg[1024];
+	struct stat st;
+
+	repo_file(walpath, s, "txn.wal");
+	if (r == DECREE_ELOCKED || lstat(walpath, &st) < 0)
+		return r;
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	return decree_error_set(DECREE_EUNFINISHED,
+				"%s; an interrupted transaction waits to be "
+				"finished",
+				msg);
 }
 
 int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
@@ -1750,12 +1817,15 @@ int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (left_alone)
 		*left_alone = 0;
 	if ((r = repo_lock(s)) < 0)
-		return r;
+		return unfinished_if_logged(s, r);
 	if (s->lock.depth > 1)
 		return 0; /* the outer lock did this */
 	/* Another process may have added packs since we looked. */
-	if ((r = repo_odb(&db, s, true)) < 0 ||
-	    (r = txn_recover(&rec, &left, s, flags)) < 0) {
+	if ((r = repo_odb(&db, s, true)) < 0)
+		r = unfinished_if_logged(s, r);
+	else
+		r = txn_recover(&rec, &left, s, flags);
+	if (r < 0) {
 		/* a damaged store or log: refuse work until reopened (a
 		 * damaged log is read again by every call instead, so that
 		 * the rollback the user decides on can run) */

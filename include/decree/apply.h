@@ -113,8 +113,10 @@ typedef struct {
  *         DECREE_EVERIFY (opts->verify refused a result),
  *         DECREE_EAPPLY, DECREE_EEXEC (the command failed; rolled back),
  *         DECREE_ELOCKED, DECREE_ECORRUPT (a stored copy is damaged;
- *         nothing was written), DECREE_EUNFINISHED (the log stays for
- *         decree_recover), -1.
+ *         nothing was written), DECREE_EUNFINISHED (a failure whose
+ *         rollback failed too: the log stays for decree_recover), -1.
+ *         Once the writes are committed the call does not fail for the
+ *         bookkeeping after them: see decree_warning_last().
  */
 DECREE_API int decree_apply(decree_apply_result *result, decree_store *s,
 			    const char *name, const char *text, size_t len,

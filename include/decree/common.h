@@ -50,6 +50,11 @@ typedef enum {
 	 * the job.  The message says whether the change was applied. */
 	DECREE_EUNFINISHED = -13,
 	DECREE_ECANCELLED = -14, /**< the caller's cancel flag stopped it */
+	/** An interrupted transaction's log is damaged: the tree may be
+	 * partly changed at paths the log no longer names.  Nothing is
+	 * changed until the caller decides: decree_recover_ext with
+	 * rollback (decree/maint.h) rolls back what the log still names. */
+	DECREE_ELOGDAMAGED = -15,
 } decree_error_code;
 
 /** The message of the last error on this thread, never NULL ("" if none). */
@@ -60,6 +65,29 @@ DECREE_API int decree_error_last_code(void);
 
 /** Forget the last error of this thread. */
 DECREE_API void decree_error_clear(void);
+
+/**
+ * Warnings: a call that succeeded (returned 0) but could not finish
+ * something its caller should know about leaves one line here, and the
+ * return value stays 0.  Example: a restore whose change is made (its
+ * transaction committed) but whose undo entry could not be written, the
+ * disk being full; the next mutating call on the store writes it (a call
+ * that finds such unfinished bookkeeping finishes it first).
+ *
+ * The slot is per thread and keeps the first warning since the last
+ * decree_warning_clear(); calls never clear it.  To tell which call
+ * warned, clear it before the call.
+ * @return the warning, never NULL ("" if none)
+ */
+DECREE_API const char *decree_warning_last(void);
+
+/** The kind of the warning: DECREE_EUNFINISHED when something is left
+ * for the next mutating call (or decree_recover, decree/maint.h) to
+ * finish, 0 for a note that asks for nothing (or when there is none). */
+DECREE_API int decree_warning_last_code(void);
+
+/** Forget the warning of this thread. */
+DECREE_API void decree_warning_clear(void);
 
 /**
  * For programs, not for libraries that embed decree: remove decree's temp

@@ -35,11 +35,43 @@ typedef struct {
  * path that someone changed after the interruption (it is neither in its
  * old nor its new state, and overwriting it would destroy bytes decree
  * never captured); out->left_alone counts them.
+ *
+ * A log whose records cannot all be read (damaged on disk) is finished
+ * if it says the change was made (only bookkeeping is left then);
+ * otherwise the tree may be partly changed at paths the log no longer
+ * names, so nothing is done and the log stays: DECREE_ELOGDAMAGED, from
+ * this call and from every mutating call, until the caller decides
+ * (decree_recover_ext with rollback).
  * @param out  filled on success (may be NULL)
- * @return 0, DECREE_ELOCKED, DECREE_ECORRUPT (a damaged log: the handle
- *         then refuses further work until reopened), -1.
+ * @return 0, DECREE_ELOCKED, DECREE_ELOGDAMAGED, DECREE_ECORRUPT (a log
+ *         of an unknown version: the handle then refuses further work
+ *         until reopened), -1.
  */
 DECREE_API int decree_recover(decree_recover_result *out, decree_store *s);
+
+#define DECREE_RECOVER_OPTIONS_VERSION 1
+typedef struct {
+	unsigned version;
+	/** The log is damaged (DECREE_ELOGDAMAGED): roll back every path its
+	 * readable records name (as an ordinary rollback does, leaving
+	 * alone paths someone changed since), remove every transaction
+	 * temp file in the tree, and remove the log.  Paths named only by
+	 * the unreadable records stay as they are: decree_warning_last()
+	 * says so.  No effect on a log that can be read. */
+	bool rollback;
+} decree_recover_options;
+#define DECREE_RECOVER_OPTIONS_INIT                   \
+	{                                             \
+		DECREE_RECOVER_OPTIONS_VERSION, false \
+	}
+
+/**
+ * decree_recover with options (NULL: the defaults, as decree_recover).
+ * @return the codes of decree_recover; DECREE_EINVALID for options of
+ *         another version.
+ */
+DECREE_API int decree_recover_ext(decree_recover_result *out, decree_store *s,
+				  const decree_recover_options *opts);
 
 typedef struct {
 	uint64_t objects_freed;

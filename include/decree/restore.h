@@ -18,7 +18,11 @@
  * result is a plain struct filled by the call.
  *
  * Errors: every function returns 0 or a negative decree_error_code;
- * decree_error_last() has the message.
+ * decree_error_last() has the message.  A call that changes the tree
+ * returns 0 once its change is made (its transaction committed), even if
+ * recording it afterwards fails: that failure is a warning
+ * (decree_warning_last(), decree/common.h), and the next mutating call
+ * finishes the recording first.
  */
 #ifndef DECREE_RESTORE_H
 #define DECREE_RESTORE_H
@@ -86,19 +90,34 @@ typedef struct {
  * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
  *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message),
  *         DECREE_ECORRUPT (a stored copy is damaged; nothing was written),
- *         DECREE_EUNFINISHED (the log stays for decree_recover), -1.
+ *         DECREE_EUNFINISHED (a failure whose rollback failed too: the
+ *         log stays for decree_recover), -1.
  */
 DECREE_API int decree_checkpoint_restore(decree_restore_result *result,
 					 decree_store *s, const char *ref,
 					 const decree_restore_options *opts);
 
 /** Undo / redo the last restore, apply or revert.  DECREE_ENOTFOUND when
- * there is nothing to undo/redo; otherwise the codes of
- * decree_checkpoint_restore. */
+ * there is nothing to undo/redo; DECREE_ECORRUPT, with nothing changed,
+ * when that entry of the history is damaged (a damaged entry blocks only
+ * itself: decree_history_drop_damaged drops it, then the one before can
+ * be undone); otherwise the codes of decree_checkpoint_restore. */
 DECREE_API int decree_undo(decree_restore_result *result, decree_store *s,
 			   const decree_restore_options *opts);
 DECREE_API int decree_redo(decree_restore_result *result, decree_store *s,
 			   const decree_restore_options *opts);
+
+/**
+ * Drop the damaged entries of the undo/redo history of this root (each
+ * entry has its own checksum; the intact ones stay, in order).  Undo and
+ * redo refuse a damaged entry; this is the way past it.  A history file
+ * whose header is damaged is one damaged entry: dropping it empties the
+ * history.  Restore, apply and revert work with damaged entries in the
+ * history (they keep them).
+ * @param dropped  how many were dropped (may be NULL)
+ * @return 0, DECREE_ELOCKED, -1.
+ */
+DECREE_API int decree_history_drop_damaged(size_t *dropped, decree_store *s);
 
 DECREE_END_DECL
 

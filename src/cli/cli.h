@@ -73,6 +73,10 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lib_fail(int code);
 /* The same with `hint` ("run 'decree fsck'") appended; NULL: lib_fail. */
 int lib_fail_hint(int code, const char *hint);
+/* The library's warning (decree_warning_last), if any, as one line
+ * "decree: warning: ..." on stderr, with what to type when something is
+ * left to finish. */
+void lib_warn(void);
 /* The hint for a command that reads stored objects: damage
  * (DECREE_ECORRUPT) is for fsck to name; NULL for any other code. */
 const char *fsck_hint(int code);

@@ -379,11 +379,32 @@ static int ck_restore(cli_ctx *ctx)
 	return r;
 }
 
+/* undo/redo --drop-damaged: the way past a damaged history entry. */
+static int drop_damaged(const cli_ctx *ctx, decree_store *s)
+{
+	size_t n;
+	int r = decree_history_drop_damaged(&n, s);
+
+	decree_store_free(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"dropped\":%zu}\n", n);
+	else if (!ctx->quiet && n)
+		printf("dropped %zu damaged history entr%s; 'decree undo' now "
+		       "undoes the last intact one\n",
+		       n, n == 1 ? "y" : "ies");
+	else if (!ctx->quiet)
+		puts("the undo/redo history has no damaged entry");
+	return EXIT_OK;
+}
+
 static int replay_cmd(cli_ctx *ctx, bool undo)
 {
-	bool dry = false;
+	bool dry = false, drop = false;
 	opt_spec specs[] = {
 		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ "drop-damaged", 0, false, NULL, &drop, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
@@ -394,14 +415,25 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 
 	r = start_plain(
 		&s, ctx, specs,
-		undo ? "usage: decree undo [--dry-run]\n\nPut back the files the last "
-		       "restore, apply or revert changed, exactly\nas they were before it.  "
-		       "Edits made since are captured first (a\ncheckpoint labelled "
-		       "pre-undo), so nothing is lost.  'decree redo'\nre-applies it."
-		     : "usage: decree redo [--dry-run]\n\nRe-apply what the last 'decree "
-		       "undo' reverted.");
+		undo ? "usage: decree undo [--dry-run | --drop-damaged]\n\nPut back the "
+		       "files the last restore, apply or revert changed, exactly\nas they "
+		       "were before it.  Edits made since are captured first (a\ncheckpoint "
+		       "labelled pre-undo), so nothing is lost.  'decree redo'\nre-applies "
+		       "it.\n\n  --drop-damaged  drop the damaged entries of the undo/redo "
+		       "history (the\n                  intact ones stay); nothing else "
+		       "changes"
+		     : "usage: decree redo [--dry-run | --drop-damaged]\n\nRe-apply what the "
+		       "last 'decree undo' reverted.\n\n  --drop-damaged  drop the damaged "
+		       "entries of the undo/redo history (the\n                  intact ones "
+		       "stay); nothing else changes");
 	if (r != PROCEED)
 		return r;
+	if (drop && dry) {
+		decree_store_free(s);
+		return usage_error(ctx, "--drop-damaged takes no --dry-run");
+	}
+	if (drop)
+		return drop_damaged(ctx, s);
 	po.dry = dry;
 	o.dry_run = dry;
 	o.plan = on_plan;
@@ -409,6 +441,17 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	o.payload = &po;
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
 	close_store(s);
+	if (r == DECREE_ECORRUPT) {
+		/* a damaged object, or a damaged history entry */
+		buf_release(&po.json);
+		return lib_fail_hint(r,
+				     undo ? "run 'decree fsck'; 'decree undo "
+					    "--drop-damaged' drops damaged "
+					    "history entries"
+					  : "run 'decree fsck'; 'decree redo "
+					    "--drop-damaged' drops damaged "
+					    "history entries");
+	}
 	return finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL);
 }
 
@@ -692,17 +735,26 @@ int cmd_checkpoint(cli_ctx *ctx)
 
 int cmd_recover(cli_ctx *ctx)
 {
+	decree_recover_options o = DECREE_RECOVER_OPTIONS_INIT;
+	opt_spec specs[] = {
+		{ "rollback", 0, false, NULL, &o.rollback, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
 	decree_recover_result res;
 	decree_store *s;
 	int r;
 
 	if ((r = start_plain(
-		     &s, ctx, NULL,
-		     "usage: decree recover\n\nFinish or roll back a transaction that was "
-		     "interrupted (crash, kill,\npower loss).  Every mutating command does "
-		     "this first.")) != PROCEED)
+		     &s, ctx, specs,
+		     "usage: decree recover [--rollback]\n\nFinish or roll back a "
+		     "transaction that was interrupted (crash, kill,\npower loss).  Every "
+		     "mutating command does this first.\n\n"
+		     "  --rollback  the transaction log is damaged: roll back every path "
+		     "it still\n              names and remove every decree temp file in "
+		     "the tree\n              (paths only the lost records named stay as "
+		     "they are)")) != PROCEED)
 		return r;
-	r = decree_recover(&res, s);
+	r = decree_recover_ext(&res, s, &o);
 	close_store(s);
 	if (r < 0)
 		return lib_fail(r);

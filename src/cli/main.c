@@ -3,7 +3,10 @@
  *
  * Global options (-C DIR, --store DIR, --json, -q, --help, --version) may
  * stand anywhere before "--"; they are taken out of argv first, then the
- * command (one or two words) is looked up and runs with the rest.
+ * command (one or two words) is looked up and runs with the rest.  A
+ * warning the library left (decree_warning_last) is printed after a
+ * command that succeeded as one "decree: warning: ..." line on stderr; it
+ * never changes the exit status.
  */
 #include "util/common.h"
 #include "cli.h"
@@ -134,9 +137,15 @@ int main(int argc, char **argv)
 		}
 		ctx.help = help;
 		fflush(stdout);
+		decree_warning_clear();
 		r = c->fn(&ctx);
 		if (fflush(stdout) != 0 && r == 0)
 			r = fail("cannot write output: %s", strerror(errno));
+		/* the library's one-line warning (decree_warning_last): the
+		 * command happened, but something after it did not.  (A
+		 * failure says one thing: its error.) */
+		if (r == EXIT_OK)
+			lib_warn();
 		return r;
 	}
 	return usage_error(&ctx, "unknown command '%s'", argv[1]);

@@ -62,12 +62,32 @@ int lib_fail_hint(int code, const char *hint)
 
 	if (code == DECREE_ERROR || code >= 0)
 		code = decree_error_last_code();
-	if (!hint && code == DECREE_EUNFINISHED)
+	/* a log left behind (the error says so, or a warning of this
+	 * command does: decree_warning_last_code) */
+	if (!hint && (code == DECREE_EUNFINISHED ||
+		      decree_warning_last_code() == DECREE_EUNFINISHED))
 		hint = "run 'decree recover'";
+	if (!hint && code == DECREE_ELOGDAMAGED)
+		hint = "run 'decree recover --rollback' to roll back what it "
+		       "still names";
 	snprintf(tail, sizeof(tail), "%s%s", hint ? "; " : "",
 		 hint ? hint : "");
 	print_error(*msg ? msg : "operation failed", tail);
 	return EXIT_FAIL;
+}
+
+void lib_warn(void)
+{
+	buf b = BUF_INIT;
+
+	if (!*decree_warning_last())
+		return;
+	buf_puts(&b, "warning: ");
+	buf_puts(&b, decree_warning_last());
+	print_error(b.ptr, decree_warning_last_code() == DECREE_EUNFINISHED
+				   ? "; 'decree recover' does it now"
+				   : "");
+	buf_release(&b);
 }
 
 const char *fsck_hint(int code)

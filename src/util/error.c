@@ -21,6 +21,8 @@
 static _Thread_local char err_msg[ERR_SLOT];
 static _Thread_local char err_scratch[ERR_SCRATCH];
 static _Thread_local int err_code;
+static _Thread_local char warn_msg[1024];
+static _Thread_local int warn_code;
 
 /* Copy src (len >= cap) into dst (cap bytes) with its middle elided. */
 static void fit(char *dst, size_t cap, const char *src, size_t len)
@@ -101,4 +103,34 @@ void error_clear(void)
 {
 	err_msg[0] = '\0';
 	err_code = 0;
+}
+
+void warning_set(int code, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (warn_msg[0])
+		return; /* the first one stays */
+	va_start(ap, fmt);
+	vsnprintf(warn_msg, sizeof(warn_msg), fmt, ap);
+	va_end(ap);
+	warn_code = code;
+	errno = saved;
+}
+
+const char *warning_last(void)
+{
+	return warn_msg;
+}
+
+int warning_last_code(void)
+{
+	return warn_code;
+}
+
+void warning_clear(void)
+{
+	warn_msg[0] = '\0';
+	warn_code = 0;
 }

@@ -33,6 +33,22 @@ int error_last_code(void);
 /* Forget the last error of this thread (after swallowing it). */
 void error_clear(void);
 
+/*
+ * The warning slot: a call that succeeded but could not finish something
+ * the caller should know about (the change was made, but recording it in
+ * the history failed) says so here, in one line, without failing.  `code`
+ * is DECREE_EUNFINISHED when something is left for the next mutating call
+ * to finish, 0 for a plain note.  The first warning since warning_clear()
+ * stays; later ones are dropped (one line for the user, the one that came
+ * first).  Public readers: decree_warning_last(), decree_warning_last_code()
+ * and decree_warning_clear() (ops/library.c).
+ */
+void warning_set(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *warning_last(void);
+int warning_last_code(void);
+void warning_clear(void);
+
 #define decree_error_set(code, ...) decree_error_setf((code), 0, __VA_ARGS__)
 #define decree_error_os(...) \
 	decree_error_setf(DECREE_ERROR, DECREE_ERR_OS, __VA_ARGS__)

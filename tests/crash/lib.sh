@@ -267,13 +267,13 @@ fault_messages() {
 }
 
 # fault_wal SLOTDIR TREE ERR SYSCALL PERSISTENT: a txn.wal left behind is
-# allowed only if decree said to run 'decree recover'; which must then
-# finish the job.
+# allowed only if decree said so ('decree recover', or that the next decree
+# command finishes the job); 'decree recover' must then finish the job.
 fault_wal() {
 	local d=$1 w=$2 err=$3 sc=$4 persistent=$5
 	[ -n "$(wal_in "$w")" ] || return 0
 	case "$err" in
-	*"decree recover"*) ;;
+	*"decree recover"* | *"the next decree command"*) ;;
 	*) [ "$persistent" = yes ] && [ "$sc" = write ] ||
 		why="$why; a txn.wal was left behind without telling to run 'decree recover' ($(echo "$err" | tail -1))" ;;
 	esac

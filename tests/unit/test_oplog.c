@@ -3,10 +3,14 @@
  *
  * Entries are encoded and decoded at random (seeded) and compared field
  * by field; the file is damaged at every byte and truncated at every
- * length and must be refused with DECREE_ECORRUPT (never a crash, never a
- * leak); paths that would let a damaged or hostile history write outside
- * the root ("..", absolute, ".git/x", empty components) are refused on
- * decode even when the file checksum is right.
+ * length: oplog_load must refuse it with DECREE_ECORRUPT (never a crash,
+ * never a leak), and oplog_load_all must contain the damage: the entry
+ * hit is flagged damaged, every other entry reads as it was, a save
+ * writes the damaged bytes back as they were (still damaged), and
+ * dropping the damaged entries leaves exactly the intact ones.  Paths
+ * that would let a damaged or hostile history write outside the root
+ * ("..", absolute, ".git/x", empty components) are refused on decode even
+ * when the checksum is right.  Version 1 files are still read.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
  */
 #include "util/common.h"
@@ -507,9 +511,8 @@ static void test_file_damage(void **state)
 			buf_put(&bad, good.ptr, good.len);
 			put_u32le((unsigned char *)bad.ptr + 8, counts[i][0]);
 			put_u32le((unsigned char *)bad.ptr + 12, counts[i][1]);
-			sha256_buf(&sum, bad.ptr, bad.len - SHA256_LEN);
-			memcpy(bad.ptr + bad.len - SHA256_LEN, sum.b,
-			       SHA256_LEN);
+			sha256_buf(&sum, bad.ptr, 16); /* the header's sum */
+			memcpy(bad.ptr + 16, sum.b, 8);
 			write_raw(f->path, bad.ptr, bad.len);
 			if (oplog_load(&back, f->path) != DECREE_ECORRUPT)
 				fail_msg("counts %u/%u accepted", counts[i][0],
@@ -518,6 +521,181 @@ static void test_file_damage(void **state)
 	}
 	buf_release(&good);
 	buf_release(&bad);
+}
+
+/* Entry i of `l` (undo first, then redo). */
+static const oplog_entry *nth(const oplog *l, size_t i)
+{
+	return i < l->nundo ? &l->undo[i] : &l->redo[i - l->nundo];
+}
+
+/* Byte ranges of the entries of a version 2 file (len .. sum). */
+static size_t entry_ends(size_t *ends, const buf *file, size_t n)
+{
+	size_t off = 24;
+	for (size_t i = 0; i < n; i++) {
+		off += 4 + get_u32le((const unsigned char *)file->ptr + off) +
+		       8;
+		ends[i] = off;
+	}
+	return off;
+}
+
+/* oplog_load_all on damaged bytes: the damage is one entry; the others
+ * read as they were; a save keeps the damaged bytes; dropping them
+ * leaves the intact entries in order. */
+static void check_contained(const fixture *f, const oplog *orig, const buf *bad,
+			    size_t hit, const char *what)
+{
+	oplog back, again;
+	buf saved = BUF_INIT;
+	size_t n = orig->nundo + orig->nredo, intact = 0;
+
+	write_raw(f->path, bad->ptr, bad->len);
+	if (oplog_load_all(&back, f->path) != 0)
+		fail_msg("%s: oplog_load_all failed: %s", what,
+			 decree_error_last());
+	if (!back.ndamaged)
+		fail_msg("%s: no damaged entry", what);
+	if (oplog_load(&again, f->path) != DECREE_ECORRUPT)
+		fail_msg("%s: oplog_load accepted it", what);
+	/* the entries before the hit are read as they were */
+	for (size_t i = 0; i < hit && i < back.nundo + back.nredo; i++) {
+		if (nth(&back, i)->damaged)
+			fail_msg("%s: entry %zu (before the damage) is damaged",
+				 what, i);
+		assert_entry_equal(nth(orig, i), nth(&back, i));
+	}
+	/* every intact entry is one of the originals, in order */
+	for (size_t i = 0, k = 0; i < back.nundo + back.nredo; i++) {
+		const oplog_entry *e = nth(&back, i);
+		if (e->damaged)
+			continue;
+		while (k < n && strcmp(nth(orig, k)->id, e->id))
+			k++;
+		if (k == n)
+			fail_msg("%s: entry %zu is not an original", what, i);
+		assert_entry_equal(nth(orig, k), e);
+		intact++;
+	}
+	/* saved and read again: the same, the damage included */
+	assert_int_equal(oplog_save(&back, f->path), 0);
+	assert_int_equal(fs_read_path(f->path, &saved), 0);
+	assert_int_equal(oplog_load_all(&again, f->path), 0);
+	assert_int_equal(again.nundo, back.nundo);
+	assert_int_equal(again.nredo, back.nredo);
+	assert_int_equal(again.ndamaged, back.ndamaged);
+	for (size_t i = 0; i < again.nundo + again.nredo; i++) {
+		assert_int_equal(nth(&again, i)->damaged,
+				 nth(&back, i)->damaged);
+		if (nth(&again, i)->damaged)
+			assert_int_equal(nth(&again, i)->raw_len,
+					 nth(&back, i)->raw_len);
+		else
+			assert_entry_equal(nth(&back, i), nth(&again, i));
+	}
+	oplog_release(&again);
+	/* dropped: only the intact ones, and oplog_load is happy again */
+	assert_int_equal(oplog_drop_damaged(&back),
+			 back.nundo + back.nredo ? back.ndamaged : 0);
+	assert_int_equal(back.nundo + back.nredo, intact);
+	assert_int_equal(oplog_save(&back, f->path), 0);
+	assert_int_equal(oplog_load(&again, f->path), 0);
+	assert_int_equal(again.nundo + again.nredo, intact);
+	oplog_release(&again);
+	oplog_release(&back);
+	buf_release(&saved);
+}
+
+static void test_damage_contained(void **state)
+{
+	fixture *f = *state;
+	oplog l;
+	buf good = BUF_INIT, bad = BUF_INIT;
+	size_t ends[4], total;
+
+	rng_state = test_seed() ^ 0x14;
+	fill_log(&l, 3, 1);
+	assert_int_equal(oplog_save(&l, f->path), 0);
+	assert_int_equal(fs_read_path(f->path, &good), 0);
+	total = entry_ends(ends, &good, 4);
+	assert_int_equal(total, good.len);
+	for (size_t pos = 0; pos < good.len; pos++) {
+		char what[64];
+		size_t hit = 0;
+		buf_clear(&bad);
+		buf_put(&bad, good.ptr, good.len);
+		bad.ptr[pos] ^= 0x04;
+		while (hit < 4 && pos >= 24 && ends[hit] <= pos)
+			hit++;
+		snprintf(what, sizeof(what), "byte %zu flipped", pos);
+		check_contained(f, &l, &bad, pos < 24 ? 0 : hit, what);
+	}
+	for (size_t len = 0; len < good.len; len++) {
+		char what[64];
+		size_t hit = 0;
+		while (hit < 4 && ends[hit] <= len)
+			hit++;
+		snprintf(what, sizeof(what), "cut to %zu bytes", len);
+		check_contained(f, &l, &(buf){ .ptr = good.ptr, .len = len },
+				len < 24 ? 0 : hit, what);
+	}
+	free_log(&l);
+	buf_release(&good);
+	buf_release(&bad);
+}
+
+/* Version 1 files (one checksum over the file) are still read. */
+static void test_version1(void **state)
+{
+	fixture *f = *state;
+	oplog l, back;
+	buf v1 = BUF_INIT;
+	oid sum;
+
+	rng_state = test_seed() ^ 0x15;
+	fill_log(&l, 2, 1);
+	buf_put(&v1, "DOPL", 4);
+	buf_put_u32(&v1, 1);
+	buf_put_u32(&v1, 2);
+	buf_put_u32(&v1, 1);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(oplog_entry_encode(&v1, nth(&l, i)), 0);
+	sha256_buf(&sum, v1.ptr, v1.len);
+	buf_put(&v1, sum.b, SHA256_LEN);
+	write_raw(f->path, v1.ptr, v1.len);
+	assert_int_equal(oplog_load(&back, f->path), 0);
+	assert_int_equal(back.nundo, 2);
+	assert_int_equal(back.nredo, 1);
+	for (size_t i = 0; i < 3; i++)
+		assert_entry_equal(nth(&l, i), nth(&back, i));
+	oplog_release(&back);
+	/* damaged: the whole file is one damaged entry */
+	v1.ptr[v1.len / 2] ^= 0x01;
+	write_raw(f->path, v1.ptr, v1.len);
+	assert_int_equal(oplog_load_all(&back, f->path), 0);
+	assert_int_equal(back.nundo, 1);
+	assert_int_equal(back.nredo, 0);
+	assert_true(back.undo[0].damaged);
+	assert_int_equal(back.undo[0].raw_len, v1.len);
+	oplog_release(&back);
+	/* a version this code does not know (its header valid) is refused,
+	 * never rewritten */
+	{
+		unsigned char hdr[24];
+		memcpy(hdr, "DOPL", 4);
+		put_u32le(hdr + 4, 7);
+		put_u32le(hdr + 8, 0);
+		put_u32le(hdr + 12, 0);
+		sha256_buf(&sum, hdr, 16);
+		memcpy(hdr + 16, sum.b, 8);
+		write_raw(f->path, hdr, sizeof(hdr));
+		assert_int_equal(oplog_load_all(&back, f->path),
+				 DECREE_ECORRUPT);
+		assert_non_null(strstr(decree_error_last(), "version 7"));
+	}
+	free_log(&l);
+	buf_release(&v1);
 }
 
 int main(void)
@@ -531,6 +709,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_file_damage, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_damage_contained, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_version1, setup, teardown),
 	};
 
 	test_seed();

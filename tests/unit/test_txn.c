@@ -9,18 +9,19 @@
  * For each step name of the fs.c seam ("write", "rename", "fsync",
  * "unlink", "mkdir") restore, undo, redo, and an apply of the diff that
  * does what the restore does (then its undo) run with the Nth such step
- * failing, for N = 1, 2, ... until the operation succeeds.  Every failure
- * must:
- *   - return an error and leave the tree exactly as it was (every path,
- *     type, permission bit, byte and link target, empty directories too),
- *     no temp file in the tree or the store, no txn.wal, the undo/redo
+ * failing, for N = 1, 2, ... until the operation runs without reaching
+ * the fault.  The return value must tell the truth:
+ *   - an error leaves the tree exactly as it was (every path, type,
+ *     permission bit, byte and link target, empty directories too), no
+ *     temp file in the tree or the store, no txn.wal, the undo/redo
  *     history unchanged, and no new checkpoint record (restore.c drops
  *     its pre-restore capture; counted and reported at the end so that
  *     the loop goes on);
- *   - or, when the failure hit the bookkeeping after the COMMIT record was
- *     durable (txn.h: "the change was applied ..."), leave the tree exactly
- *     in the new state, and decree_recover must then finish the job so
- *     that the next undo/redo works.
+ *   - success with a warning (the failure hit the bookkeeping after the
+ *     COMMIT record was durable) leaves the tree exactly in the new
+ *     state, and the next call (decree_recover) finishes the bookkeeping:
+ *     no log, no temp file, the history records the operation, and its
+ *     inverse brings the tree back (then N goes on).
  * Allocation failures (alloc_fail_at) are injected at every allocation of
  * a small checkpoint create and of a restore with the same guarantees; the
  * store must stay usable, and nothing may leak (LeakSanitizer is asked at
@@ -463,33 +464,90 @@ struct stats {
 	char first_extra[1400];
 };
 
+/* The undo and redo counts of the history. */
+static void hist_counts(size_t *nundo, size_t *nredo, decree_store *s)
+{
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+
+	repo_file(path, s, "oplog");
+	assert_int_equal(oplog_load(&l, path), 0);
+	*nundo = l.nundo;
+	*nredo = l.nredo;
+	oplog_release(&l);
+}
+
+/* The operation that takes the tree back after `op` succeeded. */
+static enum op inverse_of(enum op op)
+{
+	return op == OP_UNDO ? OP_REDO : OP_UNDO;
+}
+
 /*
- * Run `op` with the nth `step` failing, n = 1, 2, ... until it succeeds.
- * `before`/`after` are the images of the tree before and after the op.
+ * Run `op` with the nth `step` failing, n = 1, 2, ... until it runs
+ * without reaching the fault.  `before`/`after` are the images of the
+ * tree before and after the op.  A failure must leave the tree before; a
+ * success (the fault hit the bookkeeping after the COMMIT record) must
+ * leave it after, and then the next call (decree_recover) must finish the
+ * bookkeeping: no log, no temp, and the history says the op happened, so
+ * that its inverse brings the tree back for the next n.
  */
 static void fault_loop(fixture *f, const char *step, enum op op,
 		       const char *before, const char *after, struct stats *st)
 {
 	for (int n = 1; n <= 400; n++) {
-		size_t nck = checkpoint_count(f->s);
+		size_t nck = checkpoint_count(f->s), u0, r0, u1, r1;
 		char msg[1200], where[1400], hist[96], hist_after[96];
 		const char *img;
 		int r;
 
 		history(hist, sizeof(hist), f->s);
+		hist_counts(&u0, &r0, f->s);
 		f_step = step;
 		f_n = n;
 		f_calls = 0;
+		decree_warning_clear();
 		fs_fault_hook = nth_fault;
 		r = run_op(f, op);
 		fs_fault_hook = NULL;
-		snprintf(msg, sizeof(msg), "%s", decree_error_last());
+		snprintf(msg, sizeof(msg), "%s",
+			 r ? decree_error_last() : decree_warning_last());
 		img = snapshot_now(f);
-		if (r == 0) {
+		if (r == 0 && f_calls < n) {
 			assert_image(img, after, op_name(op));
 			assert_int_equal(leftovers(f), 0);
 			st->steps_seen += f_calls;
 			return;
+		}
+		if (r == 0) {
+			/* failed after COMMIT: done, with a warning */
+			snprintf(where, sizeof(where),
+				 "%s with %s #%d failing after commit (%s)",
+				 op_name(op), step, n, msg);
+			assert_image(img, after, where);
+			if (!*decree_warning_last())
+				fail_msg("%s: no warning", where);
+			if (strstr(msg, "unusable"))
+				fail_msg("%s: the store handle went broken",
+					 where);
+			st->applied++;
+			assert_int_equal(decree_recover(NULL, f->s), 0);
+			if (leftovers(f))
+				fail_msg("%s: temp files or txn.wal left after "
+					 "the next call",
+					 where);
+			hist_counts(&u1, &r1, f->s);
+			if (op == OP_UNDO   ? (u1 + 1 != u0 || r1 != r0 + 1)
+			    : op == OP_REDO ? (u1 != u0 + 1 || r1 + 1 != r0)
+					    : (u1 != u0 + 1 || r1 != 0))
+				fail_msg(
+					"%s: the history was not finished: %zu/%zu "
+					"before, %zu/%zu after",
+					where, u0, r0, u1, r1);
+			assert_int_equal(run_op(f, inverse_of(op)), 0);
+			assert_image(snapshot_now(f), before,
+				     "the inverse after a warning");
+			continue;
 		}
 		if (f_calls < n)
 			fail_msg("%s failed (%d) without an injected fault: %s",
@@ -499,24 +557,16 @@ static void fault_loop(fixture *f, const char *step, enum op op,
 				"%s: the store handle went broken at %s #%d: %s",
 				op_name(op), step, n, msg);
 		st->failures++;
-		if (strstr(msg, "was applied")) {
-			/* failed after COMMIT: new state, recovery finishes */
-			snprintf(where, sizeof(where),
-				 "%s with %s #%d failing after commit",
-				 op_name(op), step, n);
-			/* the code tells this case apart, not only the text */
-			assert_int_equal(r, DECREE_EUNFINISHED);
-			assert_image(img, after, where);
-			st->applied++;
-			assert_int_equal(decree_recover(NULL, f->s), 0);
-			assert_int_equal(leftovers(f), 0);
-			assert_image(snapshot_now(f), after, "after recovery");
-			st->steps_seen += f_calls;
-			return;
-		}
 		snprintf(where, sizeof(where), "%s with %s #%d failing (%s)",
 			 op_name(op), step, n, msg);
+		/* the exit status tells the truth: failed = nothing changed */
 		assert_image(img, before, where);
+		if (strstr(msg, "its log stays until the next")) {
+			/* a log that could not be removed after the rollback:
+			 * the next call removes it */
+			assert_int_equal(decree_recover(NULL, f->s), 0);
+			assert_image(snapshot_now(f), before, where);
+		}
 		if (leftovers(f))
 			fail_msg("%s: temp files or txn.wal left behind",
 				 where);
@@ -827,6 +877,7 @@ static void alloc_failures(fixture *f, enum op op)
 		int r;
 
 		history(hist, sizeof(hist), f->s);
+		decree_warning_clear();
 		start = alloc_count();
 		alloc_fail_at(n);
 		r = run_op(f, op);
@@ -838,8 +889,18 @@ static void alloc_failures(fixture *f, enum op op)
 			assert_image(img, f->after, op_name(op));
 			if (!fired)
 				break;
-			/* tolerated (a cache, say): the restore happened; start
-			 * over so that later runs allocate the same way */
+			/* tolerated (a cache, say) or failed after COMMIT (a
+			 * warning): the restore happened, and the next call
+			 * finishes what is left */
+			if (*decree_warning_last())
+				applied++;
+			assert_int_equal(decree_recover(NULL, f->s), 0);
+			if (leftovers(f))
+				fail_msg(
+					"allocation %lu: temp files or txn.wal left after the next call",
+					n);
+			/* start over so that later runs allocate the same
+			 * way */
 			reset_store(f);
 			resets++;
 			continue;
@@ -853,23 +914,12 @@ static void alloc_failures(fixture *f, enum op op)
 			fail_msg(
 				"allocation %lu: the store handle went broken: %s",
 				n, msg);
-		if (strstr(msg, "was applied")) {
-			applied++;
-			assert_int_equal(r, DECREE_EUNFINISHED);
-			assert_image(img, f->after, "failing after commit");
-			assert_int_equal(decree_recover(NULL, f->s), 0);
-			if (leftovers(f))
-				fail_msg(
-					"allocation %lu: temp files or txn.wal left behind",
-					n);
-			reset_store(f);
-			resets++;
-			continue;
-		}
 		snprintf(where, sizeof(where),
 			 "%s with allocation %lu failing (%s)", op_name(op), n,
 			 msg);
 		assert_image(img, f->before, where);
+		if (strstr(msg, "its log stays until the next"))
+			assert_int_equal(decree_recover(NULL, f->s), 0);
 		if (leftovers(f))
 			fail_msg(
 				"allocation %lu: temp files or txn.wal left behind",
@@ -898,6 +948,72 @@ static void test_alloc_failures_apply(void **state)
 
 /* --- content addressing and types
  * ----------------------------------------------------- */
+
+/* Flip one byte in the payload of the first entry of the history file. */
+static void damage_first_entry(decree_store *s)
+{
+	char path[PATH_MAX];
+	buf b = BUF_INIT;
+	int fd;
+
+	repo_file(path, s, "oplog");
+	assert_int_equal(fs_read_path(path, &b), 0);
+	assert_true(b.len > 24 + 4 + 30);
+	b.ptr[24 + 4 + 20] ^= 0x01; /* inside entry 1 (time_ns) */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_write_all(fd, b.ptr, b.len), 0);
+	close(fd);
+	buf_release(&b);
+}
+
+/*
+ * A damaged undo entry blocks only itself: a restore still works (and
+ * keeps it), the undo of that restore works, the undo that reaches the
+ * damaged entry fails with nothing changed, and dropping the damaged
+ * entries is the way past it.
+ */
+static void test_damaged_history_entry(void **state)
+{
+	fixture *f = *state;
+	decree_restore_result res;
+	size_t dropped, u, r;
+	char *img_b;
+
+	prepare(f, state_a, state_b);		    /* checkpoint A, tree B */
+	assert_int_equal(run_op(f, OP_RESTORE), 0); /* entry 1: B -> A */
+	assert_image(snapshot_now(f), f->after, "restore");
+	assert_int_equal(run_op(f, OP_UNDO), 0); /* tree B, entry 1 redo */
+	assert_int_equal(run_op(f, OP_REDO), 0); /* tree A, entry 1 undo */
+	damage_first_entry(f->s);
+	/* the undo that needs it: refused, nothing changed */
+	img_b = image(f->root);
+	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ECORRUPT);
+	assert_non_null(strstr(decree_error_last(), "oplog"));
+	assert_non_null(strstr(decree_error_last(), "damaged"));
+	assert_image(snapshot_now(f), img_b, "a refused undo");
+	assert_int_equal(leftovers(f), 0);
+	free(img_b);
+	/* a restore needs no old entry: it works, and pushes its own */
+	build_state(f, state_b);
+	decree_warning_clear();
+	assert_int_equal(run_op(f, OP_RESTORE), 0);
+	assert_string_equal(decree_warning_last(), "");
+	assert_image(snapshot_now(f), f->after, "restore over a damaged entry");
+	assert_int_equal(run_op(f, OP_UNDO), 0);
+	assert_image(snapshot_now(f), f->before, "undo of that restore");
+	/* now the damaged one is on top again */
+	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ECORRUPT);
+	assert_image(snapshot_now(f), f->before, "a refused undo");
+	assert_int_equal(decree_history_drop_damaged(&dropped, f->s), 0);
+	assert_int_equal(dropped, 1);
+	hist_counts(&u, &r, f->s); /* strict load: no damage left */
+	assert_int_equal(u, 0);
+	assert_int_equal(r, 1); /* the undone restore */
+	assert_int_equal(decree_undo(&res, f->s, NULL), DECREE_ENOTFOUND);
+	assert_int_equal(decree_history_drop_damaged(&dropped, f->s), 0);
+	assert_int_equal(dropped, 0);
+}
 
 /*
  * A project file whose bytes equal the tree object of one of its
@@ -980,6 +1096,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_alloc_failures_restore,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_with_tree_bytes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_history_entry,
 						setup, teardown),
 	};
 

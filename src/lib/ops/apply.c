@@ -656,9 +656,9 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	/* The apply moves to the redo history if it is still on top of the
 	 * undo history; otherwise the rollback is an entry of its own. */
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load(&hist, path)) < 0)
+	if ((r = oplog_load_all(&hist, path)) < 0)
 		goto done;
-	if (pushed_id[0] && hist.nundo &&
+	if (pushed_id[0] && hist.nundo && !hist.undo[hist.nundo - 1].damaged &&
 	    !strcmp(hist.undo[hist.nundo - 1].id, pushed_id)) {
 		sp.history = TXN_HISTORY_UNDO;
 		sp.moved_id = pushed_id;
@@ -922,7 +922,8 @@ static int run_exec(apply_run *a)
 {
 	const decree_apply_options *o = a->o;
 	decree_apply_result *res = a->res;
-	char label[512];
+	char label[512], note[1100] = "";
+	bool warned = *warning_last() != '\0';
 	int r;
 
 	repo_unlock(a->s);
@@ -948,12 +949,17 @@ static int run_exec(apply_run *a)
 					"applied",
 					label, res->exec_status, msg);
 	}
+	/* The call fails: a warning of the rollback (made, but not
+	 * recorded) belongs in its one message (and stays in the slot, for
+	 * the caller to see that something is left to finish). */
+	if (!warned && *warning_last())
+		snprintf(note, sizeof(note), " (%s)", warning_last());
 	return decree_error_set(
 		DECREE_EEXEC,
 		"'%s' failed (status %d); rolled back: restored %zu, "
-		"removed %zu, swept %zu file(s)",
+		"removed %zu, swept %zu file(s)%s",
 		label, res->exec_status, res->restored, res->removed,
-		res->swept);
+		res->swept, note);
 }
 
 int decree_apply(decree_apply_result *res, decree_store *s, const char *name,

@@ -1,7 +1,7 @@
 /*
  * library.c - the library-wide entry points of the public API
- * (decree/common.h): the version, the thread's last error, and temp-file
- * cleanup on signals.
+ * (decree/common.h): the version, the thread's last error and warning,
+ * and temp-file cleanup on signals.
  *
  * Each is a thin wrapper over util: the error slot of error.c, the temp-file
  * registry of fs.c.  They are defined here, not in util, because util is
@@ -35,6 +35,21 @@ int decree_error_last_code(void)
 void decree_error_clear(void)
 {
 	error_clear();
+}
+
+const char *decree_warning_last(void)
+{
+	return warning_last();
+}
+
+int decree_warning_last_code(void)
+{
+	return warning_last_code();
+}
+
+void decree_warning_clear(void)
+{
+	warning_clear();
 }
 
 void decree_cleanup_on_signals(void)

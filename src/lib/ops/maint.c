@@ -502,20 +502,33 @@ static void sweep_store_temps(decree_store *s)
 	closedir(d);
 }
 
-int decree_recover(decree_recover_result *out, decree_store *s)
+int decree_recover_ext(decree_recover_result *out, decree_store *s,
+		       const decree_recover_options *o)
 {
+	decree_recover_options def = DECREE_RECOVER_OPTIONS_INIT;
 	decree_recover_result dummy;
 	int r;
 
+	if (!o)
+		o = &def;
 	if (!out)
 		out = &dummy;
 	memset(out, 0, sizeof(*out));
+	if (o->version != DECREE_RECOVER_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid recover options");
 	if (!repo_exists(s))
 		return 0;
-	if ((r = txn_lock(&out->recovered, &out->left_alone, s)) < 0)
+	if ((r = txn_lock_recover(&out->recovered, &out->left_alone, s,
+				  o->rollback ? TXN_ROLLBACK_DAMAGED : 0)) < 0)
 		return r;
 	repo_unlock(s);
 	return 0;
+}
+
+int decree_recover(decree_recover_result *out, decree_store *s)
+{
+	return decree_recover_ext(out, s, NULL);
 }
 
 int decree_gc(decree_gc_stats *st, decree_store *s, bool dry_run)

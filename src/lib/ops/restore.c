@@ -11,7 +11,10 @@
  * The scan stores every current file (the "pre-restore" checkpoint), so
  * every byte the transaction overwrites or deletes is in the store first.
  * The change list becomes an undo entry; undo/redo replay it backwards or
- * forwards through the same transaction engine.
+ * forwards through the same transaction engine.  A damaged entry of the
+ * history (oplog.h) blocks only its own replay: restores push past it,
+ * undo/redo refuse it before touching anything, and
+ * decree_history_drop_damaged drops it when the user says so.
  */
 #include "util/common.h"
 #include "decree/restore.h"
@@ -288,8 +291,14 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		}
 	}
-	if (worktree_save_statcache(s, &cur, cache) < 0)
+	/* A cache: failing to save it never fails the restore. */
+	if (worktree_save_statcache(s, &cur, cache) < 0) {
+		warning_set(0,
+			    "the stat cache could not be saved (%s); that "
+			    "only costs speed",
+			    error_last());
 		error_clear();
+	}
 	cache = NULL;
 done:
 	statcache_free(cache);
@@ -332,7 +341,9 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load(&l, path)) < 0)
+	/* Damaged entries below the top do not matter here; a damaged top
+	 * entry cannot be replayed, and nothing is touched. */
+	if ((r = oplog_load_all(&l, path)) < 0)
 		goto done;
 	if (undo ? !l.nundo : !l.nredo) {
 		r = decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
@@ -340,6 +351,15 @@ static int replay(decree_restore_result *res, decree_store *s,
 		goto done;
 	}
 	e = undo ? &l.undo[l.nundo - 1] : &l.redo[l.nredo - 1];
+	if (e->damaged) {
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"cannot %s: the last entry of the %s history in '%s' is "
+			"damaged (%s); nothing was changed",
+			undo ? "undo" : "redo", undo ? "undo" : "redo", path,
+			e->damage);
+		goto done;
+	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
@@ -425,4 +445,29 @@ int decree_redo(decree_restore_result *res, decree_store *s,
 		const decree_restore_options *o)
 {
 	return replay(res, s, o, false);
+}
+
+int decree_history_drop_damaged(size_t *dropped, decree_store *s)
+{
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+	size_t dummy;
+	int r;
+
+	if (!dropped)
+		dropped = &dummy;
+	*dropped = 0;
+	if (!repo_exists(s))
+		return 0;
+	if ((r = txn_lock(NULL, NULL, s)) < 0)
+		return r;
+	repo_file(path, s, "oplog");
+	if ((r = oplog_load_all(&l, path)) == 0 &&
+	    (*dropped = oplog_drop_damaged(&l)) > 0)
+		r = oplog_save(&l, path);
+	if (r < 0)
+		*dropped = 0;
+	oplog_release(&l);
+	repo_unlock(s);
+	return r;
 }

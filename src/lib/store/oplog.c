@@ -1,14 +1,17 @@
 /*
  * oplog.c - persistence of the undo/redo history (see oplog.h).
  *
- * File layout (little endian), docs/format.md:
- *   "DOPL" u32 version(1) u32 n_undo u32 n_redo
- *   n_undo entries (oldest first), then n_redo entries (oldest first)
- *   sha256 of everything before (32 bytes)
+ * File layout (little endian), docs/format.md, version 2:
+ *   "DOPL" u32 version(2) u32 n_undo u32 n_redo
+ *   u64 header sum (first 8 bytes of SHA-256 of the 16 bytes before)
+ *   n_undo entries (oldest first), then n_redo entries (oldest first),
+ *   each: u32 len, entry[len], u64 sum (first 8 bytes of SHA-256(entry))
  * Entry: u8 kind, id[16], i64 time_ns, u16 session_len, session,
  *   u16 what_len, what, u32 n, n x change
  * Change: u8 flags (1 has_old, 2 has_new), u32 old_mode, u64 old_size,
  *   old_id[32], u32 new_mode, u64 new_size, new_id[32], u16 path_len, path
+ * Version 1 (read only): the same header without its sum, the entries
+ * without framing, one SHA-256 of the whole file at the end.
  * The file is replaced atomically on every change.
  */
 #include "util/common.h"
@@ -18,7 +21,9 @@
 #include "util/fs.h"
 
 #define OPL_MAGIC   "DOPL"
-#define OPL_VERSION 1
+#define OPL_VERSION 2
+#define OPL_HDR	    24
+#define OPL_MAX	    100000 /* entries per stack a reader accepts */
 
 const char *oplog_kind_name(unsigned kind)
 {
@@ -40,6 +45,7 @@ void oplog_entry_release(oplog_entry *e)
 	decree_free(e->changes);
 	decree_free(e->session);
 	decree_free(e->what);
+	decree_free(e->raw);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -202,12 +208,178 @@ int oplog_entry_copy(oplog_entry *dst, const oplog_entry *src)
 	return r;
 }
 
-int oplog_load(oplog *l, const char *path)
+/* The first 8 bytes of SHA-256(p[0..len)), as the file stores sums. */
+static uint64_t sum64(const void *p, size_t len)
 {
-	buf data = BUF_INIT;
-	const unsigned char *p, *end;
+	oid out;
+
+	sha256_buf(&out, p, len);
+	return get_u64le(out.b);
+}
+
+/* Append an entry to one of the stacks (the array has room: counts come
+ * from the header, capped). */
+static int push_entry(oplog_entry **v, size_t *n, size_t *cap, oplog_entry *e)
+{
+	if (GROW(*v, *cap, *n + 1) < 0)
+		return -1;
+	(*v)[(*n)++] = *e;
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
+/* A damaged entry holding `len` bytes, written back with `sum`. */
+static int damaged_entry(oplog_entry *e, const unsigned char *p, size_t len,
+			 uint64_t sum, const char *why)
+{
+	memset(e, 0, sizeof(*e));
+	e->damaged = true;
+	e->damage = why;
+	e->raw_sum = sum;
+	e->raw_len = len;
+	if (len && !(e->raw = decree_malloc(len)))
+		return -1;
+	if (len)
+		memcpy(e->raw, p, len);
+	return 0;
+}
+
+/* Bytes that cannot be framed: one damaged entry, with a sum that cannot
+ * match, so that it stays damaged after a save. */
+static int blob_entry(oplog_entry *e, const unsigned char *p, size_t len,
+		      const char *why)
+{
+	return damaged_entry(e, p, len, sum64(p, len) ^ 1, why);
+}
+
+/* Version 1: one checksum over the file; damage anywhere is damage of the
+ * whole file (one damaged entry). */
+static int load_v1(oplog *l, const unsigned char *p, size_t len, size_t *ucap,
+		   size_t *rcap)
+{
+	const unsigned char *end = p + len, *q;
+	oplog_entry e;
 	uint32_t nu, nr;
 	oid sum;
+	int r = 0;
+
+	if (len < 16 + SHA256_LEN)
+		goto damaged;
+	sha256_buf(&sum, p, len - SHA256_LEN);
+	if (memcmp(sum.b, end - SHA256_LEN, SHA256_LEN))
+		goto damaged;
+	end -= SHA256_LEN;
+	nu = get_u32le(p + 8);
+	nr = get_u32le(p + 12);
+	if (nu > OPL_MAX || nr > OPL_MAX)
+		goto damaged;
+	q = p + 16;
+	for (uint32_t i = 0; i < nu + nr; i++) {
+		if ((r = oplog_entry_decode(&e, &q, end)) < 0) {
+			if (r != DECREE_ECORRUPT)
+				return r;
+			error_clear();
+			oplog_release(l);
+			memset(l, 0, sizeof(*l));
+			*ucap = *rcap = 0;
+			goto damaged;
+		}
+		if ((i < nu ? push_entry(&l->undo, &l->nundo, ucap, &e)
+			    : push_entry(&l->redo, &l->nredo, rcap, &e)) < 0) {
+			oplog_entry_release(&e);
+			return -1;
+		}
+	}
+	if (q == end)
+		return 0;
+	oplog_release(l);
+	memset(l, 0, sizeof(*l));
+	*ucap = *rcap = 0;
+damaged:
+	if (blob_entry(&e, p, len, "the history file is damaged") < 0 ||
+	    push_entry(&l->undo, &l->nundo, ucap, &e) < 0) {
+		oplog_entry_release(&e);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_v2(oplog *l, const unsigned char *p, size_t len, size_t *ucap,
+		   size_t *rcap)
+{
+	uint32_t nu = get_u32le(p + 8), nr = get_u32le(p + 12);
+	size_t off = OPL_HDR;
+	oplog_entry e;
+
+	for (uint64_t i = 0; i < (uint64_t)nu + nr; i++) {
+		bool undo = i < nu;
+		uint32_t n;
+		const unsigned char *q, *payload;
+		int r;
+		if (len - off < 12 ||
+		    (n = get_u32le(p + off)) > len - off - 12) {
+			/* the framing is lost: the rest is one damaged
+			 * entry, in the place of the first one it holds */
+			r = blob_entry(&e, p + off, len - off,
+				       "the history file is cut or damaged "
+				       "here");
+			if (r == 0)
+				r = undo ? push_entry(&l->undo, &l->nundo, ucap,
+						      &e)
+					 : push_entry(&l->redo, &l->nredo, rcap,
+						      &e);
+			if (r < 0) {
+				oplog_entry_release(&e);
+				return -1;
+			}
+			return 0;
+		}
+		payload = p + off + 4;
+		q = payload;
+		if (get_u64le(payload + n) != sum64(payload, n)) {
+			r = damaged_entry(&e, payload, n,
+					  get_u64le(payload + n),
+					  "its checksum does not match");
+		} else if ((r = oplog_entry_decode(&e, &q, payload + n)) < 0 ||
+			   q != payload + n) {
+			if (r == 0)
+				oplog_entry_release(&e);
+			else if (r != DECREE_ECORRUPT)
+				return r;
+			error_clear();
+			r = damaged_entry(&e, payload, n,
+					  get_u64le(payload + n),
+					  "it cannot be read");
+		}
+		if (r == 0)
+			r = undo ? push_entry(&l->undo, &l->nundo, ucap, &e)
+				 : push_entry(&l->redo, &l->nredo, rcap, &e);
+		if (r < 0) {
+			oplog_entry_release(&e);
+			return -1;
+		}
+		off += 12 + n;
+	}
+	if (off == len)
+		return 0;
+	/* bytes after the last entry: nothing oplog_save writes; kept as a
+	 * damaged entry on top of the redo history (a new change clears
+	 * that) */
+	if (blob_entry(&e, p + off, len - off,
+		       "bytes follow the last entry of the history file") < 0 ||
+	    push_entry(&l->redo, &l->nredo, rcap, &e) < 0) {
+		oplog_entry_release(&e);
+		return -1;
+	}
+	return 0;
+}
+
+int oplog_load_all(oplog *l, const char *path)
+{
+	buf data = BUF_INIT;
+	const unsigned char *p;
+	size_t ucap = 0, rcap = 0;
+	oplog_entry e;
 	int r;
 
 	memset(l, 0, sizeof(*l));
@@ -220,47 +392,89 @@ int oplog_load(oplog *l, const char *path)
 		return r;
 	}
 	p = (const unsigned char *)data.ptr;
-	end = p + data.len;
-	if (data.len < 16 + SHA256_LEN || memcmp(p, OPL_MAGIC, 4) ||
-	    get_u32le(p + 4) != OPL_VERSION) {
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "'%s' is not a decree history file", path);
-		goto done;
+	if (data.len >= 8 && !memcmp(p, OPL_MAGIC, 4) &&
+	    get_u32le(p + 4) == 1) {
+		r = load_v1(l, p, data.len, &ucap, &rcap);
+	} else if (data.len >= OPL_HDR && !memcmp(p, OPL_MAGIC, 4) &&
+		   get_u64le(p + 16) == sum64(p, 16) &&
+		   get_u32le(p + 4) != OPL_VERSION) {
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"history file '%s' has version %u, which this decree "
+			"cannot read",
+			path, get_u32le(p + 4));
+	} else if (data.len >= OPL_HDR && !memcmp(p, OPL_MAGIC, 4) &&
+		   get_u64le(p + 16) == sum64(p, 16) &&
+		   get_u32le(p + 8) <= OPL_MAX &&
+		   get_u32le(p + 12) <= OPL_MAX) {
+		r = load_v2(l, p, data.len, &ucap, &rcap);
+	} else {
+		/* no readable header (or an empty file, which oplog_save
+		 * never writes): all of it is one damaged entry */
+		r = blob_entry(&e, p, data.len,
+			       "the history file's header is damaged");
+		if (r == 0 &&
+		    (r = push_entry(&l->undo, &l->nundo, &ucap, &e)) < 0)
+			oplog_entry_release(&e);
 	}
-	sha256_buf(&sum, p, data.len - SHA256_LEN);
-	if (memcmp(sum.b, end - SHA256_LEN, SHA256_LEN)) {
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "history file '%s' is damaged", path);
-		goto done;
-	}
-	end -= SHA256_LEN;
-	nu = get_u32le(p + 8);
-	nr = get_u32le(p + 12);
-	p += 16;
-	if (nu > 100000 || nr > 100000) {
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "history file '%s' is damaged", path);
-		goto done;
-	}
-	if ((nu && !(l->undo = decree_calloc(nu, sizeof(oplog_entry)))) ||
-	    (nr && !(l->redo = decree_calloc(nr, sizeof(oplog_entry))))) {
-		r = -1;
-		goto done;
-	}
-	for (uint32_t i = 0; i < nu; i++, l->nundo++)
-		if ((r = oplog_entry_decode(&l->undo[i], &p, end)) < 0)
-			goto done;
-	for (uint32_t i = 0; i < nr; i++, l->nredo++)
-		if ((r = oplog_entry_decode(&l->redo[i], &p, end)) < 0)
-			goto done;
-	if (p != end)
-		r = decree_error_set(DECREE_ECORRUPT,
-				     "history file '%s' is damaged", path);
-done:
 	buf_release(&data);
-	if (r < 0)
+	if (r < 0) {
 		oplog_release(l);
+		return r;
+	}
+	for (size_t i = 0; i < l->nundo; i++)
+		l->ndamaged += l->undo[i].damaged;
+	for (size_t i = 0; i < l->nredo; i++)
+		l->ndamaged += l->redo[i].damaged;
+	return 0;
+}
+
+int oplog_load(oplog *l, const char *path)
+{
+	int r;
+
+	if ((r = oplog_load_all(l, path)) < 0 || !l->ndamaged)
+		return r;
+	for (size_t i = 0; i < l->nundo + l->nredo; i++) {
+		bool undo = i < l->nundo;
+		const oplog_entry *e = undo ? &l->undo[i]
+					    : &l->redo[i - l->nundo];
+		if (!e->damaged)
+			continue;
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"history file '%s' is damaged: entry %zu of the %s "
+			"history (%s)",
+			path, undo ? i + 1 : i - l->nundo + 1,
+			undo ? "undo" : "redo", e->damage);
+		break;
+	}
+	oplog_release(l);
 	return r;
+}
+
+static int save_entry(buf *b, const oplog_entry *e)
+{
+	size_t at = b->len;
+
+	if (e->damaged) { /* as it was: still damaged when read back */
+		if (e->raw_len > UINT32_MAX)
+			return decree_error_set(
+				DECREE_EINVALID,
+				"damaged history entry too large");
+		if (buf_put_u32(b, (uint32_t)e->raw_len) < 0 ||
+		    buf_put(b, e->raw, e->raw_len) < 0 ||
+		    buf_put_u64(b, e->raw_sum) < 0)
+			return -1;
+		return 0;
+	}
+	if (buf_put_u32(b, 0) < 0 || oplog_entry_encode(b, e) < 0)
+		return -1;
+	if (b->len - at - 4 > UINT32_MAX)
+		return decree_error_set(DECREE_EINVALID,
+					"history entry too large");
+	put_u32le((unsigned char *)b->ptr + at, (uint32_t)(b->len - at - 4));
+	return buf_put_u64(b, sum64(b->ptr + at + 4, b->len - at - 4));
 }
 
 int oplog_save(const oplog *l, const char *path)
@@ -268,24 +482,42 @@ int oplog_save(const oplog *l, const char *path)
 	buf b = BUF_INIT;
 	size_t first = l->nundo > OPLOG_MAX_UNDO ? l->nundo - OPLOG_MAX_UNDO
 						 : 0;
-	oid sum;
 	int r = -1;
 
 	if (buf_put(&b, OPL_MAGIC, 4) < 0 || buf_put_u32(&b, OPL_VERSION) < 0 ||
 	    buf_put_u32(&b, (uint32_t)(l->nundo - first)) < 0 ||
-	    buf_put_u32(&b, (uint32_t)l->nredo) < 0)
+	    buf_put_u32(&b, (uint32_t)l->nredo) < 0 ||
+	    buf_put_u64(&b, sum64(b.ptr, 16)) < 0)
 		goto done;
 	for (size_t i = first; i < l->nundo; i++)
-		if (oplog_entry_encode(&b, &l->undo[i]) < 0)
+		if ((r = save_entry(&b, &l->undo[i])) < 0)
 			goto done;
 	for (size_t i = 0; i < l->nredo; i++)
-		if (oplog_entry_encode(&b, &l->redo[i]) < 0)
+		if ((r = save_entry(&b, &l->redo[i])) < 0)
 			goto done;
-	sha256_buf(&sum, b.ptr, b.len);
-	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
-		goto done;
 	r = fs_write_atomic(path, b.ptr, b.len, 0644);
 done:
 	buf_release(&b);
 	return r;
+}
+
+size_t oplog_drop_damaged(oplog *l)
+{
+	size_t dropped = 0, k;
+
+	for (int pass = 0; pass < 2; pass++) {
+		oplog_entry *v = pass ? l->redo : l->undo;
+		size_t *n = pass ? &l->nredo : &l->nundo;
+		for (size_t i = k = 0; i < *n; i++) {
+			if (v[i].damaged) {
+				oplog_entry_release(&v[i]);
+				dropped++;
+			} else {
+				v[k++] = v[i];
+			}
+		}
+		*n = k;
+	}
+	l->ndamaged = 0;
+	return dropped;
 }

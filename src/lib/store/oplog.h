@@ -7,6 +7,16 @@
  * the redo stack; redo writes the "after" states and moves it back.  A new
  * mutation clears the redo stack.  The objects named by entries are gc
  * roots.  At most OPLOG_MAX_UNDO entries are kept (oldest dropped).
+ *
+ * Damage is contained: each entry has its own checksum (docs/format.md),
+ * so a damaged entry is one damaged entry.  oplog_load_all() keeps it in
+ * its place, flagged, with its bytes; oplog_save() writes those back as
+ * they were (still damaged), so that pushing a new entry (restore, apply)
+ * never needs the old ones to be readable and never destroys them, while
+ * undo/redo refuse an entry that is damaged.  Bytes that cannot even be
+ * framed as entries (a damaged header, a cut file) become one damaged
+ * entry holding all of them.  Dropping damaged entries is an explicit
+ * decision (decree_history_drop_damaged).
  */
 #ifndef DECREE_OPLOG_H
 #define DECREE_OPLOG_H
@@ -48,6 +58,13 @@ typedef struct {
 	char *what;    /* human description, e.g. the restored ref */
 	txn_change *changes;
 	size_t n;
+	/* A damaged entry: none of the above is set.  Its bytes, kept to be
+	 * written back as they were, and why it cannot be read. */
+	bool damaged;
+	unsigned char *raw;
+	size_t raw_len;
+	uint64_t raw_sum;   /* the checksum written with it */
+	const char *damage; /* static text */
 } oplog_entry;
 
 typedef struct {
@@ -55,16 +72,25 @@ typedef struct {
 	size_t nundo;
 	oplog_entry *redo;
 	size_t nredo;
+	size_t ndamaged; /* damaged entries (oplog_load_all) */
 } oplog;
 
-#define OPLOG_INIT               \
-	{                        \
-		NULL, 0, NULL, 0 \
+#define OPLOG_INIT                  \
+	{                           \
+		NULL, 0, NULL, 0, 0 \
 	}
 
-/* Missing file = empty history.  ECORRUPT on a damaged file. */
+/* Missing file = empty history.  Keeps damaged entries, flagged (see
+ * above); fails only to read the file, when out of memory, or with
+ * DECREE_ECORRUPT for a history of a version this code does not know
+ * (which must not be rewritten). */
+int oplog_load_all(oplog *out, const char *path);
+/* The same, but a damaged entry is an error: DECREE_ECORRUPT naming the
+ * file and the entry (for gc and fsck, which need every entry). */
 int oplog_load(oplog *out, const char *path);
 int oplog_save(const oplog *l, const char *path);
+/* Remove the damaged entries of both stacks; returns how many. */
+size_t oplog_drop_damaged(oplog *l);
 void oplog_release(oplog *l);
 void oplog_entry_release(oplog_entry *e);
 

@@ -7,10 +7,11 @@
  *     |         and the old ones read back intact (check_contents); every
  *     |         path is as the caller captured it (check_unchanged).
  *     | log_all: BEGIN + one FILE/MKDIR/RMDIR record per step of the plan
- *     v          (make_plan); wal_create and wal_sync fsync the log and
- *     |          its directory
- *   LOGGED      the log names every path, its old and new state and the
- *     |         temp name it will use.  Worktree untouched.
+ *     v          (make_plan) into a temp file; wal_sync fsyncs it, renames
+ *     |          it to txn.wal and fsyncs the directory
+ *   LOGGED      txn.wal names every path, its old and new state and the
+ *     |         temp name it will use.  Worktree untouched.  (Before the
+ *     |         rename a crash leaves only the temp: still IDLE.)
  *     | stage_all: temp files written next to their targets; syncfs
  *     v
  *   STAGED      temps durable; targets untouched (crash: rollback deletes
@@ -30,9 +31,12 @@
  * A failure once the log exists and before COMMIT is durable goes to
  * abort_run: rollback() puts every path back and the log is removed
  * (IDLE); if that fails too, the log stays, the handle refuses further
- * work and txn_run returns DECREE_EUNFINISHED.
- * A failure after COMMIT leaves the log for recovery to finish the
- * bookkeeping (DECREE_EUNFINISHED as well).
+ * work and txn_run returns DECREE_EUNFINISHED.  A COMMIT whose sync
+ * failed is cut off the log before that (commit()).
+ * A failure after COMMIT is not a failure of txn_run: the change has
+ * happened.  It returns 0 with a warning (warning_set), and the log stays
+ * until the history is recorded, so that the next recovery finishes the
+ * bookkeeping.
  *
  * Recovery (txn_recover, run by txn_lock() before every mutation):
  * a log without a valid COMMIT is rolled back: temps removed, created files
@@ -40,8 +44,10 @@
  * every old file whose bytes or mode differ written back from the store
  * (temp + rename).  A log with COMMIT is rolled forward: the history update
  * is applied if missing and temps are removed.  Both are idempotent, so a
- * crash during recovery is recovered by the next run.  A torn tail (bad
- * checksum) is cut and treated as "not committed".
+ * crash during recovery is recovered by the next run.  Bytes after the
+ * plan that are no valid COMMIT (a torn write) mean "not committed".  A
+ * plan that cannot be read whole is damage (txn.wal exists only with a
+ * complete plan): see txn_recover.
  *
  * Durability uses syncfs(2) on the root's file system instead of one fsync
  * per file: one flush for the temps, one for the renames.
@@ -336,38 +342,52 @@ static int decode_begin(plan *p, const wal_record *rec)
 	return 0;
 }
 
-/* Parse a whole log into a plan (owning its paths). */
-static int decode_log(plan *p, const wal_record *recs, size_t n)
+/*
+ * The plan a log's valid records describe (owning its paths), in their
+ * order.  A record that checks out but does not decode (a writer bug, or
+ * a hostile file) is counted in *bad, like an unreadable one: it leaves
+ * the plan incomplete.  *has_begin: the BEGIN record is among them.
+ * Fails only when out of memory.
+ */
+static int decode_log(plan *p, size_t *bad, bool *has_begin,
+		      const wal_contents *c)
 {
 	size_t cf = 0, cm = 0, cr = 0;
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	if (n == 0 || recs[0].type != REC_BEGIN)
-		return 0; /* nothing was logged: nothing was touched */
-	if ((r = decode_begin(p, &recs[0])) < 0)
-		return r;
-	for (size_t i = 1; i < n; i++) {
-		const wal_record *rec = &recs[i];
+	*bad = 0;
+	*has_begin = false;
+	for (size_t i = 0; i < c->nrecs; i++) {
+		const wal_record *rec = &c->recs[i];
 		const unsigned char *d = rec->data;
 		char *path;
+		r = 0;
 		switch (rec->type) {
+		case REC_BEGIN:
+			if (*has_begin || rec->seq != 0) {
+				r = DECREE_ECORRUPT;
+				break;
+			}
+			if ((r = decode_begin(p, rec)) == 0)
+				*has_begin = true;
+			break;
 		case REC_FILE:
 			if ((r = GROW(p->files, cf, p->nfiles + 1)) < 0)
 				return r;
-			if ((r = decode_file(&p->files[p->nfiles], rec)) < 0)
-				return r;
-			p->nfiles++;
+			if ((r = decode_file(&p->files[p->nfiles], rec)) == 0)
+				p->nfiles++;
+			else
+				decree_free(p->files[p->nfiles].c.path);
 			break;
 		case REC_MKDIR:
 		case REC_RMDIR:
 			if ((r = get_path(&path, &d, d + rec->len)) < 0)
-				return r;
+				break;
 			if (!fs_path_is_safe(path, true)) {
 				decree_free(path);
-				return decree_error_set(
-					DECREE_ECORRUPT,
-					"bad path in log record");
+				r = DECREE_ECORRUPT;
+				break;
 			}
 			if (rec->type == REC_MKDIR) {
 				if ((r = GROW(p->mkdirs, cm, p->nmk + 1)) < 0) {
@@ -384,12 +404,20 @@ static int decode_log(plan *p, const wal_record *recs, size_t n)
 			}
 			break;
 		case REC_COMMIT:
-			p->committed = true;
+			/* after the plan (any, when the header is gone) */
+			if (!c->header_ok || rec->seq >= c->nplan)
+				p->committed = true;
+			else
+				r = DECREE_ECORRUPT;
 			break;
 		default:
-			return decree_error_set(DECREE_ECORRUPT,
-						"unknown log record type %u",
-						rec->type);
+			r = DECREE_ECORRUPT;
+		}
+		if (r == DECREE_ERROR)
+			return r; /* out of memory (bad bytes: ECORRUPT) */
+		if (r < 0) {
+			error_clear();
+			(*bad)++;
 		}
 	}
 	return 0;
@@ -971,10 +999,12 @@ static int apply_history(decree_store *s, const plan *p)
 	if (p->history == TXN_HISTORY_NONE)
 		return 0;
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load(&l, path)) < 0)
+	/* damaged entries stay as they are: a push needs none of them */
+	if ((r = oplog_load_all(&l, path)) < 0)
 		return r;
 	if (p->history == TXN_HISTORY_PUSH) {
-		if (l.nundo && !strcmp(l.undo[l.nundo - 1].id, p->entry.id))
+		if (l.nundo && !l.undo[l.nundo - 1].damaged &&
+		    !strcmp(l.undo[l.nundo - 1].id, p->entry.id))
 			goto done; /* already done */
 		for (size_t i = 0; i < l.nredo; i++)
 			oplog_entry_release(&l.redo[i]);
@@ -995,7 +1025,8 @@ static int apply_history(decree_store *s, const plan *p)
 		size_t *nto = p->history == TXN_HISTORY_UNDO ? &l.nredo
 							     : &l.nundo;
 		size_t cap = *nto;
-		if (!*nfrom || strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
+		if (!*nfrom || (*from)[*nfrom - 1].damaged ||
+		    strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
 			goto done; /* already moved */
 		if ((r = GROW(*to, cap, *nto + 1)) < 0)
 			goto done;
@@ -1007,15 +1038,51 @@ done:
 	return r;
 }
 
+/*
+ * Remove a log whose work is done.  If it is gone but its directory could
+ * not be fsynced, a power loss may bring it back: harmless, as recovering
+ * it again finds everything done.  That is a warning, not a failure.
+ */
+static int remove_log(const char *walpath)
+{
+	struct stat st;
+	int r;
+
+	if ((r = wal_remove(walpath)) == 0 || lstat(walpath, &st) == 0)
+		return r;
+	warning_set(0, "the transaction log '%s' was removed, but %s", walpath,
+		    error_last());
+	error_clear();
+	return 0;
+}
+
+/*
+ * COMMITTED -> IDLE: the bookkeeping of a committed transaction, each step
+ * tried even when an earlier one failed.  The log is removed only when
+ * every step before succeeded, so that the next recovery does again what
+ * failed (every step is idempotent).  Returns the first failure.
+ */
 static int finish_committed(decree_store *s, plan *p, const char *walpath)
 {
+	first_error fe = { 0, "" };
 	int r;
+
 	/* temps are gone after a complete apply; a crash may leave some */
-	for (size_t i = 0; i < p->nfiles; i++)
-		unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
-	if ((r = apply_history(s, p)) < 0)
-		return r;
-	return wal_remove(walpath);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		if (!p->files[i].c.has_new)
+			continue; /* never staged */
+		r = unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
+		if (r == DECREE_EINVALID)
+			error_clear(); /* not a directory: no temp of ours */
+		else
+			note_error(&fe, r);
+	}
+	note_error(&fe, apply_history(s, p));
+	if (!fe.code)
+		note_error(&fe, remove_log(walpath));
+	if (fe.code)
+		return decree_error_set(fe.code, "%s", fe.msg);
+	return 0;
 }
 
 /* --- running a transaction: the steps of the state diagram ---------------
@@ -1087,6 +1154,38 @@ static int check_contents(odb *db, const txn_spec *sp)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The history update the transaction ends with must be possible before
+ * anything is written: the history file can be read, and an undo or redo
+ * moves an intact entry that is on top of its stack.  (Damaged entries
+ * elsewhere do not matter: they are kept as they are.)
+ */
+static int check_history(decree_store *s, const txn_spec *sp)
+{
+	char path[PATH_MAX];
+	oplog l = OPLOG_INIT;
+	const oplog_entry *top = NULL;
+	int r;
+
+	if (sp->history == TXN_HISTORY_NONE)
+		return 0;
+	repo_file(path, s, "oplog");
+	if ((r = oplog_load_all(&l, path)) < 0)
+		return r;
+	if (sp->history == TXN_HISTORY_UNDO && l.nundo)
+		top = &l.undo[l.nundo - 1];
+	if (sp->history == TXN_HISTORY_REDO && l.nredo)
+		top = &l.redo[l.nredo - 1];
+	if (sp->history != TXN_HISTORY_PUSH &&
+	    (!top || top->damaged || !sp->moved_id ||
+	     strncmp(top->id, sp->moved_id, 16)))
+		r = decree_error_set(DECREE_ECONFLICT,
+				     "the history changed while decree was "
+				     "running; nothing was written");
+	oplog_release(&l);
+	return r;
 }
 
 /* The tree must still be in the state the caller captured. */
@@ -1205,15 +1304,28 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 	return verify_new(s, p);
 }
 
-/* APPLIED -> COMMITTED: the COMMIT record, synced. */
-static int commit(wal *w, const txn_spec *sp)
+/*
+ * APPLIED -> COMMITTED: the COMMIT record, synced.  If that fails, the
+ * record may still have reached the file (its write landed, its fsync did
+ * not): it is cut off again before anything is rolled back, or a later
+ * recovery would roll a half rolled-back tree "forward".  *undecided: the
+ * cut failed too, and the log may say either.
+ */
+static int commit(bool *undecided, wal *w, const txn_spec *sp)
 {
+	size_t len = wal_synced_length(w);
+	char msg[1024];
 	int r;
 
+	*undecided = false;
 	progress(sp, DECREE_PHASE_COMMITTING, NULL, NULL);
-	if ((r = wal_append(w, REC_COMMIT, "", 0)) < 0)
-		return r;
-	return wal_sync(w);
+	if ((r = wal_append(w, REC_COMMIT, "", 0)) == 0 &&
+	    (r = wal_sync(w)) == 0)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	if (wal_truncate(w, len) < 0)
+		*undecided = true;
+	return decree_error_set(r, "%s", msg);
 }
 
 /*
@@ -1230,8 +1342,6 @@ static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
 
 	snprintf(msg, sizeof(msg), "%s", error_last());
 	rr = rollback(s, p, sp, &foreign);
-	if (rr == 0)
-		rr = wal_remove(walpath);
 	if (rr < 0) {
 		snprintf(why, sizeof(why), "%s", error_last());
 		s->broken = true;
@@ -1239,13 +1349,26 @@ static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
 					"%s; rolling back failed too (%s)", msg,
 					why);
 	}
+	/* Rolled back: a log left behind only makes the next command roll
+	 * back again, which finds every path as it was. */
+	why[0] = '\0';
+	if (wal_remove(walpath) < 0) {
+		snprintf(why, sizeof(why),
+			 " (its log stays until the next decree command: %s)",
+			 error_last());
+		/* for the caller: something is left to finish */
+		warning_set(DECREE_EUNFINISHED,
+			    "the transaction log '%s' stays (%s); the next "
+			    "decree command removes it",
+			    walpath, error_last());
+	}
 	if (foreign)
 		return decree_error_set(
 			r,
 			"%s; rolled back, except %zu path(s) changed meanwhile by "
-			"someone else, left as they are",
-			msg, foreign);
-	return decree_error_set(r, "%s; nothing was changed", msg);
+			"someone else, left as they are%s",
+			msg, foreign, why);
+	return decree_error_set(r, "%s; nothing was changed%s", msg, why);
 }
 
 int txn_run(decree_store *s, const txn_spec *sp)
@@ -1254,6 +1377,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	plan p;
 	wal *w = NULL;
 	odb *db;
+	bool undecided = false;
 	int r;
 
 	memset(&p, 0, sizeof(p));
@@ -1263,15 +1387,30 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	if ((r = repo_odb(&db, s, false)) < 0)
 		return r;
 	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
-	    (r = make_plan(&p, s, sp)) < 0 || (r = check_unchanged(s, &p)) < 0)
+	    (r = check_history(s, sp)) < 0 || (r = make_plan(&p, s, sp)) < 0 ||
+	    (r = check_unchanged(s, &p)) < 0)
 		goto done;
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
 	if ((r = log_all(w, &p)) < 0 || (r = stage_all(s, &p, sp)) < 0 ||
-	    (r = apply_all(s, &p, sp)) < 0 || (r = commit(w, sp)) < 0) {
+	    (r = apply_all(s, &p, sp)) < 0 ||
+	    (r = commit(&undecided, w, sp)) < 0) {
 		wal_close(w);
 		w = NULL;
-		r = abort_run(s, &p, sp, walpath, r);
+		if (undecided) {
+			/* Every path is new, and the log may or may not say
+			 * COMMIT: the next recovery decides, either way to a
+			 * whole state. */
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", error_last());
+			s->broken = true;
+			r = decree_error_set(
+				DECREE_EUNFINISHED,
+				"%s; the change is made but may not be recorded as made: the next recovery keeps it or rolls it back",
+				msg);
+		} else {
+			r = abort_run(s, &p, sp, walpath, r);
+		}
 		goto done;
 	}
 	wal_close(w);
@@ -1279,17 +1418,17 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	p.committed = true;
 	if (sp->committed)
 		*sp->committed = true;
-	/* COMMITTED -> IDLE */
-	if ((r = finish_committed(s, &p, walpath)) < 0) {
-		/* The change is durable; recovery finishes the bookkeeping. */
-		char msg[1024];
-		snprintf(msg, sizeof(msg), "%s", error_last());
-		r = decree_error_set(
-			DECREE_EUNFINISHED,
-			"the change was applied, but recording it failed (%s)",
-			msg);
-		goto done;
+	/* COMMITTED -> IDLE.  The change has happened: a failure from here
+	 * on is a warning, and the log stays for the next recovery to finish
+	 * the bookkeeping (DESIGN.md: the exit status tells the truth). */
+	if (finish_committed(s, &p, walpath) < 0) {
+		warning_set(DECREE_EUNFINISHED,
+			    "the change was made, but recording it failed "
+			    "(%s); the next decree command finishes that",
+			    error_last());
+		error_clear();
 	}
+	r = 0;
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
 done:
 	wal_close(w);
@@ -1370,54 +1509,306 @@ int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
 	return 0;
 }
 
-/* Finish (committed) or roll back (not committed) an interrupted
- * transaction; the caller holds the lock. */
-static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s)
+/* --- recovery ----------------------------------------------------------- */
+
+/* ".decree-tmp-<16 hex>-<n>" or "...-r": a temp file of a transaction
+ * (make_plan names them, rollback adds "-r"). */
+static bool is_txn_temp(const char *name)
 {
-	char walpath[PATH_MAX];
-	buf data = BUF_INIT;
-	wal_record *recs = NULL;
+	const char *p = name + 12;
+
+	if (strncmp(name, ".decree-tmp-", 12))
+		return false;
+	for (int i = 0; i < 16; i++, p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	if (*p++ != '-' || *p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return !*p || !strcmp(p, "-r");
+}
+
+/*
+ * Remove every transaction temp file below the root, wherever it is: a
+ * damaged log may no longer name them all.  Under the tree lock no
+ * transaction is running, so each one is a leftover (scans never show
+ * them).  Directories are visited one at a time from the root (no symlink
+ * followed, .git, the root's .decree and a store inside the tree
+ * skipped); *removed counts.
+ */
+static int sweep_tree_temps(decree_store *s, size_t *removed)
+{
+	char **queue = NULL;
+	size_t nq = 0, cap = 0;
+	first_error fe = { 0, "" };
+	int r = 0;
+
+	*removed = 0;
+	if (push_str(&queue, &nq, &cap, "") < 0)
+		return -1;
+	while (nq) {
+		char *dir = queue[--nq];
+		struct dirent *de;
+		DIR *d;
+		int fd;
+		if ((r = fs_open_dir(&fd, s->rootfd, dir)) < 0 ||
+		    !(d = fdopendir(fd))) {
+			if (r == 0) {
+				r = decree_error_os("cannot read '%s'", dir);
+				close(fd);
+			}
+			if (r == DECREE_ENOTFOUND || r == DECREE_EINVALID)
+				error_clear(); /* gone, or not a directory now
+						*/
+			else
+				note_error(&fe, r);
+			decree_free(dir);
+			continue;
+		}
+		rewinddir(d); /* fd may be a dup of the root fd */
+		while ((de = readdir(d)) != NULL) {
+			struct stat st;
+			char child[PATH_MAX];
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, ".git") ||
+			    (!*dir && !strcmp(de->d_name, ".decree")))
+				continue;
+			if (snprintf(child, sizeof(child), "%s%s%s", dir,
+				     *dir ? "/" : "",
+				     de->d_name) >= (int)sizeof(child))
+				continue;
+			if (fstatat(dirfd(d), de->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			if (is_txn_temp(de->d_name) && !S_ISDIR(st.st_mode)) {
+				if ((fs_fault_hook &&
+				     fs_fault_hook("unlink")) ||
+				    (unlinkat(dirfd(d), de->d_name, 0) < 0 &&
+				     errno != ENOENT))
+					note_error(&fe,
+						   decree_error_os(
+							   "cannot remove '%s'",
+							   child));
+				else
+					(*removed)++;
+				continue;
+			}
+			if (S_ISDIR(st.st_mode) &&
+			    !(s->store_rel && !strcmp(child, s->store_rel)) &&
+			    push_str(&queue, &nq, &cap, child) < 0) {
+				note_error(&fe, -1);
+				break;
+			}
+		}
+		closedir(d);
+		decree_free(dir);
+	}
+	for (size_t i = 0; i < nq; i++)
+		decree_free(queue[i]);
+	decree_free(queue);
+	if (fe.code)
+		return decree_error_set(fe.code, "%s", fe.msg);
+	return 0;
+}
+
+/* Remove temp files of atomic writes (".<name>.tmp-<random>", see
+ * fs_write_atomic_at) that a killed process left in `dir`. */
+static void sweep_temps_in(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char file[PATH_MAX * 2];
+		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+		unlink(file);
+	}
+	closedir(d);
+}
+
+/*
+ * The root's store files (history, stat cache, checkpoint records and
+ * their cache) are written under the lock we hold: a temp file of one is
+ * what a killed writer left, and recovery leaves none behind.  (A reader
+ * that saves a cache without the lock and loses its temp here only loses
+ * the cache.)
+ */
+static void sweep_root_temps(decree_store *s)
+{
+	char dir[PATH_MAX];
+
+	sweep_temps_in(s->rootdir);
+	repo_file(dir, s, "checkpoints");
+	sweep_temps_in(dir);
+}
+
+/*
+ * What is wrong with a log whose plan cannot be read whole, for messages:
+ * "its header is unreadable" or "<k> of the <n> records of its plan are
+ * unreadable".
+ */
+static void damage_of(char *out, size_t len, const wal_contents *c,
+		      size_t intact)
+{
+	if (!c->header_ok)
+		snprintf(out, len, "its header is unreadable");
+	else
+		snprintf(out, len,
+			 "%zu of the %u records of its plan are unreadable",
+			 c->nplan > intact ? c->nplan - intact : (size_t)1,
+			 c->nplan);
+}
+
+/* Plan records (seq < nplan) that decoded: the plan minus what is lost. */
+static size_t plan_records_read(const wal_contents *c, size_t bad)
+{
 	size_t n = 0;
+
+	for (size_t i = 0; i < c->nrecs; i++)
+		n += !c->header_ok || c->recs[i].seq < c->nplan;
+	return n > bad ? n - bad : 0;
+}
+
+/*
+ * Finish (committed) or roll back (not committed) an interrupted
+ * transaction; the caller holds the lock.
+ *
+ * The log is at its path only if its plan was complete and durable
+ * (wal.h), so a plan that cannot be read whole is damage: the tree may be
+ * partly changed, at paths the lost records named.  Then:
+ *  - if a COMMIT record is readable, every rename had happened: only the
+ *    bookkeeping is left, done from what is readable (the history update
+ *    needs the BEGIN record; without it the change stays unrecorded, and
+ *    a warning says so);
+ *  - otherwise nothing is done and the log stays (DECREE_ELOGDAMAGED),
+ *    unless the caller decided to roll back what the readable records
+ *    name (TXN_ROLLBACK_DAMAGED): that, then every transaction temp file
+ *    in the tree is removed, and a warning says how much was lost.
+ */
+static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
+		       unsigned flags)
+{
+	char walpath[PATH_MAX], what[160];
+	buf data = BUF_INIT;
+	wal_contents c;
+	size_t bad = 0, foreign = 0, swept = 0;
+	bool has_begin = false, present = false;
 	plan p;
 	int r;
 
 	*recovered = false;
 	*left_alone = 0;
 	memset(&p, 0, sizeof(p));
+	memset(&c, 0, sizeof(c));
 	repo_file(walpath, s, "txn.wal");
-	r = wal_load(&data, &recs, &n, walpath);
+	/* a log that never reached its path: nothing was touched */
+	if (wal_remove_temps(walpath) < 0)
+		error_clear(); /* only store space; gc removes it */
+	sweep_root_temps(s);
+	r = wal_load(&data, &c, walpath);
 	if (r == DECREE_ENOTFOUND) {
 		error_clear();
 		r = 0;
 		goto done;
 	}
-	if (r == DECREE_ECORRUPT && data.len < 32) {
-		/* header never became durable: nothing was touched */
-		error_clear();
-		r = wal_remove(walpath);
-		goto done;
-	}
 	if (r < 0)
 		goto done;
-	if ((r = decode_log(&p, recs, n)) < 0)
+	present = true;
+	if (c.other_version) {
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"transaction log '%s' has version %u, which this decree "
+			"cannot read; nothing was done",
+			walpath, c.other_version);
 		goto done;
+	}
+	if ((r = decode_log(&p, &bad, &has_begin, &c)) < 0)
+		goto done;
+	if (!has_begin)
+		p.history = TXN_HISTORY_NONE;
 	*recovered = true;
 	if (p.committed) {
-		r = finish_committed(s, &p, walpath);
-	} else {
-		size_t foreign = 0;
-		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
-			r = wal_remove(walpath);
-		*left_alone = foreign;
+		if ((r = finish_committed(s, &p, walpath)) == 0 &&
+		    (!c.plan_complete || bad) && !has_begin)
+			warning_set(0,
+				    "the transaction log '%s' was damaged: its "
+				    "change was made, but it could not be "
+				    "recorded for undo",
+				    walpath);
+		goto done;
 	}
+	if (c.plan_complete && !bad && has_begin) {
+		if ((r = rollback(s, &p, NULL, &foreign)) == 0)
+			r = remove_log(walpath);
+		*left_alone = foreign;
+		goto done;
+	}
+	damage_of(what, sizeof(what), &c, plan_records_read(&c, bad));
+	if (!(flags & TXN_ROLLBACK_DAMAGED)) {
+		*recovered = false;
+		r = decree_error_set(
+			DECREE_ELOGDAMAGED,
+			"the transaction log '%s' is damaged (%s): the change it "
+			"records may be partly made, at paths it no longer "
+			"names; nothing was done",
+			walpath, what);
+		goto done;
+	}
+	if ((r = rollback(s, &p, NULL, &foreign)) < 0 ||
+	    (r = sweep_tree_temps(s, &swept)) < 0 ||
+	    (r = remove_log(walpath)) < 0)
+		goto done;
+	*left_alone = foreign;
+	warning_set(0,
+		    "rolled back the %zu path(s) the damaged transaction log "
+		    "still named (%s: paths only those named are left as they "
+		    "are)",
+		    p.nfiles, what);
 done:
+	/* A recovery that failed half-way (an I/O error, say) leaves its log
+	 * for the next attempt, which starts over: say so with the code. */
+	if (r < 0 && present && r != DECREE_ELOGDAMAGED &&
+	    r != DECREE_ELOCKED && !c.other_version) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		r = decree_error_set(
+			DECREE_EUNFINISHED,
+			"cannot finish the interrupted transaction "
+			"(%s); its log stays for the next attempt",
+			msg);
+	}
 	plan_release(&p, true);
-	decree_free(recs);
+	wal_contents_release(&c);
 	buf_release(&data);
 	return r;
 }
 
-int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
+/* A failure before recovery could start (the lock, the store) while an
+ * interrupted transaction's log waits: that log is still to be finished,
+ * and the caller is told so by the code (a busy lock stays itself). */
+static int unfinished_if_logged(decree_store *s, int r)
+{
+	char walpath[PATH_MAX], msg[1024];
+	struct stat st;
+
+	repo_file(walpath, s, "txn.wal");
+	if (r == DECREE_ELOCKED || lstat(walpath, &st) < 0)
+		return r;
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	return decree_error_set(DECREE_EUNFINISHED,
+				"%s; an interrupted transaction waits to be "
+				"finished",
+				msg);
+}
+
+int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
+		     unsigned flags)
 {
 	bool rec = false;
 	size_t left = 0;
@@ -1429,13 +1820,18 @@ int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
 	if (left_alone)
 		*left_alone = 0;
 	if ((r = repo_lock(s)) < 0)
-		return r;
+		return unfinished_if_logged(s, r);
 	if (s->lock.depth > 1)
 		return 0; /* the outer lock did this */
 	/* Another process may have added packs since we looked. */
-	if ((r = repo_odb(&db, s, true)) < 0 ||
-	    (r = txn_recover(&rec, &left, s)) < 0) {
-		/* a damaged store or log: refuse work until reopened */
+	if ((r = repo_odb(&db, s, true)) < 0)
+		r = unfinished_if_logged(s, r);
+	else
+		r = txn_recover(&rec, &left, s, flags);
+	if (r < 0) {
+		/* a damaged store or log: refuse work until reopened (a
+		 * damaged log is read again by every call instead, so that
+		 * the rollback the user decides on can run) */
 		if (r != DECREE_ELOCKED)
 			s->broken = r == DECREE_ECORRUPT || s->broken;
 		repo_unlock(s);
@@ -1448,17 +1844,25 @@ int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
 	return 0;
 }
 
+int txn_lock(bool *recovered, size_t *left_alone, decree_store *s)
+{
+	return txn_lock_recover(recovered, left_alone, s, 0);
+}
+
 int txn_log_objects(bool *present, const char *path,
 		    int (*fn)(void *payload, const oid *id), void *payload)
 {
 	buf data = BUF_INIT;
-	wal_record *recs = NULL;
-	size_t n = 0, valid;
-	bool torn;
+	wal_contents c;
+	plan p;
+	size_t bad = 0;
+	bool has_begin = false;
 	int r;
 
 	*present = false;
-	if ((r = fs_read_path(path, &data)) < 0) {
+	memset(&c, 0, sizeof(c));
+	memset(&p, 0, sizeof(p));
+	if ((r = wal_load(&data, &c, path)) < 0) {
 		if (r == DECREE_ENOTFOUND) {
 			error_clear();
 			r = 0;
@@ -1466,19 +1870,37 @@ int txn_log_objects(bool *present, const char *path,
 		goto done;
 	}
 	*present = true;
-	if ((r = wal_parse(&recs, &n, &valid, &torn, data.ptr, data.len)) < 0)
+	if (c.other_version) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "transaction log '%s' has version %u, "
+				     "which this decree cannot read",
+				     path, c.other_version);
 		goto done;
-	for (size_t i = 0; r == 0 && i < n; i++) {
-		txn_change c;
-		if (recs[i].type != REC_FILE || decode_file_sides(&c, &recs[i]))
+	}
+	for (size_t i = 0; r == 0 && i < c.nrecs; i++) {
+		txn_change ch;
+		if (c.recs[i].type != REC_FILE ||
+		    decode_file_sides(&ch, &c.recs[i]))
 			continue;
-		if (c.has_old)
-			r = fn(payload, &c.old_id);
-		if (r == 0 && c.has_new)
-			r = fn(payload, &c.new_id);
+		if (ch.has_old)
+			r = fn(payload, &ch.old_id);
+		if (r == 0 && ch.has_new)
+			r = fn(payload, &ch.new_id);
+	}
+	if (r < 0)
+		goto done;
+	if ((r = decode_log(&p, &bad, &has_begin, &c)) < 0)
+		goto done;
+	if (!p.committed && (!c.plan_complete || bad || !has_begin)) {
+		char what[160];
+		damage_of(what, sizeof(what), &c, plan_records_read(&c, bad));
+		r = decree_error_set(DECREE_ELOGDAMAGED,
+				     "the transaction log '%s' is damaged (%s)",
+				     path, what);
 	}
 done:
-	decree_free(recs);
+	plan_release(&p, true);
+	wal_contents_release(&c);
 	buf_release(&data);
 	return r;
 }

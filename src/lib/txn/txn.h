@@ -39,8 +39,7 @@ typedef struct {
 	const char *moved_id;	  /* UNDO/REDO: id of the entry moved */
 	decree_progress_cb progress;
 	void *payload;
-	bool *committed; /* out (may be NULL): true once COMMIT is durable,
-			    even if txn_run then fails on bookkeeping */
+	bool *committed; /* out (may be NULL): true once COMMIT is durable */
 	char *pushed_id; /* out (may be NULL, 17 bytes): PUSH: the entry's id */
 } txn_spec;
 
@@ -54,10 +53,14 @@ typedef struct {
 int txn_capture_old(txn_change *t, struct decree_store *s, odb_writer *w,
 		    bool *present);
 
-/* Run a transaction; the caller holds the store lock (txn_lock).  Fails
- * with DECREE_EUNFINISHED when the log has to stay: the change was
- * committed but recording it failed (*committed is true), or a failure
- * could not be rolled back (the handle is then broken). */
+/*
+ * Run a transaction; the caller holds the store lock (txn_lock).  Once
+ * the COMMIT record is durable the call succeeds: a failure of the
+ * bookkeeping after it (history, cleanup, removing the log) is a warning
+ * (warning_last()), and the log stays for the next txn_lock() to finish
+ * it.  Fails with DECREE_EUNFINISHED when a failure before COMMIT could
+ * not be rolled back (the log stays and the handle is broken).
+ */
 int txn_run(struct decree_store *s, const txn_spec *spec);
 
 /* What txn_run would refuse before writing anything, for a dry run: an
@@ -77,15 +80,31 @@ int txn_plan_check(struct decree_store *s, const txn_spec *sp);
  */
 int txn_lock(bool *recovered, size_t *left_alone, struct decree_store *s);
 
+/* txn_lock_recover flags */
+enum txn_recover_flags {
+	/* an unfinished log whose plan cannot be read whole: roll back what
+	 * its readable records name and remove every transaction temp file
+	 * in the tree, instead of refusing (DECREE_ELOGDAMAGED) */
+	TXN_ROLLBACK_DAMAGED = 1 << 0,
+};
+
+/* txn_lock with flags (decree_recover_ext); txn_lock(r, l, s) is
+ * txn_lock_recover(r, l, s, 0).  A damaged log that is not rolled back
+ * fails with DECREE_ELOGDAMAGED: the log stays and nothing is changed. */
+int txn_lock_recover(bool *recovered, size_t *left_alone,
+		     struct decree_store *s, unsigned flags);
+
 /* Does the on-disk state of `path` equal (mode, id)?  has=false: absent. */
 int txn_path_matches(bool *same, struct decree_store *s, const char *path,
 		     bool has, uint32_t mode, const oid *id);
 
 /* Call fn for every object the log at `path` names (both sides of each
- * file record, the intact records of a torn log included): what gc must
- * keep while a transaction is unfinished.  *present: the log exists.
- * Returns 0, what fn returned, or the error reading the log
- * (DECREE_ECORRUPT when it is not a log). */
+ * file record, every readable record of a damaged log included): what gc
+ * must keep while a transaction is unfinished.  *present: the log exists.
+ * Returns 0, what fn returned, the error reading the log, or after the
+ * calls DECREE_ELOGDAMAGED (an unfinished log whose plan cannot be read
+ * whole: fn has not seen everything it named) or DECREE_ECORRUPT (a log
+ * of another version). */
 int txn_log_objects(bool *present, const char *path,
 		    int (*fn)(void *payload, const oid *id), void *payload);
 

@@ -17,10 +17,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SCRATCH_PARENT "/dev/shm"
 #define SCRATCH_PREFIX "decree-fuzz."
 
-static char scratch[128];
+/* tmpfs where there is one (Linux), else TMPDIR or /tmp */
+static const char *scratch_parent(void)
+{
+	struct stat st;
+	const char *t = getenv("TMPDIR");
+
+	if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+	    access("/dev/shm", W_OK) == 0)
+		return "/dev/shm";
+	return t && *t ? t : "/tmp";
+}
+
+static char scratch[PATH_MAX];
 
 void fuzz_check_at(bool ok, const char *what, const char *file, int line)
 {
@@ -76,7 +87,7 @@ static void cleanup(void)
 /* Directories of fuzzers that crashed (no atexit) and are gone. */
 static void remove_stale(void)
 {
-	DIR *d = opendir(SCRATCH_PARENT);
+	DIR *d = opendir(scratch_parent());
 	struct dirent *de;
 	char path[PATH_MAX];
 
@@ -91,7 +102,7 @@ static void remove_stale(void)
 		if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 ||
 		    errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", SCRATCH_PARENT,
+		snprintf(path, sizeof(path), "%s/%s", scratch_parent(),
 			 de->d_name);
 		rm_tree(path);
 	}
@@ -102,7 +113,7 @@ const char *fuzz_dir(void)
 {
 	if (!scratch[0]) {
 		remove_stale();
-		snprintf(scratch, sizeof(scratch), "%s/%s%ld", SCRATCH_PARENT,
+		snprintf(scratch, sizeof(scratch), "%s/%s%ld", scratch_parent(),
 			 SCRATCH_PREFIX, (long)getpid());
 		rm_tree(scratch);
 		if (mkdir(scratch, 0700) < 0) {

@@ -2,8 +2,9 @@
  * fuzz/common.h - helpers shared by the fuzz targets (fuzz/common.c).
  *
  * Parsers that read files get them in a scratch directory on tmpfs
- * (/dev/shm/decree-fuzz.<pid>), made once per process and removed at exit,
- * so that a run costs no disk I/O and fsync is free.  Inputs that hold
+ * (/dev/shm/decree-fuzz.<pid>, else under TMPDIR or /tmp), made once per
+ * process and removed at exit, so that a run costs no disk I/O and fsync
+ * is free.  Inputs that hold
  * several files are split at FUZZ_SEP: "idx\n--8<--\npack" is two parts.
  * Nothing here may make a run depend on an earlier one: each target
  * rewrites every file it reads before each input.

@@ -44,6 +44,7 @@ int odb_zstd_level = 1;
 typedef struct {
 	char *name;	    /* "pack-<hex>" */
 	int fd;		    /* the .pack */
+	uint64_t pack_len;  /* its size: packs never change once published */
 	unsigned char *map; /* the .idx */
 	size_t map_len;
 	uint64_t count;
@@ -100,7 +101,7 @@ static int pack_load(pack *out, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	pack p = { NULL, -1, NULL, 0, 0 };
+	pack p = { NULL, -1, 0, NULL, 0, 0 };
 	int fd, r = 0;
 	uint32_t prev = 0;
 
@@ -166,6 +167,11 @@ static int pack_load(pack *out, const char *dir, const char *name)
 			    : decree_error_os("cannot open '%s'", path);
 		goto fail;
 	}
+	if (fstat(p.fd, &st) < 0) {
+		r = decree_error_os("cannot stat '%s'", path);
+		goto fail;
+	}
+	p.pack_len = (uint64_t)st.st_size;
 	if (!(p.name = decree_strdup(name))) {
 		r = -1;
 		goto fail;
@@ -341,6 +347,16 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 	size_t want;
 	ssize_t n;
 
+	/* The index is not trusted with the allocation: an entry must lie
+	 * within the pack before its length is used. */
+	if (e->offset > p->pack_len || p->pack_len - e->offset < ENTRY_HDR ||
+	    e->stored_len > p->pack_len - e->offset - ENTRY_HDR) {
+		oid_to_hex(hex, &e->id);
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: entry beyond the end of '%s'", hex,
+			p->name);
+	}
 	/* header and bytes in one read (a diff reads thousands of objects) */
 	buf_clear(out);
 	if (e->stored_len > SIZE_MAX / 2 - ENTRY_HDR ||
@@ -394,6 +410,18 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 		if ((r = read_stored(&tmp, p, &e)) < 0) {
 			buf_release(&tmp);
 			return r;
+		}
+		/* Nor is the raw length: the frame records its content size
+		 * (decree always writes it), which must agree, and which
+		 * cannot exceed 32768 bytes per stored byte (a zstd block
+		 * yields at most 128 KiB and takes at least 4 bytes). */
+		if (ZSTD_getFrameContentSize(tmp.ptr, tmp.len) != e.raw_len ||
+		    e.raw_len / 32768 > tmp.len) {
+			buf_release(&tmp);
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s: bad compressed frame in '%s'", hex,
+				p->name);
 		}
 		buf_clear(out);
 		if (e.raw_len > SIZE_MAX / 2 ||

@@ -387,27 +387,21 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 	return 0;
 }
 
-int odb_read(buf *out, int *type_out, odb *db, const oid *id)
+/* Read, decompress and verify one entry of pack p. */
+static int read_entry(buf *out, odb *db, const pack *p, const idx_entry *e)
 {
-	pack *p = NULL;
-	const unsigned char *raw = odb_find(db, id, &p);
 	char hex[SHA256_HEXLEN + 1];
-	idx_entry e;
 	oid check;
 	int r;
 
-	oid_to_hex(hex, id);
-	if (!raw)
-		return decree_error_set(DECREE_ENOTFOUND, "object %s not found",
-					hex);
-	entry_decode(&e, raw);
-	if (e.comp == COMP_NONE) {
-		if ((r = read_stored(out, p, &e)) < 0)
+	oid_to_hex(hex, &e->id);
+	if (e->comp == COMP_NONE) {
+		if ((r = read_stored(out, p, e)) < 0)
 			return r;
-	} else if (e.comp == COMP_ZSTD) {
+	} else if (e->comp == COMP_ZSTD) {
 		buf tmp = BUF_INIT;
 		size_t got;
-		if ((r = read_stored(&tmp, p, &e)) < 0) {
+		if ((r = read_stored(&tmp, p, e)) < 0) {
 			buf_release(&tmp);
 			return r;
 		}
@@ -415,8 +409,8 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 		 * (decree always writes it), which must agree, and which
 		 * cannot exceed 32768 bytes per stored byte (a zstd block
 		 * yields at most 128 KiB and takes at least 4 bytes). */
-		if (ZSTD_getFrameContentSize(tmp.ptr, tmp.len) != e.raw_len ||
-		    e.raw_len / 32768 > tmp.len) {
+		if (ZSTD_getFrameContentSize(tmp.ptr, tmp.len) != e->raw_len ||
+		    e->raw_len / 32768 > tmp.len) {
 			buf_release(&tmp);
 			return decree_error_set(
 				DECREE_ECORRUPT,
@@ -424,8 +418,8 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 				p->name);
 		}
 		buf_clear(out);
-		if (e.raw_len > SIZE_MAX / 2 ||
-		    buf_grow(out, (size_t)e.raw_len) < 0) {
+		if (e->raw_len > SIZE_MAX / 2 ||
+		    buf_grow(out, (size_t)e->raw_len) < 0) {
 			buf_release(&tmp);
 			return -1;
 		}
@@ -437,9 +431,9 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 		if (!dc)
 			dc = ZSTD_createDCtx();
 		got = dc ? ZSTD_decompressDCtx(dc, out->ptr,
-					       (size_t)e.raw_len + 1, tmp.ptr,
+					       (size_t)e->raw_len + 1, tmp.ptr,
 					       tmp.len)
-			 : ZSTD_decompress(out->ptr, (size_t)e.raw_len + 1,
+			 : ZSTD_decompress(out->ptr, (size_t)e->raw_len + 1,
 					   tmp.ptr, tmp.len);
 		pthread_mutex_lock(&db->zmu);
 		if (dc && db->ndctx < ARRAY_SIZE(db->dctx)) {
@@ -449,7 +443,7 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 		pthread_mutex_unlock(&db->zmu);
 		ZSTD_freeDCtx(dc);
 		buf_release(&tmp);
-		if (ZSTD_isError(got) || got != e.raw_len)
+		if (ZSTD_isError(got) || got != e->raw_len)
 			return decree_error_set(
 				DECREE_ECORRUPT,
 				"object %s: cannot decompress (%s)", hex,
@@ -460,20 +454,55 @@ int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 	} else {
 		return decree_error_set(DECREE_ECORRUPT,
 					"object %s: unknown compression %u",
-					hex, e.comp);
+					hex, e->comp);
 	}
-	if (out->len != e.raw_len)
+	if (out->len != e->raw_len)
 		return decree_error_set(DECREE_ECORRUPT,
 					"object %s: wrong size", hex);
 	sha256_buf(&check, out->ptr, out->len);
-	if (oid_cmp(&check, id))
+	if (oid_cmp(&check, &e->id))
 		return decree_error_set(
 			DECREE_ECORRUPT,
 			"object %s is corrupt (hash mismatch in '%s')", hex,
 			p->name);
-	if (type_out)
-		*type_out = e.type;
 	return 0;
+}
+
+int odb_read(buf *out, int *type_out, odb *db, const oid *id)
+{
+	char hex[SHA256_HEXLEN + 1], first[512];
+	int r = DECREE_ENOTFOUND;
+
+	/* Newest packs first.  An object is normally in one pack; when it is
+	 * in several (gc keeps a good copy beside a damaged one), a copy that
+	 * fails to verify is passed over for the next, and the first error is
+	 * the one reported. */
+	for (size_t i = db->npacks; i-- > 0;) {
+		const unsigned char *raw = pack_find(&db->packs[i], id);
+		idx_entry e;
+		int rr;
+
+		if (!raw)
+			continue;
+		entry_decode(&e, raw);
+		if ((rr = read_entry(out, db, &db->packs[i], &e)) == 0) {
+			if (r != DECREE_ENOTFOUND)
+				error_clear();
+			if (type_out)
+				*type_out = e.type;
+			return 0;
+		}
+		if (r == DECREE_ENOTFOUND) {
+			r = rr;
+			snprintf(first, sizeof(first), "%s", error_last());
+		}
+	}
+	if (r == DECREE_ENOTFOUND) {
+		oid_to_hex(hex, id);
+		return decree_error_set(DECREE_ENOTFOUND, "object %s not found",
+					hex);
+	}
+	return decree_error_set(r, "%s", first);
 }
 
 int odb_foreach(odb *db, odb_foreach_fn fn, void *payload)
@@ -885,10 +914,30 @@ static void remove_orphans(odb *db, bool dry_run)
 	closedir(d);
 }
 
+/* Does the copy of `id` in pack p (if it holds one) read and verify? */
+static bool copy_verifies(odb *db, const pack *p, const oid *id, buf *tmp)
+{
+	const unsigned char *raw = pack_find(p, id);
+	idx_entry e;
+
+	if (!raw)
+		return false;
+	entry_decode(&e, raw);
+	if (read_entry(tmp, db, p, &e) == 0)
+		return true;
+	error_clear();
+	return false;
+}
+
 /*
  * Copy the objects of the packs marked in `rewrite` that are in `keep`
  * (NULL: all) into one new pack, make it durable, then delete the marked
- * packs.  An object also held by an unmarked pack is not copied.
+ * packs.  Stored bytes are copied as they are (no recompression), from
+ * the first copy that verifies: an object is normally in one pack, but a
+ * damaged store may hold a good copy beside a bad one, and gc must not
+ * keep the bad one and delete the good.  So an object also held by an
+ * unmarked pack is not copied only if that copy verifies, and when no
+ * copy verifies the first is copied as it is (for fsck to report).
  */
 static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 {
@@ -905,6 +954,7 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 		if (!rewrite[i])
 			continue;
 		for (uint64_t k = 0; k < p->count; k++) {
+			const pack *from = p;
 			idx_entry e;
 			bool added, elsewhere = false;
 			entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
@@ -916,12 +966,22 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 				continue;
 			for (size_t j = 0; j < nold && !elsewhere; j++)
 				elsewhere = !rewrite[j] &&
-					    pack_find(&db->packs[j], &e.id);
+					    copy_verifies(db, &db->packs[j],
+							  &e.id, &tmp);
 			if (elsewhere)
 				continue;
-			/* stored bytes are copied as they are: no recompression
+			/* packs before i held no copy (it would be in copied)
 			 */
-			if ((r = read_stored(&tmp, p, &e)) < 0 ||
+			for (size_t j = i; j < nold; j++) {
+				if (rewrite[j] &&
+				    copy_verifies(db, &db->packs[j], &e.id,
+						  &tmp)) {
+					from = &db->packs[j];
+					break;
+				}
+			}
+			entry_decode(&e, pack_find(from, &e.id));
+			if ((r = read_stored(&tmp, from, &e)) < 0 ||
 			    (r = writer_append(w, &e.id, e.type, e.comp,
 					       e.raw_len, tmp.ptr, tmp.len)) <
 				    0)

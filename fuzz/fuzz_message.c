@@ -25,13 +25,9 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "common.h"
 
-static void check(bool ok)
-{
-	if (!ok)
-		abort();
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_kebab(const char *in, size_t max)
 {
@@ -40,12 +36,12 @@ static void check_kebab(const char *in, size_t max)
 
 	kebab_case(out, sizeof(out), in, max);
 	n = strlen(out);
-	check(n <= max && n < sizeof(out));
-	check(!n || (out[0] != '-' && out[n - 1] != '-'));
+	fuzz_check(n <= max && n < sizeof(out));
+	fuzz_check(!n || (out[0] != '-' && out[n - 1] != '-'));
 	for (size_t i = 0; i < n; i++) {
 		char c = out[i];
-		check((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      (c == '-' && out[i + 1] != '-'));
+		fuzz_check((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			   (c == '-' && out[i + 1] != '-'));
 	}
 }
 
@@ -58,40 +54,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	r = message_parse(&m, text, size);
 	if (r < 0) {
-		check(r == DECREE_EINVALID || r == DECREE_ERROR);
-		check(m.fm.n == 0 && m.body == NULL);
+		fuzz_check(r == DECREE_EINVALID || r == DECREE_ERROR);
+		fuzz_check(m.fm.n == 0 && m.body == NULL);
 		decree_error_clear();
 		goto kebab;
 	}
-	check(m.body != NULL && m.body_len <= size);
-	check(!memcmp(m.body, text + size - m.body_len, m.body_len));
-	check(m.body[m.body_len] == '\0');
+	fuzz_check(m.body != NULL && m.body_len <= size);
+	fuzz_check(!memcmp(m.body, text + size - m.body_len, m.body_len));
+	fuzz_check(m.body[m.body_len] == '\0');
 	if (m.body_len < size) /* a frontmatter was taken off the front */
-		check(size >= 7 && !memcmp(text, "---", 3));
+		fuzz_check(size >= 7 && !memcmp(text, "---", 3));
 	for (size_t i = 0; i < m.fm.n; i++) {
-		check(m.fm.v[i].key && m.fm.v[i].value);
+		fuzz_check(m.fm.v[i].key && m.fm.v[i].value);
 		for (size_t j = 0; j < i; j++)
-			check(strcmp(m.fm.v[i].key, m.fm.v[j].key) != 0);
-		check(message_get(&m, m.fm.v[i].key) == m.fm.v[i].value);
+			fuzz_check(strcmp(m.fm.v[i].key, m.fm.v[j].key) != 0);
+		fuzz_check(message_get(&m, m.fm.v[i].key) == m.fm.v[i].value);
 	}
 
 	/* what the runner does with a message it took in */
-	check(message_set(&m, "id", "2026112214320700-0") == 0);
-	check(message_format(&out, &m) == 0);
+	fuzz_check(message_set(&m, "id", "2026112214320700-0") == 0);
+	fuzz_check(message_format(&out, &m) == 0);
 	r = message_parse(&again, out.ptr, out.len);
-	check(r == 0);
-	check(again.fm.n == m.fm.n);
+	fuzz_check(r == 0);
+	fuzz_check(again.fm.n == m.fm.n);
 	for (size_t i = 0; i < m.fm.n; i++) {
-		check(!strcmp(again.fm.v[i].key, m.fm.v[i].key));
-		check(!strcmp(again.fm.v[i].value, m.fm.v[i].value));
+		fuzz_check(!strcmp(again.fm.v[i].key, m.fm.v[i].key));
+		fuzz_check(!strcmp(again.fm.v[i].value, m.fm.v[i].value));
 	}
-	check(again.body_len == m.body_len &&
-	      !memcmp(again.body, m.body, m.body_len));
+	fuzz_check(again.body_len == m.body_len &&
+		   !memcmp(again.body, m.body, m.body_len));
 	message_release(&again);
 	message_release(&m);
 
 kebab:
-	check(buf_put(&str, text, size) == 0);
+	fuzz_check(buf_put(&str, text, size) == 0);
 	check_kebab(str.ptr, 0);
 	check_kebab(str.ptr, 1);
 	check_kebab(str.ptr, 40);

@@ -15,8 +15,9 @@
 #   OUT/config/     .decree/config.yml
 #   OUT/runs/       outcome.json SEP manifest.json [SEP outcome.json]
 # The committed corpora (fuzz/corpus/<target>/) were started from these
-# and hand-made edge cases, then grown by fuzzing and minimized with
-# -merge=1 (docs/fuzzing.md).  Usage: sh fuzz/seeds.sh build/decree /tmp/seeds
+# and hand-made edge cases (fuzz/edge-seeds.py), then grown by fuzzing
+# and minimized with -merge=1 (docs/fuzzing.md).
+# Usage: sh fuzz/seeds.sh build/decree /tmp/seeds
 set -eu
 DECREE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 OUT=$2

@@ -257,3 +257,34 @@ for f in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cor
         if o + 16 + ln > len(d): break
         b += rec(ty & 0xff, d[o+8:o+8+ln]); o += 16 + ln
     w("real-" + os.path.basename(f)[:-4], b)
+
+# ---- routine ----
+def wr(name, data):
+    os.makedirs(f"{out}/routine", exist_ok=True)
+    open(f"{out}/routine/{name}", "wb").write(data)
+nb_cells = lambda src, tags='["parameters"]': ('{"cells":[{"cell_type":"code","metadata":{"tags":%s},"source":%s}]}' % (tags, src)).encode()
+routines = {
+ "params": b'#!/usr/bin/env bash\n# Review a branch.\ntarget_branch="${target_branch:-main}"\nreviewer=alice\nq=\'${q:=x}\'\nset -e\nlate=1\n',
+ "crlf": b"#!/bin/sh\r\n# Summary with CR  \r\na=1\r\nb=\"two\"\r\n",
+ "standard-vars": b"#!/bin/sh\nspec_file=x\nchain=${chain:-1}\nseq=2\nmine=3\nmine=4\n",
+ "no-summary": b"#!/bin/sh\n\n\nx=${x:-}\n",
+ "hash-summary": b"### ## #\n#   \n# real summary\n",
+ "odd-defaults": b'a=${a:-"quoted"}\nb="${b:-}"\nc=${c}\nd=${d:-\'s\'}\ne="\nf=${f:\ng=\'\'\nh="${h:=}"\n',
+ "not-ident": b"1a=2\n-x=1\na-b=1\n_ok=1\n",
+ "only-shebang": b"#!",
+ "empty": b"",
+ "nul": b"#!/bin/sh\n# sum\0mary\na=\0b\n",
+}
+for k, v in routines.items(): wr("edge-" + k, v)
+nbs = {
+ "string-source": nb_cells('"a = 1\\nb = \\"x\\"  # c\\nspec_file = 1\\n"'),
+ "no-tags": nb_cells('["a = 1"]', tags='[]'),
+ "tags-not-array": nb_cells('["a = 1"]', tags='"parameters"'),
+ "two-param-cells": b'{"cells":[{"metadata":{"tags":["parameters"]},"source":["a=1"]},{"metadata":{"tags":["parameters"]},"source":["b=2"]}]}',
+ "cells-object": b'{"cells":{"a":1}}',
+ "not-json": b'{"cells":[',
+ "array-top": b'[1,2,3]',
+ "source-mixed": nb_cells('["a = 1\\n", 5, null, "b=\\u0000\\n", "c = \'#x\' # y"]'),
+ "empty": b"",
+}
+for k, v in nbs.items(): wr("edge-nb-" + k, b"#!/bin/sh\n# shell\nx=1\n" + S + v)

@@ -14,6 +14,7 @@
 #   OUT/message/    inbox, done, dead, run and spec messages
 #   OUT/config/     .decree/config.yml
 #   OUT/runs/       outcome.json SEP manifest.json [SEP outcome.json]
+#   OUT/routine/    shell routine [SEP notebook]
 # The committed corpora (fuzz/corpus/<target>/) were started from these
 # and hand-made edge cases (fuzz/edge-seeds.py), then grown by fuzzing
 # and minimized with -merge=1 (docs/fuzzing.md).
@@ -27,7 +28,7 @@ SEP='
 --8<--
 '
 mkdir -p "$OUT"/pack "$OUT"/record "$OUT"/statcache "$OUT"/oplog \
-	"$OUT"/message "$OUT"/config "$OUT"/runs
+	"$OUT"/message "$OUT"/config "$OUT"/runs "$OUT"/routine
 d() { "$DECREE" -q "$@"; }
 join() { # out file... : the files joined by SEP
 	out=$1
@@ -137,6 +138,23 @@ for m in .decree/inbox/done/*.md .decree/inbox/dead/*.md .decree/runs/*/message.
 	i=$((i + 1))
 	cp "$m" "$OUT/message/real-$i"
 done
+cat >"$work/nb.ipynb" <<'NOTEBOOK'
+{
+ "cells": [
+  {"cell_type": "markdown", "metadata": {}, "source": ["# A notebook routine\n"]},
+  {"cell_type": "code", "execution_count": null, "metadata": {"tags": ["parameters"]}, "outputs": [],
+   "source": ["spec_file = \"\"\n", "target = \"staging\"  # where\n", "level = 1\n"]},
+  {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": ["print(target)\n"]}
+ ],
+ "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+ "nbformat": 4, "nbformat_minor": 5
+}
+NOTEBOOK
+for r in .decree/routines/*.sh; do
+	cp "$r" "$OUT/routine/real-$(basename "$r" .sh)"
+done
+join "$OUT/routine/real-develop-and-notebook" .decree/routines/develop.sh \
+	"$work/nb.ipynb"
 set -- .decree/runs/*/
 join "$OUT/runs/real-done" "$1/outcome.json" "$1/manifest.json" "$2/outcome.json"
 join "$OUT/runs/real-dead" "$2/outcome.json" "$2/manifest.json"

@@ -124,17 +124,48 @@ $(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
 	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
 
 # Corpus replay drivers (plain compiler, no libFuzzer) for make check.
-$(B)/fuzz/%-replay: fuzz/%.c fuzz/replay.c $(B)/libdecree.a
+$(B)/fuzz/%-replay: fuzz/%.c fuzz/replay.c fuzz/common.c fuzz/common.h $(B)/libdecree.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c fuzz/common.c $(B)/libdecree.a $(LIBS) $(LDFLAGS)
 
-# libFuzzer builds (clang): make fuzz, then build/fuzz/fuzz_X fuzz/corpus/X
-fuzz:
-	@mkdir -p build/fuzz
-	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "  FUZZ    $$n"; \
-		clang $(CPPFLAGS) $(ENGINE_CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n \
-			$$f $(LIB_SRC) $(LIBS) || exit 1; done
+# libFuzzer builds (clang): make fuzz, then build/fuzz/fuzz_X fuzz/corpus/X.
+# The library is compiled once with coverage instrumentation
+# (fuzzer-no-link) and ASan+UBSan into build/fuzz/libdecree.a; each target
+# links it.  docs/fuzzing.md says how to run them.
+FUZZ_B    := build/fuzz
+FUZZ_CC   := clang
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := $(WARN) -Wno-unknown-warning-option -Wno-format-nonliteral -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -pthread
+FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/obj/%.o)
+FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_B)/%)
+FUZZ_SECONDS ?= 60
+
+$(FUZZ_B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	@$(FUZZ_CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_B)/libdecree.a: $(FUZZ_OBJ)
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(FUZZ_B)/fuzz_%: fuzz/fuzz_%.c fuzz/common.c fuzz/common.h $(FUZZ_B)/libdecree.a
+	@echo "  FUZZ    $@"
+	@$(FUZZ_CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(FUZZ_CFLAGS) \
+		-Wno-missing-prototypes -fsanitize=fuzzer -o $@ $< \
+		fuzz/common.c $(FUZZ_B)/libdecree.a $(LIBS)
+
+fuzz: $(FUZZ_BIN)
+
+# Every target for FUZZ_SECONDS (default 60) on a scratch copy of its
+# corpus (the committed corpus is not touched), one after the other, at
+# nice 19; the final stats of each run go to build/fuzz/logs/<target>.log
+# and one summary line per target to stdout.  FUZZ_TARGETS picks some.
+FUZZ_TARGETS ?= $(FUZZ_SRC:fuzz/fuzz_%.c=%)
+fuzz-run: fuzz
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 deps:
 	@sh scripts/deps.sh
@@ -202,5 +233,5 @@ lint:
 clean:
 	rm -rf build
 
-.PHONY: all deps fuzz check test test-build layers hdr-check demo torture bench install format format-check lint clean
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+.PHONY: all deps fuzz fuzz-run check test test-build layers hdr-check demo torture bench install format format-check lint clean
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)

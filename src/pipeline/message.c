@@ -146,18 +146,32 @@ int message_load(message *m, const char *path)
 	return r;
 }
 
+/* libyaml takes a key in "key: value" (an implicit key) only if it is at
+ * most 1024 characters long; a longer one is written as an explicit key,
+ * "? key" then ": value" on the next line.  Bytes are counted: at least
+ * as many as characters. */
+#define YAML_IMPLICIT_KEY_MAX 1024
+
 int message_format(buf *out, const message *m)
 {
+	buf key = BUF_INIT;
+
 	if (m->fm.n) {
 		buf_puts(out, "---\n");
 		for (size_t i = 0; i < m->fm.n; i++) {
-			yaml_scalar(out, m->fm.v[i].key);
-			buf_puts(out, ": ");
+			buf_clear(&key);
+			yaml_scalar(&key, m->fm.v[i].key);
+			if (key.len > YAML_IMPLICIT_KEY_MAX)
+				buf_puts(out, "? ");
+			buf_put(out, key.ptr, key.len);
+			buf_puts(out, key.len > YAML_IMPLICIT_KEY_MAX ? "\n: "
+								      : ": ");
 			yaml_scalar(out, m->fm.v[i].value);
 			buf_putc(out, '\n');
 		}
 		buf_puts(out, "---\n");
 	}
+	buf_release(&key);
 	return buf_put(out, m->body, m->body_len);
 }
 

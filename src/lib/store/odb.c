@@ -696,6 +696,18 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 	size_t want;
 	ssize_t n;
 
+	/* The index is not trusted with the allocation: an entry must lie
+	 * within the pack (its size as loaded: packs never change once
+	 * published) before its length is used. */
+	if (e->offset > p->pack_id.size ||
+	    p->pack_id.size - e->offset < ENTRY_HDR ||
+	    e->stored_len > p->pack_id.size - e->offset - ENTRY_HDR) {
+		oid_to_hex(hex, &e->id);
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: entry beyond the end of '%s'", hex,
+			p->name);
+	}
 	/* header and bytes in one read (a diff reads thousands of objects) */
 	buf_clear(out);
 	if (e->stored_len > SIZE_MAX / 2 - ENTRY_HDR ||
@@ -748,6 +760,15 @@ static int decompress(buf *out, odb *db, const buf *tmp, const idx_entry *e,
 	size_t got;
 
 	buf_clear(out);
+	/* Nor is the raw length trusted: the frame records its content size
+	 * (decree always writes it), which must agree, and which cannot
+	 * exceed 32768 bytes per stored byte (a zstd block yields at most
+	 * 128 KiB and takes at least 4 bytes). */
+	if (ZSTD_getFrameContentSize(tmp->ptr, tmp->len) != e->raw_len ||
+	    e->raw_len / 32768 > tmp->len)
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: bad compressed frame in '%s'", hex, where);
 	if (e->raw_len > SIZE_MAX / 2)
 		return decree_error_set(DECREE_ECORRUPT,
 					"object %s: bad size in '%s'", hex,
@@ -1473,9 +1494,17 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 				goto done;
 			if (!added)
 				continue;
-			for (size_t j = 0; j < nold && !elsewhere; j++)
-				elsewhere = !rewrite[j] &&
-					    pack_find(&db->packs[j], &e.id);
+			/* a kept copy stands in only if it is intact: never
+			 * drop the good copy for a damaged one */
+			for (size_t j = 0; j < nold && !elsewhere; j++) {
+				if (rewrite[j] ||
+				    !pack_find(&db->packs[j], &e.id))
+					continue;
+				if ((r = copy_trusted(db, &db->packs[j],
+						      &e.id)) < 0)
+					goto done;
+				elsewhere = r;
+			}
 			if (elsewhere)
 				continue;
 			/* stored bytes are copied as they are: no recompression

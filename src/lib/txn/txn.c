@@ -301,17 +301,22 @@ static int decode_file(fileop *f, const wal_record *rec)
 	if ((r = get_path(&c->path, &p, end)) < 0)
 		return r;
 	if ((r = get_path(&tmp, &p, end)) < 0)
-		return r;
+		goto fail;
 	if (strlen(tmp) >= sizeof(f->tmp) || strchr(tmp, '/') ||
 	    strncmp(tmp, ".decree-tmp-", 12) ||
 	    !fs_path_is_safe(c->path, true)) {
 		decree_free(tmp);
-		return decree_error_set(DECREE_ECORRUPT,
-					"bad path in log record");
+		r = decree_error_set(DECREE_ECORRUPT, "bad path in log record");
+		goto fail;
 	}
 	snprintf(f->tmp, sizeof(f->tmp), "%s", tmp);
 	decree_free(tmp);
 	return 0;
+fail:
+	/* the caller counts only decoded records: the path is ours to free */
+	decree_free(c->path);
+	c->path = NULL;
+	return r;
 }
 
 static int encode_begin(buf *b, const plan *p)
@@ -1798,8 +1803,8 @@ static int unfinished_if_logged(decree_store *s, int r)
 	struct stat st;
 
 	repo_file(walpath, s, "txn.wal");
-	if (r == DECREE_ELOCKED || lstat(walpath, &st) < 0)
-		return r;
+	if (r == DECREE_ELOCKED || s->broken || lstat(walpath, &st) < 0)
+		return r; /* busy, or a handle to reopen, or no log */
 	snprintf(msg, sizeof(msg), "%s", error_last());
 	return decree_error_set(DECREE_EUNFINISHED,
 				"%s; an interrupted transaction waits to be "

@@ -249,6 +249,52 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	return r;
 }
 
+/* Empty the directory `fd` (closed here), never following a symlink. */
+static int remove_contents(int fd)
+{
+	struct dirent *de;
+	DIR *d = fdopendir(fd);
+	int r = 0;
+
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		int sub;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM) {
+			r = -1;
+			break;
+		}
+		sub = openat(dirfd(d), de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || remove_contents(sub) < 0 ||
+		    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
+			r = -1;
+	}
+	closedir(d);
+	return r;
+}
+
+int fs_remove_path(const char *path)
+{
+	int fd;
+
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return decree_error_os("cannot remove '%s'", path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || remove_contents(fd) < 0 ||
+	    (rmdir(path) < 0 && errno != ENOENT))
+		return decree_error_os("cannot remove '%s'", path);
+	return 0;
+}
+
 int fs_mkdirs(const char *path, mode_t mode)
 {
 	char tmp[PATH_MAX];

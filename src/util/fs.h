@@ -49,6 +49,10 @@ int fs_fsync_dir_path(const char *path);
 /* mkdir -p for store directories (absolute path); existing dirs are fine. */
 int fs_mkdirs(const char *path, mode_t mode);
 
+/* Remove `path` whatever it is: a file, a symlink (not followed), or a
+ * directory with everything in it.  A missing path is success. */
+int fs_remove_path(const char *path);
+
 /* True if `rel` is a safe worktree path: relative, no empty, ".", ".."
  * components, no NUL; with `refuse_meta`, also no ".git" component
  * anywhere and no ".decree" as the first component (only the root's

@@ -310,8 +310,10 @@ static void check_sum_file(marker *m, const char *path, const char *magic,
 /* fsck --repair: a damaged cache is removed (it is rebuilt when needed). */
 static bool remove_cache(marker *m, const char *path)
 {
-	if (unlink(path) < 0 && errno != ENOENT)
+	if (fs_remove_path(path) < 0) {
+		error_clear();
 		return false;
+	}
 	report(m, DECREE_FSCK_REPAIRED, path,
 	       "damaged cache removed (rebuilt when needed)");
 	return true;

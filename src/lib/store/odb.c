@@ -440,7 +440,7 @@ static int write_unsynced(const char *dir, const char *name, const buf *b)
  * Seal the packs verified intact: move their files' mtime back (so that a
  * later write cannot leave it unchanged), take their identity, and write
  * packs/sealed listing every sealed pack.  Caller holds the store lock.
- * Failures only cost a later verification: nothing is returned.
+ * Failures only cost a later verification: a note in the warning slot.
  */
 static void seals_save(odb *db)
 {
@@ -499,6 +499,9 @@ static void seals_save(odb *db)
 	if (write_unsynced(db->dir, SEAL_FILE, &b) == 0) {
 		db->seals_dirty = false;
 		db->seal_vanished = false;
+	} else {
+		warning_set(0, "%s; intact packs will be verified again",
+			    error_last());
 	}
 done:
 	error_clear();
@@ -1757,6 +1760,7 @@ int odb_salvage(odb *db, odb_damage_fn fn, void *payload)
 		snprintf(path, sizeof(path), "%s/%s", db->dir, de->d_name);
 		if ((p.fd = open_regular(path, &st)) < 0)
 			continue; /* nothing to read: only deleted below */
+		file_id_of(&p.pack_id, &st); /* its size bounds every read */
 		p.name = de->d_name;
 		r = salvage_walk(db, w, &p, &done, &kept, &lost);
 		close(p.fd);

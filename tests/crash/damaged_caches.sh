@@ -1,8 +1,10 @@
 #!/bin/bash
-# damaged_statcache.sh - a damaged stat cache is a cache: never trusted,
-# never fatal (docs/format.md "Stat cache": "A damaged cache is ignored").
+# damaged_caches.sh - a damaged cache is a cache: never trusted, never
+# fatal (docs/format.md "Stat cache": "A damaged cache is ignored";
+# "Trusting stored objects": packs/sealed).
 #
-# The base cache (statcache) and its delta (statcache.delta) are damaged in
+# The base stat cache (statcache), its delta (statcache.delta) and the
+# record of sealed packs (packs/sealed) are damaged in
 # many ways: cut at many lengths, single bytes flipped in the header, the
 # records and the checksum, a 4 KiB page zeroed, garbage appended, an empty
 # file, and replaced by a directory, a FIFO and a symlink.  Then, each
@@ -86,7 +88,14 @@ fresh() { # file
 		echo "v1b" >"$W/d/e/g1.txt" && touch -d '-1 minute' "$W/d/e/g1.txt"
 		T -C "$W" checkpoint create --message D >/dev/null 2>&1 || return 1
 	fi
-	[ -f "$ROOTDIR/$1" ]
+	[ -f "$(cpath "$1")" ]
+}
+
+cpath() { # the path of cache file $1
+	case $1 in
+	sealed) echo "$W/.decree/store/packs/sealed" ;;
+	*) echo "$ROOTDIR/$1" ;;
+	esac
 }
 
 # The cases: (file, kind, arg) for both cache files.  The delta exists
@@ -105,7 +114,7 @@ run_case() { # file kind arg
 	local file=$1 kind=$2 arg=${3:-} what="$1 $2${3:+ $3}" res bad
 	fresh "$file" || { not_ok "$what: setup"; return; }
 	same_size_edit "$W"
-	damage "$ROOTDIR/$file" "$kind" "$arg"
+	damage "$(cpath "$file")" "$kind" "$arg"
 	n_cases=$((n_cases + 1))
 	if ! T -C "$W" checkpoint create --message B >"$SCRATCH/out" 2>&1; then
 		not_ok "$what: create fails" "$(cat "$SCRATCH/out")"
@@ -142,11 +151,13 @@ run_case() { # file kind arg
 		not_ok "$what: fsck clean" "$(cat "$SCRATCH/fsck")"
 		return
 	fi
-	if [ -n "$(temps_in "$W")" ] || [ -n "$(find "$ROOTDIR" -name '.*tmp-*')" ]; then
-		not_ok "$what: no temp file" "$(temps_in "$W"; find "$ROOTDIR" -name '.*tmp-*')"
+	if [ -n "$(temps_in "$W")" ] || [ -n "$(find "$W/.decree/store" -name '*tmp-*')" ]; then
+		not_ok "$what: no temp file" "$(temps_in "$W"; find "$W/.decree/store" -name '*tmp-*')"
 		return
 	fi
-	if [ -e "$ROOTDIR/statcache" ] && [ ! -f "$ROOTDIR/statcache" -o -L "$ROOTDIR/statcache" ]; then
+	local c
+	c=$(cpath "$file")
+	if [ -e "$c" ] && [ ! -f "$c" -o -L "$c" ]; then
 		not_ok "$what: a readable cache is left" "$(ls -l "$ROOTDIR")"
 		return
 	fi
@@ -154,14 +165,14 @@ run_case() { # file kind arg
 	ok "$what: create true, restore, undo, fsck clean"
 }
 
-for file in statcache statcache.delta; do
+for file in statcache statcache.delta sealed; do
 	if ! fresh "$file"; then
 		not_ok "$file exists after its checkpoint"
 		continue
 	fi
-	size=$(stat -c %s "$ROOTDIR/$file")
+	size=$(stat -c %s "$(cpath "$file")")
 	while read -r f k a; do
 		run_case "$f" "$k" "$a"
 	done < <(cases "$file" "$size")
 done
-echo "# outcome: $n_ok of $n_cases stat cache damages: create true, restore, undo, fsck clean"
+echo "# outcome: $n_ok of $n_cases cache damages: create true, restore, undo, fsck clean"

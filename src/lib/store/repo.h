@@ -27,7 +27,8 @@
  *   <store>/DECREE-STORE          magic + version
  *   <store>/lock                  flock + owner identity
  *   <store>/packs/                objects (odb.h)
- *   <store>/roots/<key>/ROOT      the absolute root path
+ *   <store>/roots/<key>/ROOT      the absolute root path (ROOT.next
+ *                                 during a move: roots.h)
  *   <store>/roots/<key>/checkpoints/<id>   checkpoint records (JSON)
  *   <store>/roots/<key>/statcache
  *   <store>/roots/<key>/oplog     undo/redo history

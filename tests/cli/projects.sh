@@ -128,6 +128,14 @@ t "checkpoint in r" "$DECREE" -C r checkpoint create -m three
 t_match "*exists*$SCRATCH/r" "r's store serves r" "$DECREE" -C r projects
 t_match "*exists*$SCRATCH/q" "q's store still serves q" "$DECREE" -C q projects
 t_match "*one*two*" "q keeps its checkpoints" "$DECREE" -C q checkpoint list
+# a store that merely also serves another project (with a store of its
+# own) is not a copy: nothing follows
+mkdir -p x/.decree y && echo x >x/f && echo y >y/f
+t "y: a checkpoint in its own store" "$DECREE" -C y checkpoint create
+t "y: a checkpoint in x's store" "$DECREE" -C y --store x/.decree/store checkpoint create -m in-x
+t_out "" "x lists nothing of y's" "$DECREE" -C x checkpoint list
+t "x: its first checkpoint" "$DECREE" -C x checkpoint create
+t_match "*in-x*" "y's checkpoint stays y's in x's store" "$DECREE" -C y --store x/.decree/store checkpoint list
 
 # ===== 4. the store's .gitignore from the very first checkpoint ===============
 if command -v git >/dev/null; then

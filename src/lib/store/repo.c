@@ -152,14 +152,43 @@ bool repo_path_in_store(const decree_store *s, const char *path)
 	       (path[n] == '\0' || path[n] == '/');
 }
 
+/* The store `other_store` keeps, for `root`, a record that `rootdir`
+ * has too: the two stores share history (one is a copy of the other),
+ * rather than being two stores that happen to know the same root. */
+static bool shares_a_record(const char *rootdir, const char *other_store,
+			    const char *root)
+{
+	char path[PATH_MAX + 300], theirs[PATH_MAX];
+	bool shared = false;
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/checkpoints", rootdir);
+	if (!(d = opendir(path)))
+		return false;
+	roots_dir(theirs, other_store, root);
+	while (!shared && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/checkpoints/%s", theirs,
+			 de->d_name);
+		shared = lstat(path, &st) == 0;
+	}
+	closedir(d);
+	return shared;
+}
+
 /*
  * A store inside the project follows it (docs/projects.md).  After `mv
  * proj proj2`, the store in proj2 still keys proj's checkpoints by
  * proj's path.  When this root has no attachment, look for the one it
  * came from: an attachment whose root no longer holds this store --
  * the root is gone (moved), or holds another store at the same place
- * (copied).  Exactly one such attachment is followed: the handle reads
- * it, and repo_lock() re-attaches it to this root.  Several (the store
+ * that shares a checkpoint record with this one for that root (copied;
+ * a store that merely also serves that root is not followed).  Exactly
+ * one such attachment is followed: the handle reads it, and repo_lock()
+ * re-attaches it to this root.  Several (the store
  * also served other roots that are gone): none is followed, `decree
  * projects move` decides.
  */
@@ -195,8 +224,10 @@ static int find_followed(decree_store *s)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", b.ptr,
 				 s->store_rel);
-			if (stat(path, &st) < 0 || (st.st_dev == self.st_dev &&
-						    st.st_ino == self.st_ino))
+			if (stat(path, &st) < 0 ||
+			    (st.st_dev == self.st_dev &&
+			     st.st_ino == self.st_ino) ||
+			    !shares_a_record(rootdir, path, b.ptr))
 				continue;
 		}
 		if (++ncand == 1 && !(cand = decree_strdup(rootdir))) {

@@ -25,6 +25,7 @@
 #include "diff.h"
 #include "apply.h"
 #include "maint.h"
+#include "projects.h"
 #include "project.h"
 #include "pipeline.h"
 

@@ -112,6 +112,10 @@ const char *cli_phase_name(decree_phase ph);
  * ("not a decree project (run decree init)"). */
 int cli_project_root(char *out, size_t len, const cli_ctx *ctx);
 int open_store(decree_store **out, const cli_ctx *ctx);
+/* The same, but -C may name a root that no longer exists when the store
+ * is named (--store, DECREE_STORE) and has checkpoints for it: for the
+ * commands that need only the store (list, prune, drop, gc, fsck). */
+int open_store_any_root(decree_store **out, const cli_ctx *ctx);
 /* Warn on stderr about the checkpoint records the last call skipped or
  * removed because they cannot be read, then free the handle. */
 void close_store(decree_store *s);
@@ -133,5 +137,6 @@ int cmd_redo(cli_ctx *ctx);
 int cmd_recover(cli_ctx *ctx);
 int cmd_gc(cli_ctx *ctx);
 int cmd_fsck(cli_ctx *ctx);
+int cmd_projects(cli_ctx *ctx);
 
 #endif

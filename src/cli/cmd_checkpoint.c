@@ -43,7 +43,7 @@ static int start_plain(decree_store **s, cli_ctx *ctx, const opt_spec *specs,
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'%s' takes no arguments",
 				   ctx->cmdname);
-	if ((r = open_store(s, ctx)) != 0)
+	if ((r = open_store_any_root(s, ctx)) != 0)
 		return r;
 	return PROCEED;
 }
@@ -97,7 +97,9 @@ static int ck_create(cli_ctx *ctx)
 /* --- list
  * --------------------------------------------------------------------- */
 
-static void info_json(buf *b, const decree_checkpoint_info *c, bool has_changes)
+/* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
+ * there is no working tree to compare the newest checkpoint with) */
+static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
 {
 	buf_printf(b, "{\"id\":\"%s\"", c->id);
 	json_kv_str(b, "session", c->session, true);
@@ -109,7 +111,9 @@ static void info_json(buf *b, const decree_checkpoint_info *c, bool has_changes)
 		   c->created_at, c->file_count, c->total_bytes);
 	if (has_changes)
 		buf_printf(b, ",\"has_changes\":%s",
-			   c->has_changes ? "true" : "false");
+			   has_changes < 0  ? "null"
+			   : c->has_changes ? "true"
+					    : "false");
 	buf_puts(b, "}");
 }
 
@@ -123,15 +127,19 @@ static int ck_list(cli_ctx *ctx)
 	decree_checkpoint_list *l;
 	decree_store *s;
 	buf b = BUF_INIT;
+	bool here;
 	int r;
 
 	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'checkpoint list' takes no arguments");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = open_store_any_root(&s, ctx)) != 0)
 		return r;
-	r = decree_checkpoint_list_get(&l, s, session, DECREE_LIST_HAS_CHANGES);
+	/* a root that is gone has no working tree to compare with */
+	here = decree_store_root_exists(s);
+	r = decree_checkpoint_list_get(&l, s, session,
+				       here ? DECREE_LIST_HAS_CHANGES : 0);
 	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
@@ -140,18 +148,19 @@ static int ck_list(cli_ctx *ctx)
 		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
 			if (i)
 				buf_putc(&b, ',');
-			info_json(&b, decree_checkpoint_list_at(l, i), true);
+			info_json(&b, decree_checkpoint_list_at(l, i),
+				  here ? 1 : -1);
 		}
 		buf_puts(&b, "]}\n");
 	} else {
 		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
 			const decree_checkpoint_info *c =
 				decree_checkpoint_list_at(l, i);
-			buf_printf(&b,
-				   "%.12s  %s  %-10s %6" PRIu64 " files  %s",
-				   c->id, c->created_at, cli_q(c->session),
-				   c->file_count,
-				   c->has_changes ? "changed" : "       ");
+			buf_printf(
+				&b, "%.12s  %s  %-10s %6" PRIu64 " files  %s",
+				c->id, c->created_at, cli_q(c->session),
+				c->file_count,
+				here && c->has_changes ? "changed" : "       ");
 			if (c->label)
 				buf_printf(&b, "  [%s]", cli_q(c->label));
 			if (c->message)
@@ -184,7 +193,7 @@ static int ck_show(cli_ctx *ctx)
 		return EXIT_USAGE;
 	if (ctx->argc != 1 || ctx->rest_argc)
 		return usage_error(ctx, "usage: decree checkpoint show REF");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = open_store_any_root(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_show(&sn, &info, s, ctx->argv[0]);
 	close_store(s);
@@ -192,7 +201,7 @@ static int ck_show(cli_ctx *ctx)
 		return lib_fail(r);
 	n = decree_snapshot_count(sn);
 	if (ctx->json) {
-		info_json(&b, &info, false);
+		info_json(&b, &info, 0);
 		buf_truncate(&b, b.len - 1);
 		buf_puts(&b, ",\"files\":[");
 		for (size_t i = 0; i < n; i++) {
@@ -614,7 +623,7 @@ static int ck_prune(cli_ctx *ctx)
 	if (older_s && parse_number(&older, older_s) < 0)
 		return usage_error(ctx,
 				   "--older-than needs a number of days >= 0");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = open_store_any_root(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_prune(&removed, s, session, keep, older);
 	close_store(s);
@@ -647,7 +656,7 @@ static int ck_drop(cli_ctx *ctx)
 		return usage_error(
 			ctx,
 			"usage: decree checkpoint drop --session S | --all");
-	if ((r = open_store(&s, ctx)) != 0)
+	if ((r = open_store_any_root(&s, ctx)) != 0)
 		return r;
 	r = decree_checkpoint_drop(&removed, s, all ? NULL : session);
 	close_store(s);

@@ -32,6 +32,8 @@ static const command commands[] = {
 	  "finish or roll back an interrupted transaction" },
 	{ "gc", cmd_gc, "delete objects no checkpoint or history needs" },
 	{ "fsck", cmd_fsck, "verify every object and record of the store" },
+	{ "projects", cmd_projects,
+	  "the project roots a store serves; 'move' re-attaches one" },
 	{ "init", cmd_init, "make this directory a decree project (pipeline)" },
 	{ "run", cmd_run, "queue a message and process it with a routine" },
 	{ "process", cmd_process,

@@ -16,6 +16,10 @@ int cli_project_root(char *out, size_t len, const cli_ctx *ctx)
 	struct stat st;
 
 	if (ctx->root_opt) {
+		if (stat(ctx->root_opt, &st) < 0 && errno == ENOENT)
+			return fail("cannot use '%s' as project root: it does "
+				    "not exist (moved? see 'decree projects')",
+				    ctx->root_opt);
 		if (stat(ctx->root_opt, &st) < 0 || !S_ISDIR(st.st_mode))
 			return fail("cannot use '%s' as project root: not a "
 				    "directory",
@@ -67,6 +71,24 @@ int open_store(decree_store **out, const cli_ctx *ctx)
 		o.store_path = store;
 	r = decree_store_open(out, &o);
 	decree_config_free(c);
+	return r < 0 ? lib_fail(r) : 0;
+}
+
+int open_store_any_root(decree_store **out, const cli_ctx *ctx)
+{
+	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
+	struct stat st;
+	int r;
+
+	*out = NULL;
+	if (!ctx->root_opt || stat(ctx->root_opt, &st) == 0 || errno != ENOENT)
+		return open_store(out, ctx);
+	/* a root that is gone: no config to read; the store must be named
+	 * (--store, DECREE_STORE), an in-tree one went with the root */
+	o.root = ctx->root_opt;
+	o.flags = DECREE_STORE_MISSING_ROOT;
+	handle_settings(&o.store_path, &o.lock_timeout_ms, &o.threads, ctx);
+	r = decree_store_open(out, &o);
 	return r < 0 ? lib_fail(r) : 0;
 }
 

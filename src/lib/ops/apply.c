@@ -974,6 +974,8 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 
 	DECREE_ASSERT_ARG(s);
 	DECREE_ASSERT_ARG(text || !len);
+	if ((r = repo_need_root(s)) < 0)
+		return r;
 	if (!o)
 		o = &def;
 	if (!res)

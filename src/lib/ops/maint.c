@@ -25,6 +25,7 @@
 #include "util/oidset.h"
 #include "store/oplog.h"
 #include "store/repo.h"
+#include "store/roots.h"
 #include "store/tree.h"
 #include "txn/txn.h"
 
@@ -628,13 +629,11 @@ static decree_store *open_root(decree_store *s, const char *rootdir)
 {
 	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
 	decree_store *h = NULL;
-	char path[PATH_MAX + 16];
 	buf root = BUF_INIT;
 
 	if (!strcmp(rootdir, s->rootdir))
-		return s;
-	snprintf(path, sizeof(path), "%s/ROOT", rootdir);
-	if (fs_read_path(path, &root) == 0 && root.len && root.ptr[0] == '/') {
+		return s->rootfd >= 0 ? s : NULL;
+	if (roots_path(&root, rootdir) == 0) {
 		o.root = root.ptr;
 		o.store_path = s->dir;
 		o.threads = s->threads;

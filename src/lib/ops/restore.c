@@ -202,7 +202,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
-	if ((r = record_resolve(&rec, s, ref)) < 0)
+	if ((r = repo_need_root(s)) < 0 ||
+	    (r = record_resolve(&rec, s, ref)) < 0)
 		return r;
 	if (!o->dry_run && (r = txn_lock(NULL, NULL, s)) < 0) {
 		record_release(&rec);
@@ -438,13 +439,15 @@ done:
 int decree_undo(decree_restore_result *res, decree_store *s,
 		const decree_restore_options *o)
 {
-	return replay(res, s, o, true);
+	int r = repo_need_root(s);
+	return r < 0 ? r : replay(res, s, o, true);
 }
 
 int decree_redo(decree_restore_result *res, decree_store *s,
 		const decree_restore_options *o)
 {
-	return replay(res, s, o, false);
+	int r = repo_need_root(s);
+	return r < 0 ? r : replay(res, s, o, false);
 }
 
 int decree_history_drop_damaged(size_t *dropped, decree_store *s)

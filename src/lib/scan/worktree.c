@@ -36,6 +36,8 @@ int worktree_scan(snap *out, decree_store *s, odb_writer *w,
 
 	if (cache_out)
 		*cache_out = NULL;
+	if ((r = repo_need_root(s)) < 0)
+		return r;
 	memset(&o, 0, sizeof(o));
 	repo_file(path, s, "statcache");
 	if ((r = statcache_load(&cache, path)) < 0)

@@ -16,7 +16,11 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "store/roots.h"
 #include "store/tree.h"
+#include "util/sha256.h"
+
+#include <dirent.h>
 
 /* A store inside the project keeps git out: `git add -A` must never stage
  * it (a .gitignore that ignores everything in its own directory, itself
@@ -30,7 +34,7 @@
  * canonical path creates.  So a store given as "link/st", "a/../st" or
  * not created yet is compared with the root by where it is or will be.
  */
-static int canonical(char *out, const char *p)
+int repo_canonical(char *out, const char *p)
 {
 	char tmp[PATH_MAX], rest[PATH_MAX];
 	size_t n, rn = 0;
@@ -44,8 +48,8 @@ static int canonical(char *out, const char *p)
 		n = (size_t)snprintf(tmp, sizeof(tmp), "%s/%s", cwd, p);
 	}
 	if (n >= sizeof(tmp))
-		return decree_error_set(DECREE_EINVALID,
-					"store path too long: '%s'", p);
+		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
+					p);
 	rest[0] = '\0';
 	/* Peel components off the end until what is left exists. */
 	while (!realpath(tmp, out)) {
@@ -60,9 +64,9 @@ static int canonical(char *out, const char *p)
 		{
 			size_t cl = strlen(slash + 1);
 			if (cl + 1 + rn >= sizeof(rest))
-				return decree_error_set(
-					DECREE_EINVALID,
-					"store path too long: '%s'", p);
+				return decree_error_set(DECREE_EINVALID,
+							"path too long: '%s'",
+							p);
 			memmove(rest + cl + 1, rest, rn + 1);
 			memcpy(rest, slash + 1, cl);
 			rest[cl] = '/';
@@ -90,7 +94,7 @@ static int canonical(char *out, const char *p)
 		}
 		if (n + 1 + cl >= PATH_MAX)
 			return decree_error_set(DECREE_EINVALID,
-						"store path too long: '%s'", p);
+						"path too long: '%s'", p);
 		if (n > 1)
 			out[n++] = '/';
 		memcpy(out + n, c, cl);
@@ -148,27 +152,153 @@ bool repo_path_in_store(const decree_store *s, const char *path)
 	       (path[n] == '\0' || path[n] == '/');
 }
 
+/* The store `other_store` keeps, for `root`, a record that `rootdir`
+ * has too: the two stores share history (one is a copy of the other),
+ * rather than being two stores that happen to know the same root. */
+static bool shares_a_record(const char *rootdir, const char *other_store,
+			    const char *root)
+{
+	char path[PATH_MAX + 300], theirs[PATH_MAX];
+	bool shared = false;
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/checkpoints", rootdir);
+	if (!(d = opendir(path)))
+		return false;
+	roots_dir(theirs, other_store, root);
+	while (!shared && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/checkpoints/%s", theirs,
+			 de->d_name);
+		shared = lstat(path, &st) == 0;
+	}
+	closedir(d);
+	return shared;
+}
+
+/*
+ * A store inside the project follows it (docs/projects.md).  After `mv
+ * proj proj2`, the store in proj2 still keys proj's checkpoints by
+ * proj's path.  When this root has no attachment, look for the one it
+ * came from: an attachment whose root no longer holds this store --
+ * the root is gone (moved), or holds another store at the same place
+ * that shares a checkpoint record with this one for that root (copied;
+ * a store that merely also serves that root is not followed).  Exactly
+ * one such attachment is followed: the handle reads it, and repo_lock()
+ * re-attaches it to this root.  Several (the store
+ * also served other roots that are gone): none is followed, `decree
+ * projects move` decides.
+ */
+static int find_followed(decree_store *s)
+{
+	char path[PATH_MAX + 300];
+	struct stat self, st;
+	buf b = BUF_INIT;
+	char *cand = NULL;
+	size_t ncand = 0;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "%s/roots", s->dir);
+	if (stat(s->dir, &self) < 0 || !(d = opendir(path)))
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char rootdir[PATH_MAX + 300];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(rootdir, sizeof(rootdir), "%s/roots/%s", s->dir,
+			 de->d_name);
+		if (roots_path(&b, rootdir) < 0) {
+			error_clear();
+			continue;
+		}
+		if (stat(b.ptr, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* still there: followed only if its own store at the
+			 * same place is another one (a copy) */
+			snprintf(path, sizeof(path), "%s/%s/%s", b.ptr,
+				 s->store_rel, REPO_MARKER);
+			if (stat(path, &st) < 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", b.ptr,
+				 s->store_rel);
+			if (stat(path, &st) < 0 ||
+			    (st.st_dev == self.st_dev &&
+			     st.st_ino == self.st_ino) ||
+			    !shares_a_record(rootdir, path, b.ptr))
+				continue;
+		}
+		if (++ncand == 1 && !(cand = decree_strdup(rootdir))) {
+			closedir(d);
+			buf_release(&b);
+			return -1;
+		}
+	}
+	closedir(d);
+	buf_release(&b);
+	if (ncand == 1) {
+		s->follow_to = s->rootdir;
+		s->rootdir = cand;
+	} else {
+		decree_free(cand);
+	}
+	return 0;
+}
+
+static int ensure_attachment(decree_store *s);
+
+/* The re-attachment find_followed() prepared, under the store lock. */
+static int follow(decree_store *s)
+{
+	struct stat st;
+	int r;
+
+	/* another process re-attached it (or gave this root its own
+	 * attachment), or it vanished: this root's own key is the truth */
+	if (stat(s->follow_to, &st) < 0 && stat(s->rootdir, &st) == 0 &&
+	    (r = roots_move(s->dir, s->rootdir, s->root)) < 0)
+		return r;
+	decree_free(s->rootdir);
+	s->rootdir = s->follow_to;
+	s->follow_to = NULL;
+	return ensure_attachment(s);
+}
+
 int decree_store_open(decree_store **out, const decree_store_options *o)
 {
 	decree_store *s;
-	char real[PATH_MAX], hex[SHA256_HEXLEN + 1], path[PATH_MAX + 64];
+	char real[PATH_MAX], path[PATH_MAX + 64];
 	struct stat st;
-	oid key;
 	size_t n = 0;
+	unsigned flags;
+	bool missing = false;
 	int r = -1;
 
 	*out = NULL;
-	if (!o || o->version != DECREE_STORE_OPTIONS_VERSION || !o->root)
+	if (!o ||
+	    (o->version != 1 && o->version != DECREE_STORE_OPTIONS_VERSION) ||
+	    !o->root)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid store options");
+	flags = o->version >= 2 ? o->flags : 0;
 	if (!realpath(o->root, real)) {
-		if (errno == ENOENT)
+		if (errno != ENOENT)
+			return decree_error_os("cannot resolve '%s'", o->root);
+		if (!(flags & DECREE_STORE_MISSING_ROOT))
 			return decree_error_set(
 				DECREE_EINVALID,
 				"project root '%s' does not exist", o->root);
-		return decree_error_os("cannot resolve '%s'", o->root);
+		if (!o->store_path) /* its store went with it */
+			return decree_error_set(
+				DECREE_ENOTFOUND,
+				"project root '%s' does not exist", o->root);
+		if ((r = repo_canonical(real, o->root)) < 0)
+			return r;
+		missing = true;
 	}
-	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (!missing && (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)))
 		return decree_error_set(DECREE_EINVALID,
 					"'%s' is not a directory", o->root);
 	if (!(s = decree_calloc(1, sizeof(*s))))
@@ -181,11 +311,12 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 	s->threads = o->threads;
 	if (!(s->root = decree_strdup(real)))
 		goto fail;
-	if ((s->rootfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	if (!missing &&
+	    (s->rootfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		r = decree_error_os("cannot open '%s'", real);
 		goto fail;
 	}
-	if (s->rootfd < 3) { /* keep data fds off 0-2 */
+	if (!missing && s->rootfd < 3) { /* keep data fds off 0-2 */
 		int fd = fcntl(s->rootfd, F_DUPFD_CLOEXEC, 3);
 		close(s->rootfd);
 		s->rootfd = fd;
@@ -193,19 +324,24 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 	snprintf(path, sizeof(path), "%s/.decree/store", real);
 	{
 		char dir[PATH_MAX];
-		if ((r = canonical(dir, o->store_path ? o->store_path : path)) <
-			    0 ||
+		if ((r = repo_canonical(dir, o->store_path ? o->store_path
+							   : path)) < 0 ||
 		    (r = store_locate(s, dir)) < 0)
 			goto fail;
 		r = -1; /* what the allocation failures below return */
 		if (!(s->dir = decree_strdup(dir)))
 			goto fail;
 	}
-	sha256_buf(&key, real, strlen(real));
-	oid_to_hex(hex, &key);
-	snprintf(path, sizeof(path), "%s/roots/%.32s", s->dir, hex);
+	roots_dir(path, s->dir, real);
 	if (!(s->rootdir = decree_strdup(path)))
 		goto fail;
+	if (missing && (stat(s->rootdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		r = decree_error_set(DECREE_ENOTFOUND,
+				     "project root '%s' does not exist and "
+				     "store '%s' has no checkpoints for it",
+				     real, s->dir);
+		goto fail;
+	}
 	if (o->excludes) {
 		while (o->excludes[n])
 			n++;
@@ -233,6 +369,9 @@ int decree_store_open(decree_store **out, const decree_store_options *o)
 		}
 		buf_release(&m);
 		error_clear();
+		if (rr == 0 && s->store_rel && stat(s->rootdir, &st) < 0 &&
+		    find_followed(s) < 0)
+			goto fail;
 	}
 	*out = s;
 	return 0;
@@ -321,6 +460,7 @@ void decree_store_free(decree_store *s)
 	decree_free(s->root);
 	decree_free(s->dir);
 	decree_free(s->rootdir);
+	decree_free(s->follow_to);
 	decree_free(s->store_rel);
 	decree_free(s);
 }
@@ -335,6 +475,19 @@ const char *decree_store_path(const decree_store *s)
 	return s->dir;
 }
 
+bool decree_store_root_exists(const decree_store *s)
+{
+	return s->rootfd >= 0;
+}
+
+int repo_need_root(const decree_store *s)
+{
+	if (s->rootfd >= 0)
+		return 0;
+	return decree_error_set(DECREE_ENOTFOUND,
+				"project root '%s' does not exist", s->root);
+}
+
 void repo_file(char *out, const decree_store *s, const char *name)
 {
 	snprintf(out, PATH_MAX, "%s/%s", s->rootdir, name);
@@ -346,6 +499,32 @@ bool repo_exists(decree_store *s)
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/%s", s->dir, REPO_MARKER);
 	return stat(path, &st) == 0;
+}
+
+/* This root's directory roots/<key>/ with checkpoints/ and ROOT. */
+static int ensure_attachment(decree_store *s)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/checkpoints", s->rootdir);
+	if (stat(path, &st) < 0) {
+		if ((r = fs_mkdirs(path, 0755)) < 0)
+			return r;
+		snprintf(path, sizeof(path), "%s/ROOT", s->rootdir);
+		if ((r = fs_write_atomic(path, s->root, strlen(s->root),
+					 0644)) < 0)
+			return r;
+		/* ROOT's write synced <key>/ (and so checkpoints/ in it);
+		 * the new directories' own entries need their parents synced */
+		snprintf(path, sizeof(path), "%s/roots", s->dir);
+		if ((r = fs_fsync_dir_path(path)) < 0)
+			return r;
+		if ((r = fs_fsync_dir_path(s->dir)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 int repo_ensure(decree_store *s)
@@ -375,23 +554,7 @@ int repo_ensure(decree_store *s)
 					 strlen(STORE_GITIGNORE), 0644)) < 0)
 			return r;
 	}
-	snprintf(path, sizeof(path), "%s/checkpoints", s->rootdir);
-	if (stat(path, &st) < 0) {
-		if ((r = fs_mkdirs(path, 0755)) < 0)
-			return r;
-		snprintf(path, sizeof(path), "%s/ROOT", s->rootdir);
-		if ((r = fs_write_atomic(path, s->root, strlen(s->root),
-					 0644)) < 0)
-			return r;
-		/* ROOT's write synced <key>/ (and so checkpoints/ in it);
-		 * the new directories' own entries need their parents synced */
-		snprintf(path, sizeof(path), "%s/roots", s->dir);
-		if ((r = fs_fsync_dir_path(path)) < 0)
-			return r;
-		if ((r = fs_fsync_dir_path(s->dir)) < 0)
-			return r;
-	}
-	return 0;
+	return s->rootfd >= 0 ? ensure_attachment(s) : 0;
 }
 
 int repo_odb(odb **out, decree_store *s, bool refresh)
@@ -424,9 +587,15 @@ int repo_lock(decree_store *s)
 	snprintf(path, sizeof(path), "%s/lock", s->dir);
 	if ((r = lock_acquire(&s->lock, path, s->lock_timeout_ms)) < 0)
 		return r;
-	if (s->lock.depth == 1 &&
-	    (r = lock_tree(&s->tree_lock_fd, s->rootfd, s->root,
-			   s->lock_timeout_ms)) < 0) {
+	if (s->lock.depth > 1)
+		return 0;
+	/* under the store lock: follow a moved in-tree store, tidy after a
+	 * move interrupted past its commit point (roots.c) */
+	if ((s->follow_to && (r = follow(s)) < 0) ||
+	    (r = roots_finish(s->rootdir)) < 0 ||
+	    (s->rootfd >= 0 &&
+	     (r = lock_tree(&s->tree_lock_fd, s->rootfd, s->root,
+			    s->lock_timeout_ms)) < 0)) {
 		lock_release(&s->lock);
 		return r;
 	}

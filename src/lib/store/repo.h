@@ -27,7 +27,8 @@
  *   <store>/DECREE-STORE          magic + version
  *   <store>/lock                  flock + owner identity
  *   <store>/packs/                objects (odb.h)
- *   <store>/roots/<key>/ROOT      the absolute root path
+ *   <store>/roots/<key>/ROOT      the absolute root path (ROOT.next
+ *                                 during a move: roots.h)
  *   <store>/roots/<key>/checkpoints/<id>   checkpoint records (JSON)
  *   <store>/roots/<key>/statcache
  *   <store>/roots/<key>/oplog     undo/redo history
@@ -57,9 +58,14 @@ typedef struct {
 
 struct decree_store {
 	char *root; /* absolute, symlinks resolved */
-	int rootfd;
-	char *dir;	 /* absolute store directory */
-	char *rootdir;	 /* <dir>/roots/<key> */
+	int rootfd; /* -1: the root does not exist (DECREE_STORE_MISSING_ROOT)
+		     */
+	char *dir;  /* absolute store directory */
+	char *rootdir;	 /* <dir>/roots/<key>; while following a moved
+			    in-tree store (follow_to set), the attachment
+			    of the root it came from */
+	char *follow_to; /* <dir>/roots/<key>: where repo_lock re-attaches
+			    rootdir to (repo.c), or NULL */
 	char *store_rel; /* the store's path below the root if inside it, else
 			    NULL; never scanned, never written (repo.c) */
 	odb *db;	 /* opened on first use */
@@ -103,6 +109,15 @@ void repo_unlock(decree_store *s);
 int repo_tree(const snap **out, decree_store *s, const oid *id);
 /* Hand a snapshot of tree `id` to the cache (moved: *sn is emptied). */
 void repo_tree_cache_put(decree_store *s, snap *sn, const oid *id);
+/* 0 when the root exists, else DECREE_ENOTFOUND naming it: for what needs
+ * the tree (handles opened with DECREE_STORE_MISSING_ROOT). */
+int repo_need_root(const decree_store *s);
+
+/* The canonical absolute form of `p` (out: PATH_MAX): relative to the
+ * current directory, the part that exists with symlinks resolved, the
+ * rest with ".", ".." and "//" removed lexically. */
+int repo_canonical(char *out, const char *p);
+
 /* <rootdir>/<name> into out (PATH_MAX). */
 void repo_file(char *out, const decree_store *s, const char *name);
 

@@ -1725,6 +1725,8 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (r < 0)
 		goto done;
 	present = true;
+	if ((r = repo_need_root(s)) < 0) /* its tree is elsewhere */
+		goto done;
 	if (c.other_version) {
 		r = decree_error_set(
 			DECREE_ECORRUPT,

@@ -58,6 +58,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/repo.h"
+#include "store/record.h"
 #include "scan/scan.h"
 #include "store/snap.h"
 #include "util/strset.h"
@@ -1716,6 +1717,15 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (wal_remove_temps(walpath) < 0)
 		error_clear(); /* only store space; gc removes it */
 	sweep_root_temps(s);
+	/* an unfinished prune or drop (no transaction log goes with it) */
+	if ((r = record_drop_finish(recovered, s)) < 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		return decree_error_set(DECREE_EUNFINISHED,
+					"cannot finish removing checkpoints "
+					"(%s); it stays for the next attempt",
+					msg);
+	}
 	r = wal_load(&data, &c, walpath);
 	if (r == DECREE_ENOTFOUND) {
 		error_clear();

@@ -1420,6 +1420,31 @@ static void remove_pack_files(const char *dir, const char *name)
 	unlink(path);
 }
 
+/* The temp files of pack writers: "tmp-<16 hex>.pack" (a pack being
+ * written), "tmp-sealed-*" (packs/sealed) and ".pack-<40 hex>.idx.tmp-*"
+ * (an index, fs_write_atomic_at). */
+static bool is_temp_name(const char *name)
+{
+	return !strncmp(name, "tmp-", 4) || !strncmp(name, ".pack-", 6);
+}
+
+void odb_sweep_temps(odb *db)
+{
+	DIR *d = opendir(db->dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (!is_temp_name(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", db->dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 static void remove_orphans(odb *db, bool dry_run)
 {
 	DIR *d = opendir(db->dir);
@@ -1431,8 +1456,7 @@ static void remove_orphans(odb *db, bool dry_run)
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		bool orphan = false;
-		if (!strncmp(de->d_name, "tmp-", 4) ||
-		    !strncmp(de->d_name, ".pack-", 6)) {
+		if (is_temp_name(de->d_name)) {
 			orphan = true;
 		} else if (len > 5 && !strcmp(de->d_name + len - 5, ".pack")) {
 			struct stat st;

@@ -1839,10 +1839,13 @@ int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (s->lock.depth > 1)
 		return 0; /* the outer lock did this */
 	/* Another process may have added packs since we looked. */
-	if ((r = repo_odb(&db, s, true)) < 0)
+	if ((r = repo_odb(&db, s, true)) < 0) {
 		r = unfinished_if_logged(s, r);
-	else
+	} else {
+		/* what a killed pack writer left (it held this lock) */
+		odb_sweep_temps(db);
 		r = txn_recover(&rec, &left, s, flags);
+	}
 	if (r < 0) {
 		/* a damaged store or log: refuse work until reopened (a
 		 * damaged log is read again by every call instead, so that

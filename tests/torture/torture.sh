@@ -283,11 +283,29 @@ for cmd in $COMMANDS; do
 	# the summary line of this command
 	np=$(wc -l <"$SCRATCH/points.$cmd")
 	total=$((total + np))
+	# (a state "after" of gc or recover is also "before": nothing a
+	# user sees changes; "log" counts failures that left a log for
+	# `decree recover`, announced)
 	cat "$SCRATCH"/res."$cmd".* 2>/dev/null | awk -v c="$cmd" -v n="$np" -F'|' '
-		{ r = $1; w = $2; sub(/.*: /, "", w)
-		  if (w ~ /after/) a++; else if (w ~ /before/) b++
-		  if (w ~ /killed/) k++; if (r == "FAIL") f++ }
-		END { printf "# %s: %d fault points: %d ended after, %d before, %d were kills; %d failed a check\n", c, n, a, b, k, f }'
+		{ r = $1; full = $2; w = full; sub(/.*: /, "", w)
+		  st = w ~ /after/ ? "after" : (w ~ /before/ ? "before" : "neither")
+		  if (w ~ /killed/) {
+			kills++
+			if (st == "after") ka++; else if (st == "before") kb++
+		  } else {
+			errs++
+			rc = w; sub(/^exit /, "", rc); sub(/,.*/, "", rc)
+			if (rc == 0 && st == "after") e0a++
+			else if (rc != 0 && st == "before") enb++
+			else if (rc != 0 && st == "after") ena++
+			if (w ~ /log recovered/) lr++
+			if (full ~ /: KILL at /) nr++
+		  }
+		  if (r == "FAIL") { f++; if ($3 ~ /temp files/) tf++; if ($3 ~ /fsck/) ff++ }
+		}
+		END { printf "# %s: %d points; errors %d: %d exit 0 after, %d exit!=0 before, %d exit!=0 nothing visible changed, %d left a log (announced)%s; kills %d: recovered to %d before, %d after; %d failed a check (%d temp files, %d fsck)\n",
+			c, n, errs, e0a, enb, ena, lr, nr ? sprintf(", %d kills not reached", nr) : "",
+			kills, kb, ka, f, tf, ff }'
 done
 echo "# torture: $total fault points in all (budget $BUDGET per syscall kind, faults: $FAULTS, seed $SEED)"
 done_testing

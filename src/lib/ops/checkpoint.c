@@ -469,16 +469,23 @@ done:
  * next recovery finishes it).
  */
 
-/* Add the damaged records of `session` (NULL: every one) the last listing
- * noted: one that can never be restored goes too. */
+/* A damaged record the last listing noted that belongs to `session`
+ * (NULL: every one, also those whose session cannot be read). */
+static bool damaged_in(const repo_damaged_record *d, const char *session)
+{
+	return d->pub.damaged &&
+	       (!session || (d->session && !strcmp(d->session, session)));
+}
+
+/* Add the damaged records of `session`: one that can never be restored
+ * goes too. */
 static int add_damaged(buf *ids, size_t *count, decree_store *s,
 		       const char *session)
 {
 	for (size_t i = 0; i < s->ndamaged; i++) {
 		const repo_damaged_record *d = &s->damaged[i];
 		oid id;
-		if (!d->pub.damaged ||
-		    (session && (!d->session || strcmp(d->session, session))))
+		if (!damaged_in(d, session))
 			continue;
 		if (oid_from_hex(&id, d->pub.id) < 0 ||
 		    buf_put(ids, id.b, SHA256_LEN) < 0)
@@ -489,9 +496,10 @@ static int add_damaged(buf *ids, size_t *count, decree_store *s,
 }
 
 /* Remove the `count` records in `ids` (and with RECORD_DROP_ALL the
- * history and stat cache): all or nothing. */
+ * history and stat cache): all or nothing.  The damaged records of
+ * `session` among them are marked removed (for the caller's report). */
 static int remove_records(decree_store *s, const buf *ids, size_t count,
-			  unsigned flags)
+			  unsigned flags, const char *session)
 {
 	bool done;
 	int r;
@@ -499,6 +507,9 @@ static int remove_records(decree_store *s, const buf *ids, size_t count,
 	if ((r = record_drop_commit(s, (const oid *)(const void *)ids->ptr,
 				    count, flags)) < 0)
 		return r;
+	for (size_t i = 0; i < s->ndamaged; i++)
+		if (damaged_in(&s->damaged[i], session))
+			s->damaged[i].pub.removed = true;
 	if (record_drop_finish(&done, s) < 0) {
 		warning_set(DECREE_EUNFINISHED,
 			    "the checkpoints were removed, but deleting their "
@@ -560,7 +571,7 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 	/* a damaged record can never be restored: pruning takes it too */
 	if ((r = add_damaged(&ids, &count, s, session)) < 0)
 		goto done;
-	if (count && (r = remove_records(s, &ids, count, 0)) == 0)
+	if (count && (r = remove_records(s, &ids, count, 0, session)) == 0)
 		*removed = count;
 done:
 	buf_release(&ids);
@@ -597,8 +608,8 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 		goto done;
 	/* every session: the history and the stat cache go too */
 	if ((count || !session) &&
-	    (r = remove_records(s, &ids, count,
-				session ? 0 : RECORD_DROP_ALL)) == 0)
+	    (r = remove_records(s, &ids, count, session ? 0 : RECORD_DROP_ALL,
+				session)) == 0)
 		*removed = count;
 done:
 	buf_release(&ids);

@@ -1813,6 +1813,8 @@ int odb_salvage(odb *db, odb_damage_fn fn, void *payload)
 		if ((p.fd = open_regular(path, &st)) < 0)
 			continue; /* nothing to read: only deleted below */
 		p.name = de->d_name;
+		/* read_stored bounds every entry by the size as loaded */
+		file_id_of(&p.pack_id, &st);
 		r = salvage_walk(db, w, &p, &done, &kept, &lost);
 		close(p.fd);
 		if (r < 0)

@@ -769,6 +769,9 @@ int record_drop_commit(decree_store *s, const oid *ids, size_t n,
 	 * durable, so the removal has not happened; take it back. */
 	snprintf(msg, sizeof(msg), "%s", error_last());
 	if (unlink(path) == 0) {
+		/* (best effort: the sync just failed once already) */
+		if (fs_fsync_dir_path(s->rootdir) < 0)
+			error_clear();
 		r = decree_error_set(r, "%s", msg);
 		goto done;
 	}

@@ -47,7 +47,10 @@
  * crash during recovery is recovered by the next run.  Bytes after the
  * plan that are no valid COMMIT (a torn write) mean "not committed".  A
  * plan that cannot be read whole is damage (txn.wal exists only with a
- * complete plan): see txn_recover.
+ * complete plan): see txn_recover.  Before the log, txn_lock also removes
+ * what killed store writers left (pack and store-file temps) and finishes
+ * an interrupted prune or drop (record_drop_finish): those hold the same
+ * lock, so under it each is a leftover.
  *
  * Durability uses syncfs(2) on the root's file system instead of one fsync
  * per file: one flush for the temps, one for the renames.

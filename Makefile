@@ -8,7 +8,8 @@
 #   make demo         deps + build + scripted demo
 #   make bench        deps + build + benchmarks against a shadow git repository
 #   make torture      every mutating command under ENOSPC/EIO/SIGKILL at each
-#                     write, fsync, rename, unlink, mkdir (tests/torture/)
+#                     write, fsync, rename, unlink, mkdir (tests/torture/),
+#                     then 100 rounds of tests/crash/concurrency_mix.sh
 #   make install PREFIX=/usr/local
 #   make layers       the layering rules (tests/layers.sh: includes, symbol
 #                     uses between folders, cycles) on the objects of $(B);
@@ -200,11 +201,16 @@ demo: deps all
 
 # Every mutating command under ENOSPC/EIO/SIGKILL at every write, fsync,
 # rename, unlink and mkdir (tests/torture/torture.sh).  TORTURE_BUDGET=N
-# samples N points per syscall kind instead.
+# samples N points per syscall kind instead.  Then 100 rounds of mixed
+# writers racing on one tree (tests/crash/concurrency_mix.sh,
+# CONCURRENCY_ROUNDS).  make check runs a sample of both.
 torture: deps all
 	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
 		TORTURE_BUDGET=$${TORTURE_BUDGET:-100000} TORTURE_FAULTS=$${TORTURE_FAULTS:-all} \
 		bash tests/torture/torture.sh
+	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
+		CONCURRENCY_ROUNDS=$${CONCURRENCY_ROUNDS:-100} \
+		bash tests/crash/concurrency_mix.sh
 
 bench: deps all
 	@sh bench/run.sh $(B)/decree

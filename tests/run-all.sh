@@ -5,7 +5,8 @@
 # cmocka unit tests ($B/tests/test_*), black-box CLI scripts
 # (tests/cli/*.sh), some of them again with the program linked against
 # libdecree.so (cli-shared/*, DECREE=$B/decree-shared), and crash/fault
-# scripts (tests/crash/*.sh); the scripts speak TAP ("ok N - ...",
+# scripts (tests/crash/*.sh) and the sampled torture run
+# (tests/torture/*.sh); the scripts speak TAP ("ok N - ...",
 # "not ok N - ...").  Logs go to $B/test-logs/.
 # Usage: B=build/san sh tests/run-all.sh [suite-name-filter]
 set -u
@@ -75,6 +76,15 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 		run_suite "cli-shared/$(basename "$t" .sh)" tap \
 			env DECREE="$top/$B/decree-shared" bash "$t" ;;
 	esac
+done
+
+# The sampled fault-injection run of every mutating command (a few points
+# per syscall kind, random ones: the seed is in the log); `make torture`
+# runs all of them.
+for t in "$top"/tests/torture/*.sh; do
+	[ -f "$t" ] || continue
+	run_suite "torture/$(basename "$t" .sh)" tap \
+		env TORTURE_BUDGET="${TORTURE_BUDGET:-2}" TORTURE_FAULTS="${TORTURE_FAULTS:-rotate}" bash "$t"
 done
 
 echo

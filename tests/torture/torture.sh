@@ -19,14 +19,38 @@
 #              `fsck` clean, and when the tree is "after" the command's
 #              inverse (undo, or redo for undo) brings "before" back.
 # Faults rotate (error, kill, error, ...) over the points in make check;
-# TORTURE_FAULTS=all tries both at every point.  A summary line per
-# command counts the outcomes (the closing-note table of issue 9).
+# TORTURE_FAULTS=all tries both at every point.  When a kind has more
+# calls than the budget, the sampled points are random, one in each of
+# BUDGET equal slices of its calls, and the rotation starts at random too:
+# TORTURE_SEED (printed; default: the time) replays a run, and successive
+# `make check` runs cover different points.  A summary line per command
+# counts the outcomes (the closing-note table of issue 9).
 . "$DECREE_TOP/tests/crash/lib.sh"
 need_strace
 pick_killed_binary
 BUDGET=${TORTURE_BUDGET:-2}
 FAULTS=${TORTURE_FAULTS:-rotate}
 COMMANDS=${TORTURE_COMMANDS:-create restore apply revert undo redo prune drop gc recover}
+SEED=${TORTURE_SEED:-$(($(date +%s) % 1000000))}
+echo "# torture: seed $SEED (TORTURE_SEED=$SEED replays this run)"
+RANDOM=$SEED
+
+# sample_calls LOG SYSCALL REGEX BUDGET: like pick_calls (lib.sh), but with
+# more calls than BUDGET one random call in each of BUDGET equal slices;
+# into PICKED (not printed: a subshell would draw other random numbers).
+sample_calls() {
+	local all k j lo hi
+	mapfile -t all < <(calls_in "$1" "$2" "$3")
+	k=${#all[@]} PICKED=()
+	if [ "$k" -le "$4" ]; then
+		PICKED=("${all[@]}")
+		return 0
+	fi
+	for j in $(seq 0 $(($4 - 1))); do
+		lo=$((j * k / $4)) hi=$(((j + 1) * k / $4 - 1))
+		PICKED+=("${all[$((lo + RANDOM % (hi - lo + 1)))]}")
+	done
+}
 
 # --- trees ------------------------------------------------------------------
 make_x() { # the tree of checkpoint X
@@ -239,12 +263,13 @@ for cmd in $COMMANDS; do
 		continue
 	fi
 	: >"$SCRATCH/points.$cmd"
-	i=0
+	i=$((RANDOM % 2))
 	for sc in write fsync fdatasync syncfs renameat rename unlinkat unlink mkdirat mkdir; do
 		re=.
 		[ "$sc" = write ] && re=$WRITE_RE
 		m=$(count_calls "$T" "$sc")
-		for n in $(pick_calls "$T" "$sc" "$re" "$BUDGET"); do
+		sample_calls "$T" "$sc" "$re" "$BUDGET"
+		for n in "${PICKED[@]}"; do
 			e=$(fault_of "$sc")
 			case $FAULTS in
 			all) printf '%s:%s:%s %s %s\n%s:%s:KILL %s %s\n' "$cmd" "$sc" "$e" "$n" "$m" "$cmd" "$sc" "$n" "$m" ;;
@@ -258,11 +283,29 @@ for cmd in $COMMANDS; do
 	# the summary line of this command
 	np=$(wc -l <"$SCRATCH/points.$cmd")
 	total=$((total + np))
+	# (a state "after" of gc or recover is also "before": nothing a
+	# user sees changes; "log" counts failures that left a log for
+	# `decree recover`, announced)
 	cat "$SCRATCH"/res."$cmd".* 2>/dev/null | awk -v c="$cmd" -v n="$np" -F'|' '
-		{ r = $1; w = $2; sub(/.*: /, "", w)
-		  if (w ~ /after/) a++; else if (w ~ /before/) b++
-		  if (w ~ /killed/) k++; if (r == "FAIL") f++ }
-		END { printf "# %s: %d fault points: %d ended after, %d before, %d were kills; %d failed a check\n", c, n, a, b, k, f }'
+		{ r = $1; full = $2; w = full; sub(/.*: /, "", w)
+		  st = w ~ /after/ ? "after" : (w ~ /before/ ? "before" : "neither")
+		  if (w ~ /killed/) {
+			kills++
+			if (st == "after") ka++; else if (st == "before") kb++
+		  } else {
+			errs++
+			rc = w; sub(/^exit /, "", rc); sub(/,.*/, "", rc)
+			if (rc == 0 && st == "after") e0a++
+			else if (rc != 0 && st == "before") enb++
+			else if (rc != 0 && st == "after") ena++
+			if (w ~ /log recovered/) lr++
+			if (full ~ /: KILL at /) nr++
+		  }
+		  if (r == "FAIL") { f++; if ($3 ~ /temp files/) tf++; if ($3 ~ /fsck/) ff++ }
+		}
+		END { printf "# %s: %d points; errors %d: %d exit 0 after, %d exit!=0 before, %d exit!=0 nothing visible changed, %d left a log (announced)%s; kills %d: recovered to %d before, %d after; %d failed a check (%d temp files, %d fsck)\n",
+			c, n, errs, e0a, enb, ena, lr, nr ? sprintf(", %d kills not reached", nr) : "",
+			kills, kb, ka, f, tf, ff }'
 done
-echo "# torture: $total fault points in all (budget $BUDGET per syscall kind, faults: $FAULTS)"
+echo "# torture: $total fault points in all (budget $BUDGET per syscall kind, faults: $FAULTS, seed $SEED)"
 done_testing

@@ -371,6 +371,37 @@ static void test_every_flip(void **state)
 	buf_release(&img);
 }
 
+/*
+ * A flipped bit in a record's length that makes it point exactly at a
+ * later genuine record: the records in between are intact and must all
+ * be read (found by DECREE_TEST_SEED=133004047893446 in test_every_flip).
+ * Record 0 has length 0; its length flipped to 64 points past records
+ * 1-3 (21 + 22 + 21 bytes) at record 4.
+ */
+static void test_length_flip_skips_nothing(void **state)
+{
+	fixture *f = *state;
+	static const size_t lens[5] = { 0, 1, 2, 1, 5 };
+	trec v[5];
+	buf img = BUF_INIT;
+	wal_contents c;
+
+	for (size_t i = 0; i < 5; i++) {
+		v[i].type = 1 + (unsigned)i;
+		buf_init(&v[i].data);
+		for (size_t k = 0; k < lens[i]; k++)
+			buf_putc(&v[i].data, (char)('a' + k));
+	}
+	assert_int_equal(REC_OVER + 1 + REC_OVER + 2 + REC_OVER + 1, 64);
+	write_log(&img, f->path, v, 5, 5);
+	img.ptr[WAL_HDR] ^= 64; /* record 0's length: 0 -> 64 */
+	parse_copy(&c, img.ptr, img.len);
+	check_records(&c, v, 5, all_but(5, 0));
+	wal_contents_release(&c);
+	free_records(v, 5);
+	buf_release(&img);
+}
+
 /* Same records, another log: another salt; nothing carries over. */
 static void test_other_salt(void **state)
 {
@@ -623,6 +654,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_every_flip, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_length_flip_skips_nothing,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_salt, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_create_refuses_existing,

@@ -462,16 +462,73 @@ done:
 }
 
 /* --- prune and drop
- * ----------------------------------------------------------- */
+ * -----------------------------------------------------------
+ * Both remove all they remove at once (record_drop_commit): a failure
+ * before that changes nothing and fails; after it the removal has happened
+ * and the call succeeds, with a warning if deleting the files fails (the
+ * next recovery finishes it).
+ */
+
+/* A damaged record the last listing noted that belongs to `session`
+ * (NULL: every one, also those whose session cannot be read). */
+static bool damaged_in(const repo_damaged_record *d, const char *session)
+{
+	return d->pub.damaged &&
+	       (!session || (d->session && !strcmp(d->session, session)));
+}
+
+/* Add the damaged records of `session`: one that can never be restored
+ * goes too. */
+static int add_damaged(buf *ids, size_t *count, decree_store *s,
+		       const char *session)
+{
+	for (size_t i = 0; i < s->ndamaged; i++) {
+		const repo_damaged_record *d = &s->damaged[i];
+		oid id;
+		if (!damaged_in(d, session))
+			continue;
+		if (oid_from_hex(&id, d->pub.id) < 0 ||
+		    buf_put(ids, id.b, SHA256_LEN) < 0)
+			return -1;
+		(*count)++;
+	}
+	return 0;
+}
+
+/* Remove the `count` records in `ids` (and with RECORD_DROP_ALL the
+ * history and stat cache): all or nothing.  The damaged records of
+ * `session` among them are marked removed (for the caller's report). */
+static int remove_records(decree_store *s, const buf *ids, size_t count,
+			  unsigned flags, const char *session)
+{
+	bool done;
+	int r;
+
+	if ((r = record_drop_commit(s, (const oid *)(const void *)ids->ptr,
+				    count, flags)) < 0)
+		return r;
+	for (size_t i = 0; i < s->ndamaged; i++)
+		if (damaged_in(&s->damaged[i], session))
+			s->damaged[i].pub.removed = true;
+	if (record_drop_finish(&done, s) < 0) {
+		warning_set(DECREE_EUNFINISHED,
+			    "the checkpoints were removed, but deleting their "
+			    "files failed (%s); the next decree command "
+			    "finishes that",
+			    error_last());
+		error_clear();
+	}
+	return 0;
+}
 
 int decree_checkpoint_prune(size_t *removed, decree_store *s,
 			    const char *session, long keep,
 			    long older_than_days)
 {
 	record *v = NULL;
-	size_t n = 0;
+	size_t n = 0, count = 0;
 	int64_t now = fs_now_ns();
-	char dir[PATH_MAX];
+	buf ids = BUF_INIT;
 	int r;
 
 	*removed = 0;
@@ -488,6 +545,7 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 	for (size_t i = 0; i < n; i++) {
 		size_t newer = 0;
 		bool last = true, drop = false;
+		oid id;
 		if (session && strcmp(v[i].session, session))
 			continue;
 		for (size_t j = i + 1; j < n; j++)
@@ -505,17 +563,18 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 			drop = true;
 		if (!drop)
 			continue;
-		if ((r = record_remove(s, v[i].info.id)) < 0)
+		if ((r = oid_from_hex(&id, v[i].info.id)) < 0 ||
+		    (r = buf_put(&ids, id.b, SHA256_LEN)) < 0)
 			goto done;
-		(*removed)++;
+		count++;
 	}
 	/* a damaged record can never be restored: pruning takes it too */
-	if ((r = record_remove_damaged(removed, s, session)) < 0)
+	if ((r = add_damaged(&ids, &count, s, session)) < 0)
 		goto done;
-	repo_file(dir, s, "checkpoints");
-	if (*removed)
-		r = fs_fsync_dir_path(dir);
+	if (count && (r = remove_records(s, &ids, count, 0, session)) == 0)
+		*removed = count;
 done:
+	buf_release(&ids);
 	record_free_all(v, n);
 	repo_unlock(s);
 	return r;
@@ -525,8 +584,8 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 			   const char *session)
 {
 	record *v = NULL;
-	size_t n = 0;
-	char path[PATH_MAX];
+	size_t n = 0, count = 0;
+	buf ids = BUF_INIT;
 	int r;
 
 	*removed = 0;
@@ -537,32 +596,23 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
+		oid id;
 		if (session && strcmp(v[i].session, session))
 			continue;
-		if ((r = record_remove(s, v[i].info.id)) < 0)
+		if ((r = oid_from_hex(&id, v[i].info.id)) < 0 ||
+		    (r = buf_put(&ids, id.b, SHA256_LEN)) < 0)
 			goto done;
-		(*removed)++;
+		count++;
 	}
-	if ((r = record_remove_damaged(removed, s, session)) < 0)
+	if ((r = add_damaged(&ids, &count, s, session)) < 0)
 		goto done;
-	if (!session) {
-		repo_file(path, s, "oplog");
-		if (unlink(path) < 0 && errno != ENOENT) {
-			r = decree_error_os("cannot remove '%s'", path);
-			goto done;
-		}
-		repo_file(path, s, "statcache");
-		unlink(path);
-		repo_file(path, s, "statcache.delta");
-		unlink(path);
-	}
-	repo_file(path, s, "checkpoints");
-	r = fs_fsync_dir_path(path);
-	if (r == DECREE_ERROR && errno == ENOENT) {
-		error_clear();
-		r = 0;
-	}
+	/* every session: the history and the stat cache go too */
+	if ((count || !session) &&
+	    (r = remove_records(s, &ids, count, session ? 0 : RECORD_DROP_ALL,
+				session)) == 0)
+		*removed = count;
 done:
+	buf_release(&ids);
 	record_free_all(v, n);
 	repo_unlock(s);
 	return r;

@@ -339,6 +339,16 @@ static int mark_root(marker *m, const char *rootdir)
 		check_sum_file(m, path, "DSTC", 4, rm);
 		snprintf(path, sizeof(path), "%s/statcache.delta", rootdir);
 		check_sum_file(m, path, "DSTC", 4, rm);
+		/* an unfinished prune or drop: the next recovery finishes
+		 * it, unless its list is damaged */
+		snprintf(path, sizeof(path), "%s/checkpoints.drop", rootdir);
+		if ((r = record_drop_check(rootdir)) == DECREE_ECORRUPT)
+			problem(m, path,
+				"%s (the next decree command removes it and "
+				"keeps the checkpoints it named)",
+				error_last());
+		error_clear();
+		r = 0;
 	}
 	snprintf(path, sizeof(path), "%s/checkpoints", rootdir);
 	if ((d = opendir(path)) != NULL) {

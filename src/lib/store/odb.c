@@ -1414,13 +1414,70 @@ void odb_writer_free(odb_writer *w)
 
 /* --- gc ----------------------------------------------------------------- */
 
+/*
+ * Delete a pack whose objects are durable elsewhere: the .idx first (that
+ * makes it invisible), and the .pack only when the .idx is gone, so that a
+ * failure never leaves an index without its data (a broken pack).  A
+ * failure is a note in the warning slot, not an error: the objects were
+ * copied, the pack only takes space (and a .pack left without .idx is an
+ * orphan the next gc removes).
+ */
 static void remove_pack_files(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
+
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
-	unlink(path);
+	if (unlink(path) < 0 && errno != ENOENT) {
+		warning_set(0,
+			    "cannot delete the old pack '%s' (%s); its objects "
+			    "are kept, the next gc tries again",
+			    path, strerror(errno));
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/%s.pack", dir, name);
-	unlink(path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		warning_set(0,
+			    "cannot delete '%s' (%s); the next gc tries again",
+			    path, strerror(errno));
+}
+
+/* Sync the deletions of old packs: a failure is a note, not an error
+ * (an old pack that comes back after a crash only holds copies). */
+static void sync_deletions(const char *dir)
+{
+	if (fs_fsync_dir_path(dir) < 0) {
+		warning_set(0,
+			    "the old packs are deleted, but %s; they may come "
+			    "back after a crash (harmless: the next gc deletes "
+			    "them)",
+			    error_last());
+		error_clear();
+	}
+}
+
+/* The temp files of pack writers: "tmp-<16 hex>.pack" (a pack being
+ * written), "tmp-sealed-*" (packs/sealed) and ".pack-<40 hex>.idx.tmp-*"
+ * (an index, fs_write_atomic_at). */
+static bool is_temp_name(const char *name)
+{
+	return !strncmp(name, "tmp-", 4) || !strncmp(name, ".pack-", 6);
+}
+
+void odb_sweep_temps(odb *db)
+{
+	DIR *d = opendir(db->dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (!is_temp_name(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", db->dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
 }
 
 static void remove_orphans(odb *db, bool dry_run)
@@ -1434,8 +1491,7 @@ static void remove_orphans(odb *db, bool dry_run)
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		bool orphan = false;
-		if (!strncmp(de->d_name, "tmp-", 4) ||
-		    !strncmp(de->d_name, ".pack-", 6)) {
+		if (is_temp_name(de->d_name)) {
 			orphan = true;
 		} else if (len > 5 && !strcmp(de->d_name + len - 5, ".pack")) {
 			struct stat st;
@@ -1529,8 +1585,7 @@ static int rewrite_packs(odb *db, const bool *rewrite, const oidset *keep)
 	for (size_t i = 0; i < nold; i++)
 		if (rewrite[i] && strcmp(db->packs[i].name, w->name))
 			remove_pack_files(db->dir, db->packs[i].name);
-	if ((r = fs_fsync_dir_path(db->dir)) < 0)
-		goto done;
+	sync_deletions(db->dir);
 	r = odb_refresh(db);
 done:
 	odb_writer_free(w);
@@ -1762,6 +1817,8 @@ int odb_salvage(odb *db, odb_damage_fn fn, void *payload)
 			continue; /* nothing to read: only deleted below */
 		file_id_of(&p.pack_id, &st); /* its size bounds every read */
 		p.name = de->d_name;
+		/* read_stored bounds every entry by the size as loaded */
+		file_id_of(&p.pack_id, &st);
 		r = salvage_walk(db, w, &p, &done, &kept, &lost);
 		close(p.fd);
 		if (r < 0)
@@ -1791,8 +1848,8 @@ int odb_salvage(odb *db, odb_damage_fn fn, void *payload)
 	for (size_t k = 0; k < ngone; k++)
 		if (strcmp(gone[k], w->name)) /* not the new one itself */
 			remove_pack_files(db->dir, gone[k]);
-	if (ngone && (r = fs_fsync_dir_path(db->dir)) < 0)
-		goto done;
+	if (ngone)
+		sync_deletions(db->dir);
 	if ((r = odb_refresh(db)) == 0)
 		odb_seal(db);
 done:

@@ -114,6 +114,14 @@ int odb_gc(odb *db, const oidset *keep, bool dry_run, uint64_t *objects_freed,
 	   uint64_t *bytes_freed);
 
 /*
+ * Remove the temp files a killed writer left in the pack directory (a
+ * pack, an index or packs/sealed being written).  Only under the store
+ * lock, where no writer is live: recovery (txn_lock) calls it.  A .pack
+ * without its .idx is left for gc or fsck --repair (it may be salvaged).
+ */
+void odb_sweep_temps(odb *db);
+
+/*
  * Keep lookups cheap: when more than max_packs packs exist, merge every
  * pack smaller than small_bytes into one (objects are copied as stored).
  * Called after writes, under the store lock.

@@ -393,7 +393,7 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	char dir[PATH_MAX], path[PATH_MAX + 80];
 	record *v = NULL, *cached = NULL;
 	size_t n = 0, cap = 0, ncached = 0;
-	oidset ids = OIDSET_INIT;
+	oidset ids = OIDSET_INIT, gone = OIDSET_INIT;
 	bool dirty = false;
 	DIR *d;
 	struct dirent *de;
@@ -413,6 +413,18 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 		closedir(d);
 		return r;
 	}
+	/* records an unfinished prune or drop removes are gone already */
+	r = record_drop_pending(&gone, s);
+	if (r == DECREE_ENOTFOUND || r == DECREE_ECORRUPT) {
+		error_clear(); /* none, or lost: every record stays */
+		r = 0;
+	} else if (r < 0) {
+		closedir(d);
+		record_free_all(cached, ncached);
+		oidset_release(&ids);
+		oidset_release(&gone);
+		return r;
+	}
 	while ((de = readdir(d)) != NULL) {
 		uint64_t at;
 		oid id;
@@ -421,6 +433,8 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 			error_clear();
 			continue;
 		}
+		if (oidset_has(&gone, &id))
+			continue;
 		if ((r = GROW(v, cap, n + 1)) < 0)
 			break;
 		if (oidset_get(&ids, &id, &at) && at < ncached &&
@@ -455,6 +469,7 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 		dirty |= cached[i].session != NULL;
 	record_free_all(cached, ncached);
 	oidset_release(&ids);
+	oidset_release(&gone);
 	if (r < 0) {
 		record_free_all(v, n);
 		return r;
@@ -618,19 +633,238 @@ int record_remove(decree_store *s, const char *id)
 	return 0;
 }
 
-int record_remove_damaged(size_t *removed, decree_store *s, const char *session)
+/*
+ * Removing checkpoints (prune, drop) is all or nothing.  The ids to remove
+ * are first written to <rootdir>/checkpoints.drop, the intent, atomically
+ * (temp + fsync + rename + directory fsync): that rename is the commit
+ * point.  Before it nothing is visible; from it on the removal has
+ * happened: record_load_all no longer lists those records, and
+ * record_drop_finish deletes their files (for a drop of every session also
+ * the history and the stat cache), syncs the directories and removes the
+ * intent.  A finish that fails or is killed is done again by the next
+ * recovery (txn_lock); every step is idempotent.
+ *
+ * Layout (little endian): "DCKD" u32 version(1) u32 flags u32 count, then
+ * count record ids (32 bytes each), then SHA-256 of everything before.
+ */
+#define DROP_MAGIC "DCKD"
+#define DROP_NAME  "checkpoints.drop"
+
+/* Read the intent: DECREE_ENOTFOUND if there is none, DECREE_ECORRUPT if
+ * it cannot be read as one; ids (owned) and flags otherwise. */
+static int drop_read_path(oid **ids, size_t *n, uint32_t *flags,
+			  const char *path)
 {
+	buf data = BUF_INIT;
+	const unsigned char *p;
+	uint32_t count;
+	oid sum;
+	bool os;
 	int r;
 
-	for (size_t i = 0; i < s->ndamaged; i++) {
-		repo_damaged_record *d = &s->damaged[i];
-		if (!d->pub.damaged || d->pub.removed ||
-		    (session && (!d->session || strcmp(d->session, session))))
-			continue;
-		if ((r = record_remove(s, d->pub.id)) < 0)
+	*ids = NULL;
+	*n = 0;
+	*flags = 0;
+	if ((r = read_record_bytes(&data, path, "drop", &os)) < 0) {
+		if (r == DECREE_ENOTFOUND)
 			return r;
-		d->pub.removed = true;
-		(*removed)++;
+		if (os)
+			goto done;
+		goto damaged;
 	}
+	p = (const unsigned char *)data.ptr;
+	if (data.len < 16 + SHA256_LEN || memcmp(p, DROP_MAGIC, 4) ||
+	    get_u32le(p + 4) != 1)
+		goto damaged;
+	sha256_buf(&sum, p, data.len - SHA256_LEN);
+	count = get_u32le(p + 12);
+	if (memcmp(sum.b, p + data.len - SHA256_LEN, SHA256_LEN) ||
+	    (data.len - 16 - SHA256_LEN) / SHA256_LEN != count ||
+	    (data.len - 16 - SHA256_LEN) % SHA256_LEN)
+		goto damaged;
+	*flags = get_u32le(p + 8);
+	if (!(*ids = decree_calloc(count ? count : 1, sizeof(oid)))) {
+		r = -1;
+		goto done;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		memcpy((*ids)[i].b, p + 16 + (size_t)i * SHA256_LEN,
+		       SHA256_LEN);
+	*n = count;
+	r = 0;
+	goto done;
+damaged:
+	r = decree_error_set(DECREE_ECORRUPT,
+			     "'%s' is not an intact list of checkpoints to "
+			     "remove",
+			     path);
+done:
+	buf_release(&data);
+	return r;
+}
+
+static int drop_read(oid **ids, size_t *n, uint32_t *flags, decree_store *s)
+{
+	char path[PATH_MAX];
+
+	repo_file(path, s, DROP_NAME);
+	return drop_read_path(ids, n, flags, path);
+}
+
+int record_drop_check(const char *rootdir)
+{
+	char path[PATH_MAX];
+	oid *ids;
+	size_t n;
+	uint32_t flags;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", rootdir, DROP_NAME);
+	r = drop_read_path(&ids, &n, &flags, path);
+	decree_free(ids);
+	return r;
+}
+
+int record_drop_pending(oidset *gone, decree_store *s)
+{
+	oid *ids;
+	size_t n;
+	uint32_t flags;
+	int r;
+
+	if ((r = drop_read(&ids, &n, &flags, s)) < 0)
+		return r;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = oidset_add(gone, &ids[i], NULL);
+	decree_free(ids);
+	return r;
+}
+
+int record_drop_commit(decree_store *s, const oid *ids, size_t n,
+		       unsigned flags)
+{
+	char path[PATH_MAX], msg[1024];
+	buf b = BUF_INIT;
+	struct stat st;
+	oid sum;
+	int r = -1;
+
+	if (n > UINT32_MAX)
+		return decree_error_set(DECREE_EINVALID,
+					"too many checkpoints to remove");
+	if (buf_put(&b, DROP_MAGIC, 4) < 0 || buf_put_u32(&b, 1) < 0 ||
+	    buf_put_u32(&b, flags) < 0 || buf_put_u32(&b, (uint32_t)n) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++)
+		if (buf_put(&b, ids[i].b, SHA256_LEN) < 0)
+			goto done;
+	sha256_buf(&sum, b.ptr, b.len);
+	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
+		goto done;
+	repo_file(path, s, DROP_NAME);
+	if ((r = fs_write_atomic(path, b.ptr, b.len, 0644)) == 0 ||
+	    lstat(path, &st) < 0)
+		goto done;
+	/* Renamed, but the directory sync failed: the intent may not be
+	 * durable, so the removal has not happened; take it back. */
+	snprintf(msg, sizeof(msg), "%s", error_last());
+	if (unlink(path) == 0) {
+		/* (best effort: the sync just failed once already) */
+		if (fs_fsync_dir_path(s->rootdir) < 0)
+			error_clear();
+		r = decree_error_set(r, "%s", msg);
+		goto done;
+	}
+	/* It stays visible: the removal has happened after all. */
+	error_clear();
+	warning_set(DECREE_EUNFINISHED,
+		    "the checkpoints were removed, but the list of them may "
+		    "not be on disk yet (%s)",
+		    msg);
+	r = 0;
+done:
+	buf_release(&b);
+	return r;
+}
+
+/* unlink `path`; a file already gone is fine */
+static int drop_file(const char *path)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return decree_error_os("cannot remove '%s'", path);
+	return 0;
+}
+
+/* fsync a directory; one that is gone holds nothing to sync */
+static int sync_dir(const char *dir)
+{
+	struct stat st;
+	int r = fs_fsync_dir_path(dir);
+
+	if (r < 0 && lstat(dir, &st) < 0 && errno == ENOENT) {
+		error_clear();
+		r = 0;
+	}
+	return r;
+}
+
+int record_drop_finish(bool *done, decree_store *s)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80];
+	oid *ids = NULL;
+	size_t n;
+	uint32_t flags;
+	int r;
+
+	*done = false;
+	repo_file(path, s, DROP_NAME);
+	r = drop_read(&ids, &n, &flags, s);
+	if (r == DECREE_ENOTFOUND) {
+		error_clear();
+		return 0;
+	}
+	if (r == DECREE_ECORRUPT) {
+		/* which records it named is lost: they stay */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		error_clear();
+		if ((r = drop_file(path)) < 0)
+			return r;
+		*done = true;
+		warning_set(0,
+			    "%s: the interrupted removal of checkpoints is "
+			    "abandoned, the checkpoints it named are kept",
+			    msg);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	repo_file(dir, s, "checkpoints");
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		char hex[SHA256_HEXLEN + 1];
+		oid_to_hex(hex, &ids[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, hex);
+		r = drop_file(path);
+	}
+	decree_free(ids);
+	if (r < 0)
+		return r;
+	if (flags & RECORD_DROP_ALL) {
+		static const char *const names[] = { "oplog", "statcache",
+						     "statcache.delta" };
+		for (size_t i = 0; i < 3; i++) {
+			repo_file(path, s, names[i]);
+			if ((r = drop_file(path)) < 0)
+				return r;
+		}
+	}
+	/* the deletions are durable before the intent goes */
+	if ((n && (r = sync_dir(dir)) < 0) ||
+	    (flags & RECORD_DROP_ALL && (r = sync_dir(s->rootdir)) < 0))
+		return r;
+	repo_file(path, s, DROP_NAME);
+	if ((r = drop_file(path)) < 0)
+		return r;
+	*done = true;
 	return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "decree/checkpoint.h"
 #include "store/snap.h"
+#include "util/oidset.h"
 
 /* The session of a checkpoint created without one. */
 #define RECORD_DEFAULT_SESSION "default"
@@ -48,11 +49,30 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 /* Delete one record (no directory fsync). */
 int record_remove(decree_store *s, const char *id);
 
-/* Delete the damaged records the last record_load_all noted that belong
- * to `session` (NULL: every one, also those whose session cannot be read;
- * records that are merely unreadable are kept).  Counts them in *removed
- * and marks them removed.  No directory fsync. */
-int record_remove_damaged(size_t *removed, decree_store *s,
-			  const char *session);
+/*
+ * Removing records is all or nothing (prune, drop; docs/transactions.md,
+ * "Removing checkpoints"): record_drop_commit writes the ids to remove to
+ * <rootdir>/checkpoints.drop; once it returns 0 they are removed for every
+ * reader (record_load_all skips them), and record_drop_finish deletes
+ * their files and then the list.  A failing record_drop_commit changed
+ * nothing.  RECORD_DROP_ALL: the finish also deletes the history and the
+ * stat cache (a drop of every session).
+ */
+#define RECORD_DROP_ALL 1u
+int record_drop_commit(decree_store *s, const oid *ids, size_t n,
+		       unsigned flags);
+
+/* Finish an unfinished removal, if there is one (*done: there was).  A
+ * list that cannot be read as one is removed, its records kept, with a
+ * warning.  On failure the list stays, for the next call. */
+int record_drop_finish(bool *done, decree_store *s);
+
+/* Add the ids an unfinished removal lists to `gone`.  DECREE_ENOTFOUND:
+ * there is none; DECREE_ECORRUPT: its list is damaged. */
+int record_drop_pending(oidset *gone, decree_store *s);
+
+/* Check the list of an unfinished removal of root `rootdir` (fsck): 0,
+ * DECREE_ENOTFOUND (none) or DECREE_ECORRUPT. */
+int record_drop_check(const char *rootdir);
 
 #endif

@@ -47,7 +47,10 @@
  * crash during recovery is recovered by the next run.  Bytes after the
  * plan that are no valid COMMIT (a torn write) mean "not committed".  A
  * plan that cannot be read whole is damage (txn.wal exists only with a
- * complete plan): see txn_recover.
+ * complete plan): see txn_recover.  Before the log, txn_lock also removes
+ * what killed store writers left (pack and store-file temps) and finishes
+ * an interrupted prune or drop (record_drop_finish): those hold the same
+ * lock, so under it each is a leftover.
  *
  * Durability uses syncfs(2) on the root's file system instead of one fsync
  * per file: one flush for the temps, one for the renames.
@@ -58,6 +61,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/repo.h"
+#include "store/record.h"
 #include "scan/scan.h"
 #include "store/snap.h"
 #include "util/strset.h"
@@ -1716,6 +1720,15 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (wal_remove_temps(walpath) < 0)
 		error_clear(); /* only store space; gc removes it */
 	sweep_root_temps(s);
+	/* an unfinished prune or drop (no transaction log goes with it) */
+	if ((r = record_drop_finish(recovered, s)) < 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		return decree_error_set(DECREE_EUNFINISHED,
+					"cannot finish removing checkpoints "
+					"(%s); it stays for the next attempt",
+					msg);
+	}
 	r = wal_load(&data, &c, walpath);
 	if (r == DECREE_ENOTFOUND) {
 		error_clear();
@@ -1831,10 +1844,13 @@ int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	if (s->lock.depth > 1)
 		return 0; /* the outer lock did this */
 	/* Another process may have added packs since we looked. */
-	if ((r = repo_odb(&db, s, true)) < 0)
+	if ((r = repo_odb(&db, s, true)) < 0) {
 		r = unfinished_if_logged(s, r);
-	else
+	} else {
+		/* what a killed pack writer left (it held this lock) */
+		odb_sweep_temps(db);
 		r = txn_recover(&rec, &left, s, flags);
+	}
 	if (r < 0) {
 		/* a damaged store or log: refuse work until reopened (a
 		 * damaged log is read again by every call instead, so that

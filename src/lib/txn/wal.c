@@ -317,13 +317,18 @@ int wal_parse(wal_contents *out, const void *data, size_t len)
 			off = next;
 			continue;
 		}
-		/* damage (or a torn tail): step over it by its length if a
-		 * valid record follows there, else search */
+		/* damage (or a torn tail): step over it by its length if the
+		 * record that follows there is valid and the very next one
+		 * (its seq one more than the damaged record says), else
+		 * search.  A damaged length may point at a later genuine
+		 * record: stepping there would lose the intact ones between. */
 		if (len - off >= WAL_REC_OVER) {
 			uint32_t l = get_u32le(p + off);
+			uint32_t seq = get_u32le(p + off + 8);
 			if (l <= len - off - WAL_REC_OVER &&
 			    record_at(&rd, off + WAL_REC_OVER + l, &rec,
-				      &next)) {
+				      &next) &&
+			    rec.seq == seq + 1) {
 				off += WAL_REC_OVER + l;
 				continue;
 			}

@@ -525,17 +525,11 @@ static void fault_loop(fixture *f, const char *step, enum op op,
 				 "%s with %s #%d failing after commit (%s)",
 				 op_name(op), step, n, msg);
 			assert_image(img, after, where);
-			/* Without a warning the fault was one swallowed on
-			 * purpose (a write of packs/sealed, a cache): then
-			 * nothing may be left for the next call to finish. */
-			if (!*decree_warning_last()) {
-				hist_counts(&u1, &r1, f->s);
-				if (leftovers(f) || (u1 == u0 && r1 == r0))
-					fail_msg(
-						"%s: no warning, but the op is "
-						"unfinished",
-						where);
-			}
+			/* every fault a call survives is said: a swallowed
+			 * write of a cache (packs/sealed, the stat cache) is a
+			 * note in the warning slot */
+			if (!*decree_warning_last())
+				fail_msg("%s: no warning", where);
 			if (strstr(msg, "unusable"))
 				fail_msg("%s: the store handle went broken",
 					 where);

@@ -1817,8 +1817,6 @@ int odb_salvage(odb *db, odb_damage_fn fn, void *payload)
 			continue; /* nothing to read: only deleted below */
 		file_id_of(&p.pack_id, &st); /* its size bounds every read */
 		p.name = de->d_name;
-		/* read_stored bounds every entry by the size as loaded */
-		file_id_of(&p.pack_id, &st);
 		r = salvage_walk(db, w, &p, &done, &kept, &lost);
 		close(p.fd);
 		if (r < 0)

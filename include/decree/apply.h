@@ -45,9 +45,9 @@ typedef void (*decree_apply_report_cb)(void *payload, const char *path,
 				       const char *detail);
 
 /** Checks the final state of every path the patch touches before anything
- * is written (exists false: absent; mode 0644/0755/0120000; sha256 of the
- * content or link target).  Non-zero: the path is wrong, nothing is
- * written and decree_apply fails with DECREE_EVERIFY naming it. */
+ * is written (exists false: absent; mode: a file's permission bits, 0120000 for
+ * a link; sha256 of the content or link target).  Non-zero: the path is wrong,
+ * nothing is written and decree_apply fails with DECREE_EVERIFY naming it. */
 typedef int (*decree_apply_verify_cb)(void *payload, const char *path,
 				      bool exists, unsigned mode,
 				      const char *sha256_hex);

@@ -15,12 +15,11 @@ static void emit(buf *b)
 	buf_release(b);
 }
 
-static const char *mode_str(unsigned mode)
+/* "644", "600", "120000": the permission bits of a file in octal */
+static const char *mode_str(char out[8], unsigned mode)
 {
-	return mode == 0755	 ? "755"
-	       : mode == 0120000 ? "120000"
-	       : mode == 0	 ? "0"
-				 : "644";
+	snprintf(out, 8, "%o", mode & 0177777u);
+	return out;
 }
 
 /*
@@ -197,6 +196,7 @@ static int ck_show(cli_ctx *ctx)
 		buf_puts(&b, ",\"files\":[");
 		for (size_t i = 0; i < n; i++) {
 			decree_file_info f;
+			char ms[8];
 			decree_snapshot_at(&f, sn, i);
 			if (f.skip_reason)
 				continue;
@@ -206,7 +206,7 @@ static int ck_show(cli_ctx *ctx)
 			buf_printf(&b,
 				   ",\"sha256\":\"%s\",\"size\":%" PRIu64
 				   ",\"mode\":\"%s\"}",
-				   f.sha256, f.size, mode_str(f.mode));
+				   f.sha256, f.size, mode_str(ms, f.mode));
 		}
 		buf_puts(&b, "],\"skipped\":[");
 		first = true;
@@ -234,6 +234,7 @@ static int ck_show(cli_ctx *ctx)
 			   info.file_count, info.total_bytes);
 		for (size_t i = 0; i < n; i++) {
 			decree_file_info f;
+			char ms[8];
 			decree_snapshot_at(&f, sn, i);
 			if (f.skip_reason)
 				buf_printf(&b,
@@ -243,8 +244,8 @@ static int ck_show(cli_ctx *ctx)
 					   f.skip_reason);
 			else
 				buf_printf(&b, "%-6s %s %10" PRIu64 " %s\n",
-					   mode_str(f.mode), f.sha256, f.size,
-					   cli_q(f.path));
+					   mode_str(ms, f.mode), f.sha256,
+					   f.size, cli_q(f.path));
 		}
 	}
 	decree_snapshot_free(sn);

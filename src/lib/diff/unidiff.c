@@ -306,8 +306,9 @@ done:
 
 static bool valid_mode(uint32_t m)
 {
-	return m == UNIDIFF_MODE_FILE || m == UNIDIFF_MODE_EXEC ||
-	       m == UNIDIFF_MODE_LINK;
+	/* a regular file with any permission bits (git itself writes only
+	 * 100644 and 100755), or a symlink */
+	return (m & ~0777u) == 0100000u || m == UNIDIFF_MODE_LINK;
 }
 
 static int put_record(buf *out, const unidiff_file *f, const unidiff_options *o)

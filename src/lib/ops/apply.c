@@ -151,7 +151,7 @@ static int load_disk(pstate *p, decree_store *s)
 	if (r < 0)
 		return r;
 	p->orig_exists = true;
-	p->orig_mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	p->orig_mode = mode_of_file(st.st_mode);
 	return 0;
 }
 
@@ -246,10 +246,12 @@ static int check_one(pstates *t, decree_store *s, const patch_file *fp,
 				   fp->is_copy ? "copy" : "rename", from, to);
 	}
 	if (res.exists) {
-		/* mode 0: the patch says nothing; keep the source's */
-		dst->mode = res.mode	  ? res.mode
-			    : src->exists ? src->mode
-					  : MODE_FILE;
+		/* mode 0, or the same mode on both sides: the patch changes
+		 * nothing; keep the source's (a git diff says 100644 for a
+		 * 0600 file; applying it must not make a secret readable) */
+		bool keep = src->exists &&
+			    (!res.mode || res.mode == res.expect_mode);
+		dst->mode = keep ? src->mode : res.mode ? res.mode : MODE_FILE;
 		buf_release(&dst->data);
 		dst->data = res.data;
 		res.data = (buf)BUF_INIT;
@@ -739,9 +741,8 @@ static int verify_all(const decree_apply_options *o, const pstates *t)
 			oid id;
 			sha256_buf(&id, p->data.ptr, p->data.len);
 			oid_to_hex(hex, &id);
-			mode = p->mode == MODE_EXEC   ? 0755
-			       : p->mode == MODE_LINK ? 0120000
-						      : 0644;
+			mode = mode_is_file(p->mode) ? p->mode & MODE_PERM
+						     : 0120000;
 		}
 		if (!o->verify(o->payload, p->path, p->exists, mode, hex))
 			continue;

@@ -386,17 +386,11 @@ void decree_snapshot_at(decree_file_info *out, const decree_snapshot *sn,
 	memset(out, 0, sizeof(*out));
 	out->path = e->path;
 	out->size = e->size;
-	switch (e->mode) {
-	case MODE_FILE:
-		out->mode = 0644;
-		break;
-	case MODE_EXEC:
-		out->mode = 0755;
-		break;
-	case MODE_LINK:
+	if (mode_is_file(e->mode)) {
+		out->mode = e->mode & MODE_PERM;
+	} else if (e->mode == MODE_LINK) {
 		out->mode = 0120000;
-		break;
-	default:
+	} else {
 		out->mode = 0;
 		out->skip_reason = "too large";
 	}

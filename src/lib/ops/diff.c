@@ -50,7 +50,7 @@ typedef struct {
 
 static unsigned public_mode(uint32_t mode)
 {
-	return mode == MODE_EXEC ? 0755 : mode == MODE_LINK ? 0120000 : 0644;
+	return mode_is_file(mode) ? mode & MODE_PERM : 0120000;
 }
 
 /* Read the working-tree content of `e` (a symlink's target for links). */

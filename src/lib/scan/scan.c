@@ -172,7 +172,7 @@ static int run_hash(worker *wk, rentry *re)
 		return 0;
 	}
 	/* the stat data describe the bytes we read, for the cache */
-	e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	e->mode = mode_of_file(st.st_mode);
 	e->mtime_ns = st_mtime_ns(&st);
 	e->ctime_ns = st_ctime_ns(&st);
 	e->ino = st.st_ino;
@@ -383,7 +383,7 @@ static int scan_file(worker *wk, rentry *re, const struct stat *st)
 	const scan_opts *o = w->o;
 	snap_entry *e = &re->e;
 
-	e->mode = (st->st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	e->mode = mode_of_file(st->st_mode);
 	if ((uint64_t)st->st_size > w->max_size) {
 		e->mode = MODE_SKIP;
 		e->mtime_ns = 0; /* never cached */
@@ -675,7 +675,7 @@ int scan_capture_path(snap_entry *e, int rootfd, const char *path,
 	r = fs_read_fd(fd, &data, path);
 	close(fd);
 	if (r == 0) {
-		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+		e->mode = mode_of_file(st.st_mode);
 		e->size = data.len;
 		r = odb_writer_add(store, ODB_BLOB, data.ptr, data.len, NULL,
 				   &e->id);

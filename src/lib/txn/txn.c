@@ -164,8 +164,7 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 		sha256_buf(&got, target, (size_t)n);
 	} else {
 		int fd;
-		if (!S_ISREG(st.st_mode) ||
-		    ((st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE) != mode)
+		if (!S_ISREG(st.st_mode) || mode_of_file(st.st_mode) != mode)
 			return 0;
 		if ((fd = fs_open_beneath(s->rootfd, path,
 					  O_RDONLY | O_NONBLOCK)) < 0)
@@ -214,7 +213,7 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 		r = decree_error_os("cannot write '%s'", path_for_errors);
 		goto done;
 	}
-	if (fchmod(fd, mode == MODE_EXEC ? 0755 : 0644) < 0) {
+	if (fchmod(fd, mode & MODE_PERM) < 0) {
 		r = decree_error_os("cannot chmod '%s'", path_for_errors);
 		goto done;
 	}
@@ -1499,7 +1498,7 @@ int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
 			    0)
 				return r;
 		} else {
-			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+			e.mode = mode_of_file(st.st_mode);
 			e.size = (uint64_t)st.st_size;
 		}
 	} else {

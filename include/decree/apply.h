@@ -52,7 +52,8 @@ typedef int (*decree_apply_verify_cb)(void *payload, const char *path,
 				      bool exists, unsigned mode,
 				      const char *sha256_hex);
 
-#define DECREE_APPLY_OPTIONS_VERSION 1
+/* Version 2 added `cancel`; version 1 structs are still accepted. */
+#define DECREE_APPLY_OPTIONS_VERSION 2
 typedef struct {
 	unsigned version;
 	bool check_only; /**< check and report; write nothing */
@@ -69,11 +70,16 @@ typedef struct {
 					  rolled back */
 	decree_apply_verify_cb verify; /**< NULL: no check */
 	void *payload;
+	/** May be NULL.  As decree_restore_options.cancel: polled between
+	 * files until the writes commit; non-zero rolls them back and the
+	 * call fails with DECREE_ECANCELLED.  Not looked at while `exec`
+	 * runs or while its failure is rolled back. */
+	const volatile int *cancel;
 } decree_apply_options;
 #define DECREE_APPLY_OPTIONS_INIT                                            \
 	{                                                                    \
 		DECREE_APPLY_OPTIONS_VERSION, false, false, -1, NULL, false, \
-			NULL, NULL, NULL, NULL, NULL                         \
+			NULL, NULL, NULL, NULL, NULL, NULL                   \
 	}
 
 typedef struct {

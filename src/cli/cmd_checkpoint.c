@@ -289,8 +289,10 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 			const char *action)
 {
 	plan_out *p = payload;
-	/* Only roll-back steps are news to the user; the plan was printed. */
-	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet)
+	/* Only roll-back steps are news to the user; the plan was printed.
+	 * After Ctrl-C, one line says it all (cli_cancel_report). */
+	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet &&
+	    !cli_cancelled())
 		fprintf(stderr, "%s: %s %s\n", cli_phase_name(ph),
 			action ? action : "", path ? cli_q(path) : "");
 }
@@ -299,10 +301,16 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 			  const decree_restore_result *res, const char *verb,
 			  const char *target)
 {
+	if (r == DECREE_ECANCELLED) {
+		buf_release(&po->json);
+		return cli_cancel_report(r, verb);
+	}
 	if (r < 0) {
 		buf_release(&po->json);
 		return lib_fail_hint(r, fsck_hint(r));
 	}
+	if (!po->dry)
+		cli_cancel_report(r, verb);
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_printf(&b, "{\"operation\":\"%s\"", verb);
@@ -351,8 +359,11 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
+	if (!dry)
+		o.cancel = cli_cancel_catch();
 	if ((r = decree_checkpoint_resolve(id, s, ref)) == 0)
 		r = decree_checkpoint_restore(&res, s, id, &o);
+	cli_cancel_release();
 	cli_paths_free(paths);
 	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL);
 }
@@ -440,7 +451,10 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
+	if (!dry)
+		o.cancel = cli_cancel_catch();
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
+	cli_cancel_release();
 	close_store(s);
 	if (r == DECREE_ECORRUPT) {
 		/* a damaged object, or a damaged history entry */

@@ -299,7 +299,8 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 		return; /* the summary is the last event */
 	if (o->ctx->json)
 		event(cli_phase_name(ph), path, action, NULL);
-	else if (path && !o->ctx->quiet)
+	else if (path && !o->ctx->quiet &&
+		 !(ph == DECREE_PHASE_ROLLING_BACK && cli_cancelled()))
 		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
 			action ? action : "", cli_q(path));
 }
@@ -387,7 +388,10 @@ int cmd_apply(cli_ctx *ctx)
 	o.report = on_report;
 	o.progress = on_apply_progress;
 	o.payload = &ao;
+	if (!check)
+		o.cancel = cli_cancel_catch();
 	r = decree_apply(&res, s, name, text.ptr, text.len, &o);
+	cli_cancel_release();
 	close_store(s);
 	buf_release(&text);
 	if (ctx->json) {
@@ -415,6 +419,10 @@ int cmd_apply(cli_ctx *ctx)
 		fwrite(b.ptr, 1, b.len, stdout);
 		buf_release(&b);
 	}
+	if (r == DECREE_ECANCELLED)
+		return cli_cancel_report(r, "apply");
+	if (r == 0 && !check)
+		cli_cancel_report(r, "apply");
 	if (r < 0 && res.exec_ran && res.exec_status && r != DECREE_EEXEC)
 		/* the command failed, and so did putting the tree back */
 		return lib_fail_hint(r,

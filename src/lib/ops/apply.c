@@ -910,6 +910,7 @@ static int write_patch(apply_run *a)
 		sp.progress = o->progress;
 		sp.payload = o->payload;
 		sp.pushed_id = a->pushed;
+		sp.cancel = o->version >= 2 ? o->cancel : NULL;
 		r = txn_run(a->s, &sp);
 	}
 done:
@@ -983,7 +984,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	memset(&a, 0, sizeof(a));
 	a.pre = (snap)SNAP_INIT;
 	a.made_dirs = (strset)STRSET_INIT;
-	if (o->version != DECREE_APPLY_OPTIONS_VERSION)
+	if (o->version != 1 && o->version != DECREE_APPLY_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid apply options");
 	if (o->check_only && o->exec)

@@ -28,6 +28,12 @@
  *     |                   directory fsynced
  *   IDLE
  *
+ * Cancellation (txn_spec.cancel, set by the host's signal handler) is
+ * polled before each file of stage_all and apply_all and before commit:
+ * a cancel there is a failure like any other (rolled back, temps removed,
+ * the log removed; DECREE_ECANCELLED).  After COMMIT it is not looked at:
+ * the bookkeeping left is short and the change has happened.
+ *
  * A failure once the log exists and before COMMIT is durable goes to
  * abort_run: rollback() puts every path back and the log is removed
  * (IDLE); if that fails too, the log stays, the handle refuses further
@@ -116,6 +122,14 @@ static void progress(const txn_spec *sp, decree_phase ph, const char *path,
 {
 	if (sp && sp->progress)
 		sp->progress(sp->payload, ph, path, act);
+}
+
+/* DECREE_ECANCELLED once the host asked to stop (before COMMIT only). */
+static int cancelled(const txn_spec *sp)
+{
+	if (sp && sp->cancel && *sp->cancel)
+		return decree_error_set(DECREE_ECANCELLED, "interrupted");
+	return 0;
 }
 
 static const char *change_action(const txn_change *c)
@@ -1255,6 +1269,8 @@ static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (!f->c.has_new || !parent_ready(p, f->c.path))
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
@@ -1274,6 +1290,8 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (f->c.has_new)
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
 		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
 			return r;
@@ -1289,6 +1307,8 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (!f->c.has_new || f->staged)
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
@@ -1298,14 +1318,16 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (!f->c.has_new)
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
 			 change_action(&f->c));
 		if ((r = rename_one(s, f)) < 0)
 			return r;
 	}
-	if ((r = sync_tree(s)) < 0)
+	if ((r = sync_tree(s)) < 0 || (r = verify_new(s, p)) < 0)
 		return r;
-	return verify_new(s, p);
+	return cancelled(sp); /* the last chance before COMMIT */
 }
 
 /*
@@ -1392,7 +1414,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		return r;
 	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
 	    (r = check_history(s, sp)) < 0 || (r = make_plan(&p, s, sp)) < 0 ||
-	    (r = check_unchanged(s, &p)) < 0)
+	    (r = check_unchanged(s, &p)) < 0 || (r = cancelled(sp)) < 0)
 		goto done;
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;

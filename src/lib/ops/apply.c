@@ -32,6 +32,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "diff/patch.h"
+#include "diff/unidiff.h"
 #include "store/repo.h"
 #include "util/strset.h"
 #include "txn/txn.h"
@@ -145,6 +146,15 @@ static int load_disk(pstate *p, decree_store *s)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return conflict_at(p, "'%s' is a special file", p->path);
+	}
+	if ((uint64_t)st.st_size >= UNIDIFF_MAX_CONTENT) {
+		/* patched in memory: a huge file is refused, not loaded */
+		close(fd);
+		return conflict_at(p,
+				   "'%s' is too large to patch (%llu bytes; "
+				   "the limit is %llu)",
+				   p->path, (unsigned long long)st.st_size,
+				   (unsigned long long)UNIDIFF_MAX_CONTENT);
 	}
 	r = fs_read_fd(fd, &p->orig, p->path);
 	close(fd);

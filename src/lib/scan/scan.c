@@ -181,6 +181,29 @@ static int run_hash(worker *wk, rentry *re)
 		close(fd);
 		goto too_big;
 	}
+	if ((uint64_t)st.st_size >= ODB_STREAM_MIN) {
+		/* a big file is never held in memory: hash it, then (if the
+		 * store lacks it) stream it into the pack */
+		uint64_t size;
+		r = sha256_fd(&e->id, &size, fd, e->path);
+		if (r == 0 && size > w->max_size) {
+			close(fd);
+			st.st_size = (off_t)size;
+			goto too_big;
+		}
+		e->size = size;
+		if (r == 0 && w->o->store) {
+			if (lseek(fd, 0, SEEK_SET) < 0)
+				r = decree_error_os("cannot seek in '%s'",
+						    e->path);
+			else
+				r = odb_writer_add_fd(w->o->store, ODB_BLOB, fd,
+						      size, &e->id, &e->id,
+						      e->path);
+		}
+		close(fd);
+		return r;
+	}
 	buf_clear(&wk->data);
 	r = fs_read_fd(fd, &wk->data, e->path);
 	close(fd);
@@ -671,6 +694,21 @@ int scan_capture_path(snap_entry *e, int rootfd, const char *path,
 		close(fd);
 		return decree_error_set(DECREE_EINVALID,
 					"'%s' is not a regular file", path);
+	}
+	if ((uint64_t)st.st_size >= ODB_STREAM_MIN) {
+		uint64_t size;
+		e->mode = mode_of_file(st.st_mode);
+		if ((r = sha256_fd(&e->id, &size, fd, path)) == 0) {
+			e->size = size;
+			r = lseek(fd, 0, SEEK_SET) < 0
+				    ? decree_error_os("cannot seek in '%s'",
+						      path)
+				    : odb_writer_add_fd(store, ODB_BLOB, fd,
+							size, &e->id, &e->id,
+							path);
+		}
+		close(fd);
+		return r;
 	}
 	r = fs_read_fd(fd, &data, path);
 	close(fd);

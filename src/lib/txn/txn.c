@@ -198,11 +198,29 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 			   const char *path_for_errors)
 {
 	buf data = BUF_INIT;
+	uint64_t size = 0;
 	odb *db;
 	int fd = -1, r;
 
 	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = odb_read(&data, NULL, db, id)) < 0)
+	    (r = odb_size(&size, db, id)) < 0)
+		goto done;
+	if (mode != MODE_LINK && size >= ODB_STREAM_MIN) {
+		/* a big file: streamed, sparse where it is zero */
+		fd = openat(dirfd, name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0600);
+		if (fd < 0) {
+			r = decree_error_os("cannot create '%s'",
+					    path_for_errors);
+			goto done;
+		}
+		if ((r = odb_read_to_fd(db, id, fd, path_for_errors)) < 0)
+			goto done;
+		goto written;
+	}
+	if ((r = odb_read(&data, NULL, db, id)) < 0)
 		goto done;
 	if (mode == MODE_LINK) {
 		if (fs_fault_hook && fs_fault_hook("write")) {
@@ -227,6 +245,7 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 		r = decree_error_os("cannot write '%s'", path_for_errors);
 		goto done;
 	}
+written:
 	if (fchmod(fd, mode & MODE_PERM) < 0) {
 		r = decree_error_os("cannot chmod '%s'", path_for_errors);
 		goto done;
@@ -1158,7 +1177,13 @@ static int check_contents(odb *db, const txn_spec *sp)
 		}
 		if (c->has_old) {
 			buf tmp = BUF_INIT;
-			r = odb_read(&tmp, NULL, db, &c->old_id);
+			uint64_t size = 0;
+			if ((r = odb_size(&size, db, &c->old_id)) == 0)
+				r = size >= ODB_STREAM_MIN
+					    ? odb_read_to_fd(db, &c->old_id, -1,
+							     NULL)
+					    : odb_read(&tmp, NULL, db,
+						       &c->old_id);
 			buf_release(&tmp);
 			if (r < 0) {
 				char msg[900];

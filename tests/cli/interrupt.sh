@@ -52,7 +52,9 @@ interrupted() {
 	local sig=$1 what=$2
 	shift 2
 	rm -f "$SCRATCH/pid"
-	strace -f -qq -o /dev/null -e trace=fchmod \
+	# LeakSanitizer cannot run under ptrace (sanitizer builds)
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+		strace -f -qq -o /dev/null -e trace=fchmod \
 		-e inject=fchmod:delay_exit=10000 \
 		sh -c 'echo $$ >"$0"; exec "$@"' "$SCRATCH/pid" "$DECREE" "$@" \
 		>"$SCRATCH/.out" 2>"$SCRATCH/.err" &

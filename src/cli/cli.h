@@ -75,7 +75,9 @@ int lib_fail(int code);
 /*
  * Ctrl-C during a change of the tree (restore, undo, redo, apply):
  * cli_cancel_catch installs handlers for SIGINT, SIGTERM and SIGHUP that
- * only set the flag it returns (pass it as the options' `cancel`);
+ * set the flag it returns (pass it as the options' `cancel`); a second
+ * signal goes to the handler that was there before (the next command
+ * recovers, as after a kill);
  * cli_cancel_release puts the previous handlers back and returns the
  * signal caught (0: none).  cli_cancel_report then says which way it
  * went: r == DECREE_ECANCELLED prints "decree: interrupted; the <verb>

@@ -101,8 +101,23 @@ static volatile sig_atomic_t cancel_sig;
 static struct sigaction saved_int, saved_term, saved_hup;
 static bool catching;
 
+/* The first signal asks for a clean stop.  A second one is the user
+ * insisting (a long lock wait, a huge file being written): the handler
+ * that was there before (decree_cleanup_on_signals: remove temp packs,
+ * then die by the signal) takes over; the next command recovers the
+ * tree from the log, as after a kill.  sigaction and raise are
+ * async-signal-safe. */
 static void on_cancel_signal(int sig)
 {
+	if (cancel_sig) {
+		sigaction(sig,
+			  sig == SIGINT	   ? &saved_int
+			  : sig == SIGTERM ? &saved_term
+					   : &saved_hup,
+			  NULL);
+		raise(sig);
+		return;
+	}
 	cancel_sig = sig;
 }
 

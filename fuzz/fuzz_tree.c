@@ -13,7 +13,8 @@
  * tree_parse accepts anything a restore could not trust:
  *   - every name it reports is non-empty, at most NAME_MAX bytes, without
  *     '/' or NUL, not "." or "..", strictly increasing (strcmp);
- *   - every mode is one of the five known ones;
+ *   - every mode is one of the five known ones, or (version 2 only) a
+ *     regular file with any permission bits (0100000 | 0..0777);
  *   - an accepted object is canonical: re-encoding the reported entries
  *     gives back the input byte for byte (no slack a second reader might
  *     interpret differently);
@@ -35,7 +36,7 @@ static void check(bool ok)
 
 struct ctx {
 	buf body;
-	uint32_t count;
+	uint32_t count, version;
 	char prev[NAME_MAX + 1];
 	uint32_t stop_at; /* 0: never */
 };
@@ -49,7 +50,8 @@ static int entry(void *payload, const char *name, uint32_t mode, uint64_t size,
 	check(n > 0 && n <= NAME_MAX);
 	check(!strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."));
 	check(mode == MODE_FILE || mode == MODE_EXEC || mode == MODE_LINK ||
-	      mode == MODE_DIR || mode == MODE_SKIP);
+	      mode == MODE_DIR || mode == MODE_SKIP ||
+	      (c->version == 2 && mode_is_file(mode)));
 	check(c->count == 0 || strcmp(c->prev, name) < 0);
 	memcpy(c->prev, name, n + 1);
 	c->count++;
@@ -69,10 +71,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&c, 0, sizeof(c));
 	buf_init(&c.body);
+	if (size >= 8)
+		c.version = (uint32_t)data[4] | (uint32_t)data[5] << 8 |
+			    (uint32_t)data[6] << 16 | (uint32_t)data[7] << 24;
 	r = tree_parse((const char *)data, size, entry, &c);
 	if (r == 0) {
 		check(buf_put(&whole, "DTRE", 4) == 0 &&
-		      buf_put_u32(&whole, 1) == 0 &&
+		      buf_put_u32(&whole, c.version) == 0 &&
 		      buf_put_u32(&whole, c.count) == 0 &&
 		      buf_put(&whole, c.body.ptr, c.body.len) == 0);
 		check(whole.len == size && !memcmp(whole.ptr, data, size));

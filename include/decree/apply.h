@@ -45,14 +45,15 @@ typedef void (*decree_apply_report_cb)(void *payload, const char *path,
 				       const char *detail);
 
 /** Checks the final state of every path the patch touches before anything
- * is written (exists false: absent; mode 0644/0755/0120000; sha256 of the
- * content or link target).  Non-zero: the path is wrong, nothing is
- * written and decree_apply fails with DECREE_EVERIFY naming it. */
+ * is written (exists false: absent; mode: a file's permission bits, 0120000 for
+ * a link; sha256 of the content or link target).  Non-zero: the path is wrong,
+ * nothing is written and decree_apply fails with DECREE_EVERIFY naming it. */
 typedef int (*decree_apply_verify_cb)(void *payload, const char *path,
 				      bool exists, unsigned mode,
 				      const char *sha256_hex);
 
-#define DECREE_APPLY_OPTIONS_VERSION 1
+/* Version 2 added `cancel`; version 1 structs are still accepted. */
+#define DECREE_APPLY_OPTIONS_VERSION 2
 typedef struct {
 	unsigned version;
 	bool check_only; /**< check and report; write nothing */
@@ -69,11 +70,16 @@ typedef struct {
 					  rolled back */
 	decree_apply_verify_cb verify; /**< NULL: no check */
 	void *payload;
+	/** May be NULL.  As decree_restore_options.cancel: polled between
+	 * files until the writes commit; non-zero rolls them back and the
+	 * call fails with DECREE_ECANCELLED.  Not looked at while `exec`
+	 * runs or while its failure is rolled back. */
+	const volatile int *cancel;
 } decree_apply_options;
 #define DECREE_APPLY_OPTIONS_INIT                                            \
 	{                                                                    \
 		DECREE_APPLY_OPTIONS_VERSION, false, false, -1, NULL, false, \
-			NULL, NULL, NULL, NULL, NULL                         \
+			NULL, NULL, NULL, NULL, NULL, NULL                   \
 	}
 
 typedef struct {

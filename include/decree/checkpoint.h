@@ -113,7 +113,8 @@ typedef struct {
 	const char *path;
 	char sha256[DECREE_ID_HEXLEN + 1]; /**< "" for skipped files */
 	uint64_t size;
-	unsigned mode; /**< 0644, 0755, 0120000 (symlink), 0 skipped */
+	unsigned mode; /**< permission bits of a file (0644, 0600, ...), 0120000
+			  (symlink), 0 skipped */
 	const char *skip_reason; /**< NULL unless skipped */
 } decree_file_info;
 

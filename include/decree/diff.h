@@ -24,7 +24,8 @@ DECREE_BEGIN_DECL
 typedef struct {
 	const char *path;
 	char status; /**< 'A' added, 'D' deleted, 'M' modified */
-	unsigned old_mode, new_mode; /**< 0644, 0755, 0120000; 0 if absent */
+	unsigned old_mode, new_mode; /**< a file's permission bits (0644, 0600,
+					...), 0120000 (symlink); 0 if absent */
 	bool binary;		     /**< a NUL byte on either side */
 	bool skipped; /**< larger than max_file_size: not stored, no text */
 	uint64_t added, removed; /**< lines (0 for binary and skipped) */

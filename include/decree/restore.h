@@ -61,7 +61,8 @@ typedef void (*decree_plan_cb)(void *payload, const char *path,
 typedef void (*decree_progress_cb)(void *payload, decree_phase phase,
 				   const char *path, const char *action);
 
-#define DECREE_RESTORE_OPTIONS_VERSION 1
+/* Version 2 added `cancel`; version 1 structs are still accepted. */
+#define DECREE_RESTORE_OPTIONS_VERSION 2
 typedef struct {
 	unsigned version;
 	const char *const *paths; /**< NULL-terminated; NULL = whole tree */
@@ -69,10 +70,18 @@ typedef struct {
 	decree_plan_cb plan; /**< called per path before anything is written */
 	decree_progress_cb progress;
 	void *payload;
+	/** May be NULL.  Polled between files until the transaction commits
+	 * (set it from a signal handler, another thread, a UI): non-zero
+	 * rolls everything back (temp files removed, nothing changed) and
+	 * the call fails with DECREE_ECANCELLED.  Once the commit record is
+	 * durable it is no longer looked at: the call finishes and returns
+	 * 0 (the change is made; see docs/transactions.md). */
+	const volatile int *cancel;
 } decree_restore_options;
-#define DECREE_RESTORE_OPTIONS_INIT                                           \
-	{                                                                     \
-		DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL \
+#define DECREE_RESTORE_OPTIONS_INIT                                            \
+	{                                                                      \
+		DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL, \
+			NULL                                                   \
 	}
 
 /** Result counts of a restore, undo or redo. */
@@ -90,6 +99,7 @@ typedef struct {
  * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_ELOCKED,
  *         DECREE_ECONFLICT, DECREE_EVERIFY (paths in the message),
  *         DECREE_ECORRUPT (a stored copy is damaged; nothing was written),
+ *         DECREE_ECANCELLED (opts->cancel was set: nothing changed),
  *         DECREE_EUNFINISHED (a failure whose rollback failed too: the
  *         log stays for decree_recover), -1.
  */

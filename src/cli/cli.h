@@ -71,6 +71,26 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * call returned (DECREE_ERROR: take the last error's code).  Returns
  * EXIT_FAIL. */
 int lib_fail(int code);
+
+/*
+ * Ctrl-C during a change of the tree (restore, undo, redo, apply):
+ * cli_cancel_catch installs handlers for SIGINT, SIGTERM and SIGHUP that
+ * set the flag it returns (pass it as the options' `cancel`); a second
+ * signal goes to the handler that was there before (the next command
+ * recovers, as after a kill);
+ * cli_cancel_release puts the previous handlers back and returns the
+ * signal caught (0: none).  cli_cancel_report then says which way it
+ * went: r == DECREE_ECANCELLED prints "decree: interrupted; the <verb>
+ * was rolled back, nothing changed" and returns EXIT_CANCELLED; r == 0
+ * after a signal (it came after the commit) prints that the change was
+ * completed and returns EXIT_OK; otherwise it prints nothing and returns
+ * EXIT_OK (the caller reports r as usual).  See docs/cli/exit-codes.md.
+ */
+const volatile int *cli_cancel_catch(void);
+int cli_cancel_release(void);
+int cli_cancel_report(int r, const char *verb);
+/* A signal was caught since the last cli_cancel_catch. */
+bool cli_cancelled(void);
 /* The same with `hint` ("run 'decree fsck'") appended; NULL: lib_fail. */
 int lib_fail_hint(int code, const char *hint);
 /* The library's warning (decree_warning_last), if any, as one line

@@ -15,12 +15,11 @@ static void emit(buf *b)
 	buf_release(b);
 }
 
-static const char *mode_str(unsigned mode)
+/* "644", "600", "120000": the permission bits of a file in octal */
+static const char *mode_str(char out[8], unsigned mode)
 {
-	return mode == 0755	 ? "755"
-	       : mode == 0120000 ? "120000"
-	       : mode == 0	 ? "0"
-				 : "644";
+	snprintf(out, 8, "%o", mode & 0177777u);
+	return out;
 }
 
 /*
@@ -206,6 +205,7 @@ static int ck_show(cli_ctx *ctx)
 		buf_puts(&b, ",\"files\":[");
 		for (size_t i = 0; i < n; i++) {
 			decree_file_info f;
+			char ms[8];
 			decree_snapshot_at(&f, sn, i);
 			if (f.skip_reason)
 				continue;
@@ -215,7 +215,7 @@ static int ck_show(cli_ctx *ctx)
 			buf_printf(&b,
 				   ",\"sha256\":\"%s\",\"size\":%" PRIu64
 				   ",\"mode\":\"%s\"}",
-				   f.sha256, f.size, mode_str(f.mode));
+				   f.sha256, f.size, mode_str(ms, f.mode));
 		}
 		buf_puts(&b, "],\"skipped\":[");
 		first = true;
@@ -243,6 +243,7 @@ static int ck_show(cli_ctx *ctx)
 			   info.file_count, info.total_bytes);
 		for (size_t i = 0; i < n; i++) {
 			decree_file_info f;
+			char ms[8];
 			decree_snapshot_at(&f, sn, i);
 			if (f.skip_reason)
 				buf_printf(&b,
@@ -252,8 +253,8 @@ static int ck_show(cli_ctx *ctx)
 					   f.skip_reason);
 			else
 				buf_printf(&b, "%-6s %s %10" PRIu64 " %s\n",
-					   mode_str(f.mode), f.sha256, f.size,
-					   cli_q(f.path));
+					   mode_str(ms, f.mode), f.sha256,
+					   f.size, cli_q(f.path));
 		}
 	}
 	decree_snapshot_free(sn);
@@ -297,8 +298,10 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 			const char *action)
 {
 	plan_out *p = payload;
-	/* Only roll-back steps are news to the user; the plan was printed. */
-	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet)
+	/* Only roll-back steps are news to the user; the plan was printed.
+	 * After Ctrl-C, one line says it all (cli_cancel_report). */
+	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet &&
+	    !cli_cancelled())
 		fprintf(stderr, "%s: %s %s\n", cli_phase_name(ph),
 			action ? action : "", path ? cli_q(path) : "");
 }
@@ -307,10 +310,16 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 			  const decree_restore_result *res, const char *verb,
 			  const char *target)
 {
+	if (r == DECREE_ECANCELLED) {
+		buf_release(&po->json);
+		return cli_cancel_report(r, verb);
+	}
 	if (r < 0) {
 		buf_release(&po->json);
 		return lib_fail_hint(r, fsck_hint(r));
 	}
+	if (!po->dry)
+		cli_cancel_report(r, verb);
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_printf(&b, "{\"operation\":\"%s\"", verb);
@@ -359,8 +368,11 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
+	if (!dry)
+		o.cancel = cli_cancel_catch();
 	if ((r = decree_checkpoint_resolve(id, s, ref)) == 0)
 		r = decree_checkpoint_restore(&res, s, id, &o);
+	cli_cancel_release();
 	cli_paths_free(paths);
 	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL);
 }
@@ -448,7 +460,10 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
+	if (!dry)
+		o.cancel = cli_cancel_catch();
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
+	cli_cancel_release();
 	close_store(s);
 	if (r == DECREE_ECORRUPT) {
 		/* a damaged object, or a damaged history entry */

@@ -54,15 +54,17 @@ static int keep_row(diff_out *d, const char *path, const char *text)
 	return 0;
 }
 
-static const char *mode_name(unsigned mode)
+/* As git writes it: "100644", "100600", "120000" */
+static const char *mode_name(char out[8], unsigned mode)
 {
-	return mode == 0755 ? "100755" : mode == 0120000 ? "120000" : "100644";
+	snprintf(out, 8, "%06o", mode == 0120000 ? mode : 0100000 | mode);
+	return out;
 }
 
 static int on_diff_file(void *payload, const decree_diff_file *f)
 {
 	diff_out *d = payload;
-	char row[128];
+	char row[128], m1[8], m2[8];
 
 	d->added += f->added;
 	d->removed += f->removed;
@@ -76,9 +78,13 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 		json_kv_path(b, "path", f->path, false);
 		buf_printf(b, ",\"status\":\"%c\"", f->status);
 		json_kv_str(b, "old_mode",
-			    f->old_mode ? mode_name(f->old_mode) : NULL, true);
+			    f->status != 'A' ? mode_name(m1, f->old_mode)
+					     : NULL,
+			    true);
 		json_kv_str(b, "new_mode",
-			    f->new_mode ? mode_name(f->new_mode) : NULL, true);
+			    f->status != 'D' ? mode_name(m2, f->new_mode)
+					     : NULL,
+			    true);
 		buf_printf(b,
 			   ",\"binary\":%s,\"skipped\":%s,\"added\":%" PRIu64
 			   ",\"removed\":%" PRIu64,
@@ -293,7 +299,8 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 		return; /* the summary is the last event */
 	if (o->ctx->json)
 		event(cli_phase_name(ph), path, action, NULL);
-	else if (path && !o->ctx->quiet)
+	else if (path && !o->ctx->quiet &&
+		 !(ph == DECREE_PHASE_ROLLING_BACK && cli_cancelled()))
 		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
 			action ? action : "", cli_q(path));
 }
@@ -381,7 +388,10 @@ int cmd_apply(cli_ctx *ctx)
 	o.report = on_report;
 	o.progress = on_apply_progress;
 	o.payload = &ao;
+	if (!check)
+		o.cancel = cli_cancel_catch();
 	r = decree_apply(&res, s, name, text.ptr, text.len, &o);
+	cli_cancel_release();
 	close_store(s);
 	buf_release(&text);
 	if (ctx->json) {
@@ -409,6 +419,10 @@ int cmd_apply(cli_ctx *ctx)
 		fwrite(b.ptr, 1, b.len, stdout);
 		buf_release(&b);
 	}
+	if (r == DECREE_ECANCELLED)
+		return cli_cancel_report(r, "apply");
+	if (r == 0 && !check)
+		cli_cancel_report(r, "apply");
 	if (r < 0 && res.exec_ran && res.exec_status && r != DECREE_EEXEC)
 		/* the command failed, and so did putting the tree back */
 		return lib_fail_hint(r,

@@ -11,6 +11,7 @@
  */
 #include "util/common.h"
 #include "cli.h"
+#include <signal.h>
 
 /* "decree: " + the message with control bytes escaped (quote.c) + tail. */
 static void print_error(const char *msg, const char *tail)
@@ -88,6 +89,89 @@ void lib_warn(void)
 				   ? "; 'decree recover' does it now"
 				   : "");
 	buf_release(&b);
+}
+
+/* --- interrupting a change of the tree ---------------------------------- */
+
+/* Set by SIGINT, SIGTERM and SIGHUP while cli_cancel_catch is in force;
+ * the library polls it between files (DECREE_ECANCELLED before the
+ * commit).  sig_atomic_t is int here, which the library's flag type
+ * needs. */
+static volatile sig_atomic_t cancel_sig;
+static struct sigaction saved_int, saved_term, saved_hup;
+static bool catching;
+
+/* The first signal asks for a clean stop.  A second one is the user
+ * insisting (a long lock wait, a huge file being written): the handler
+ * that was there before (decree_cleanup_on_signals: remove temp packs,
+ * then die by the signal) takes over; the next command recovers the
+ * tree from the log, as after a kill.  sigaction and raise are
+ * async-signal-safe. */
+static void on_cancel_signal(int sig)
+{
+	if (cancel_sig) {
+		sigaction(sig,
+			  sig == SIGINT	   ? &saved_int
+			  : sig == SIGTERM ? &saved_term
+					   : &saved_hup,
+			  NULL);
+		raise(sig);
+		return;
+	}
+	cancel_sig = sig;
+}
+
+const volatile int *cli_cancel_catch(void)
+{
+	struct sigaction sa;
+
+	_Static_assert(sizeof(sig_atomic_t) == sizeof(int),
+		       "the library's cancel flag is an int");
+	cancel_sig = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_cancel_signal;
+	sa.sa_flags = SA_RESTART; /* fs.c loops anyway; do not fail writes */
+	sigemptyset(&sa.sa_mask);
+	if (!catching) {
+		sigaction(SIGINT, &sa, &saved_int);
+		sigaction(SIGTERM, &sa, &saved_term);
+		sigaction(SIGHUP, &sa, &saved_hup);
+		catching = true;
+	}
+	return (const volatile int *)&cancel_sig;
+}
+
+int cli_cancel_release(void)
+{
+	if (catching) {
+		sigaction(SIGINT, &saved_int, NULL);
+		sigaction(SIGTERM, &saved_term, NULL);
+		sigaction(SIGHUP, &saved_hup, NULL);
+		catching = false;
+	}
+	return (int)cancel_sig;
+}
+
+int cli_cancel_report(int r, const char *verb)
+{
+	if (r == DECREE_ECANCELLED) {
+		fprintf(stderr,
+			"decree: interrupted; the %s was rolled back, nothing "
+			"changed\n",
+			verb);
+		return EXIT_CANCELLED;
+	}
+	if (r == 0 && cancel_sig)
+		fprintf(stderr,
+			"decree: interrupted, but the %s was already "
+			"committed; it was completed\n",
+			verb);
+	return EXIT_OK;
+}
+
+bool cli_cancelled(void)
+{
+	return cancel_sig != 0;
 }
 
 const char *fsck_hint(int code)

@@ -73,7 +73,7 @@ int run_write_manifest(decree_store *s, const char *ck, const char *path)
 		char num[24];
 		int len;
 		decree_snapshot_at(&fi, sn, i);
-		if (!fi.mode)
+		if (fi.skip_reason)
 			continue; /* above the size limit: not stored */
 		if (k++)
 			buf_putc(&b, ',');
@@ -83,9 +83,9 @@ int run_write_manifest(decree_store *s, const char *ck, const char *path)
 		len = snprintf(num, sizeof(num), "%" PRIu64, fi.size);
 		buf_puts(&b, "\",\"size\":");
 		buf_put(&b, num, (size_t)len);
-		buf_puts(&b, fi.mode == 0755	  ? ",\"mode\":\"755\"}"
-			     : fi.mode == 0120000 ? ",\"mode\":\"120000\"}"
-						  : ",\"mode\":\"644\"}");
+		/* every permission bit: "600", "755"; "120000" for a link */
+		len = snprintf(num, sizeof(num), ",\"mode\":\"%o\"}", fi.mode);
+		buf_put(&b, num, (size_t)len);
 	}
 	r = buf_puts(&b, "}}\n");
 	decree_snapshot_free(sn);

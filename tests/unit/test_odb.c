@@ -980,6 +980,84 @@ static void test_refresh_other_handle(void **state)
 /* --- damage ------------------------------------------------------------------
  */
 
+/*
+ * Big objects are streamed: odb_writer_add_fd stores a file of
+ * ODB_STREAM_MIN bytes and more in chunks, odb_read_to_fd writes it back
+ * sparse and verified.  The frame is an ordinary one (the in-memory
+ * reader, and so an older release, reads it), a changed file is stored
+ * under the id of what was read, and a flipped byte is caught.
+ */
+static void test_stream_big(void **state)
+{
+	fixture *f = *state;
+	size_t len = (size_t)ODB_STREAM_MIN + 12345;
+	char *data = calloc(1, len), src[PATH_MAX], dst[PATH_MAX];
+	char path[PATH_MAX];
+	buf back = BUF_INIT, pack = BUF_INIT;
+	odb_writer *w;
+	odb *db;
+	oid id, got, first;
+	struct stat st;
+	int fd;
+
+	assert_non_null(data);
+	reseed(9);
+	rnd_bytes(data + 3 * 4096 + 7, 100000); /* the rest stays zero */
+	memcpy(data + len - 5, "tail!", 5);
+	snprintf(src, sizeof(src), "%s/src", f->dir);
+	snprintf(dst, sizeof(dst), "%s/dst", f->dir);
+	write_whole(src, data, len);
+	sha256_buf(&id, data, len);
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	f->db = db;
+	assert_int_equal(odb_writer_new(&w, db), 0);
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(
+		odb_writer_add_fd(w, ODB_BLOB, fd, len, &id, &got, "src"), 0);
+	close(fd);
+	assert_memory_equal(got.b, id.b, SHA256_LEN);
+	/* a first pass that saw other bytes: stored as read now */
+	memset(first.b, 0x11, SHA256_LEN);
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(odb_writer_add_fd(w, ODB_BLOB, fd, len, &first, &got,
+					   "src"),
+			 0);
+	close(fd);
+	assert_memory_equal(got.b, id.b, SHA256_LEN); /* and deduplicated */
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+
+	/* back through the stream, sparse, and through the plain reader */
+	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(odb_read_to_fd(db, &id, fd, "dst"), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	assert_int_equal((uint64_t)st.st_size, len);
+	assert_true((uint64_t)st.st_blocks * 512 < len / 4);
+	read_whole(&back, dst);
+	assert_int_equal(back.len, len);
+	assert_memory_equal(back.ptr, data, len);
+	assert_int_equal(odb_read(&back, NULL, db, &id), 0);
+	assert_memory_equal(back.ptr, data, len);
+	assert_int_equal(odb_read_to_fd(db, &id, -1, NULL), 0);
+
+	/* a flipped byte in the frame is caught by the stream */
+	find_file(path, sizeof(path), f->packs, "pack-", ".pack");
+	read_whole(&pack, path);
+	flip_byte(path, (off_t)(pack.len / 2));
+	odb_free(db);
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	f->db = db;
+	assert_int_equal(odb_read_to_fd(db, &id, -1, NULL), DECREE_ECORRUPT);
+	decree_error_clear();
+
+	buf_release(&back);
+	buf_release(&pack);
+	free(data);
+}
+
 static void test_flipped_pack_byte(void **state)
 {
 	fixture *f = *state;
@@ -1753,6 +1831,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_damaged_copy_is_not_trusted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_big, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_salvage_broken_index,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_indexes, setup,

@@ -815,10 +815,10 @@ static void test_parse_errors(void **state)
 		  "diff --git a/m b/m\nnew file mode 160000\n"
 		  "index 0000000..1234567\n",
 		  DECREE_EINVALID, "submodule" },
-		{ "odd mode",
-		  "diff --git a/m b/m\nold mode 100600\n"
+		{ "setuid mode",
+		  "diff --git a/m b/m\nold mode 104755\n"
 		  "new mode 100644\n",
-		  DECREE_EINVALID, "unsupported file mode 100600" },
+		  DECREE_EINVALID, "unsupported file mode 104755" },
 		{ "half mode", "diff --git a/m b/m\nold mode 100644\n",
 		  DECREE_EINVALID, "must come together" },
 		{ "empty git record", "diff --git a/m b/m\n", DECREE_EINVALID,

@@ -169,13 +169,13 @@ static const struct want {
 	{ "dirlink", MODE_LINK, "bin", 0 },
 	{ "edge.bin", MODE_FILE, NULL, MAXSZ }, /* exactly the limit: stored */
 	{ "link", MODE_LINK, "a.txt", 0 },
-	{ "odd-exec", MODE_EXEC, "group/other exec bits do not count", 0 },
+	{ "odd-exec", MODE_REG | 0700, "every permission bit is kept", 0 },
 	{ "outlink", MODE_LINK, "../../../etc/passwd", 0 },
 	{ "sub/.decree/x", MODE_FILE, "only the root's .decree is skipped", 0 },
 	{ "sub/.gitignore", MODE_FILE, "secret\n!keep.log\n", 0 },
 	{ "sub/file.c", MODE_FILE, "int x;\n", 0 },
 	{ "sub/keep.log", MODE_FILE, "kept: whitelisted deeper", 0 },
-	{ "uexec-only", MODE_FILE, "0644 | S_IXGRP is not executable", 0 },
+	{ "uexec-only", MODE_REG | 0654, "0644 | S_IXGRP is kept as is", 0 },
 };
 
 static void build_tree(const fixture *f)
@@ -195,13 +195,13 @@ static void build_tree(const fixture *f)
 	link_at(f, "bin", "dirlink");
 	put_bytes(f, "edge.bin", edge, sizeof(edge), 0644);
 	link_at(f, "a.txt", "link");
-	put(f, "odd-exec", "group/other exec bits do not count", 0700);
+	put(f, "odd-exec", "every permission bit is kept", 0700);
 	link_at(f, "../../../etc/passwd", "outlink");
 	put(f, "sub/.decree/x", "only the root's .decree is skipped", 0644);
 	put(f, "sub/.gitignore", "secret\n!keep.log\n", 0644);
 	put(f, "sub/file.c", "int x;\n", 0644);
 	put(f, "sub/keep.log", "kept: whitelisted deeper", 0644);
-	put(f, "uexec-only", "0644 | S_IXGRP is not executable", 0654);
+	put(f, "uexec-only", "0644 | S_IXGRP is kept as is", 0654);
 	/* not recorded */
 	mkdir_at(f, "empty");
 	mkdir_at(f, "empty/nested/deeper");

@@ -527,6 +527,90 @@ static int parse_fn(void *payload, const char *name, uint32_t mode,
 	return l->stop_with;
 }
 
+/*
+ * Permission bits: a tree of 0644/0755 files is version 1, byte for byte
+ * what earlier releases wrote (so their stores read unchanged and old and
+ * new checkpoints share trees); any other bits make it version 2.
+ * Version 1 holds 0644/0755 only; version 2 must hold something more.
+ */
+static void test_versions_and_modes(void **state)
+{
+	static const uint32_t perms[] = { 0600, 0640, 0700, 0444,
+					  0755, 0644, 0000, 0777 };
+	struct tent v1[] = { { MODE_FILE, "a", 0 }, { MODE_EXEC, "b", 0 } };
+	struct tent odd[] = { { MODE_FILE, "a", 0 }, { 0100600, "b", 0 } };
+	struct parse_log log;
+	snap s = SNAP_INIT, back = SNAP_INIT;
+	oid id, root;
+	buf b = BUF_INIT, obj = BUF_INIT;
+	fixture *f = *state;
+
+	/* old stores: version 1 bytes by the documented format */
+	encode(&b, v1, 2, -1);
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 0);
+	assert_int_equal(log.modes[0], MODE_FILE);
+	assert_int_equal(log.modes[1], MODE_EXEC);
+	/* ... and the writer still writes exactly those bytes */
+	for (size_t i = 0; i < 2; i++) {
+		unsigned char raw[SHA256_LEN];
+		memset(raw, (int)(i + 1), sizeof(raw));
+		memcpy(id.b, raw, SHA256_LEN);
+		add(&s, v1[i].name, v1[i].mode, 1000 + i, &id);
+	}
+	write_and_commit(&root, f->db, &s);
+	assert_int_equal(odb_read(&obj, NULL, f->db, &root), 0);
+	assert_int_equal(obj.len, b.len);
+	assert_memory_equal(obj.ptr, b.ptr, b.len);
+
+	/* version 1 cannot hold other bits: an old tree never means 0600 */
+	encode(&b, odd, 2, -1);
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log),
+			 DECREE_ECORRUPT);
+	/* version 2 can; version 2 with nothing beyond 0644/0755 is not
+	 * canonical */
+	b.ptr[4] = 2;
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log), 0);
+	assert_int_equal(log.modes[1], 0100600);
+	encode(&b, v1, 2, -1);
+	b.ptr[4] = 2;
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log),
+			 DECREE_ECORRUPT);
+	/* a version 2 tree must not hold a setuid file or an unknown type */
+	odd[1].mode = 0104755;
+	encode(&b, odd, 2, -1);
+	b.ptr[4] = 2;
+	memset(&log, 0, sizeof(log));
+	assert_int_equal(tree_parse(b.ptr, b.len, parse_fn, &log),
+			 DECREE_ECORRUPT);
+
+	/* every permission bit round-trips through the writer and reader */
+	snap_release(&s);
+	for (size_t i = 0; i < ARRAY_SIZE(perms); i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "f%zu", i);
+		text_id(&id, name);
+		add(&s, name, MODE_REG | perms[i], 1, &id);
+	}
+	snap_sort(&s);
+	write_and_commit(&root, f->db, &s);
+	buf_clear(&obj);
+	assert_int_equal(odb_read(&obj, NULL, f->db, &root), 0);
+	assert_int_equal((unsigned char)obj.ptr[4], 2);
+	assert_int_equal(tree_read(&back, f->db, &root), 0);
+	assert_int_equal(back.n, s.n);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(back.v[i].mode, s.v[i].mode);
+
+	snap_release(&s);
+	snap_release(&back);
+	buf_release(&b);
+	buf_release(&obj);
+}
+
 static void test_parse_accepts(void **state)
 {
 	static char longest[NAME_MAX + 1];
@@ -796,6 +880,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_and_edges, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shared_subtrees, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_versions_and_modes, setup,
 						teardown),
 		cmocka_unit_test(test_parse_accepts),
 		cmocka_unit_test(test_parse_rejects),

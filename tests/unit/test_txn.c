@@ -654,6 +654,110 @@ static void test_restore_faults_shapes(void **state)
 	faults_between(*state, state_c, state_d);
 }
 
+/* --- cancellation (Ctrl-C) ------------------------------------------------
+ *
+ * The host's cancel flag is set at the k-th progress call, k = 1, 2, ...
+ * (before each file is staged or renamed, at COMMITTING, at DONE).  Before
+ * the commit the call must fail with DECREE_ECANCELLED and leave the tree
+ * exactly as it was, no temp file, no txn.wal, the history and the
+ * checkpoint list unchanged; from the commit on it must complete and
+ * return 0 with the tree in the new state.
+ */
+static volatile int c_flag;
+static int c_at, c_calls;
+
+static void cancel_at_k(void *payload, decree_phase ph, const char *path,
+			const char *action)
+{
+	UNUSED(payload);
+	UNUSED(ph);
+	UNUSED(path);
+	UNUSED(action);
+	if (++c_calls == c_at)
+		c_flag = 1;
+}
+
+static int run_op_cancel(fixture *f, enum op op)
+{
+	decree_restore_options ro = DECREE_RESTORE_OPTIONS_INIT;
+	decree_apply_options ao = DECREE_APPLY_OPTIONS_INIT;
+	decree_restore_result res;
+	decree_apply_result ar;
+
+	ro.progress = ao.progress = cancel_at_k;
+	ro.cancel = ao.cancel = &c_flag;
+	switch (op) {
+	case OP_RESTORE:
+		return decree_checkpoint_restore(&res, f->s, ref_ckpt, &ro);
+	case OP_UNDO:
+		return decree_undo(&res, f->s, &ro);
+	case OP_REDO:
+		return decree_redo(&res, f->s, &ro);
+	default:
+		ao.reverse = true;
+		return decree_apply(&ar, f->s, "t.diff", patch_text.ptr,
+				    patch_text.len, &ao);
+	}
+}
+
+static void cancel_loop(fixture *f, enum op op, const char *before,
+			const char *after, int *rolled_back, int *completed)
+{
+	for (int k = 1; k <= 400; k++) {
+		size_t nck = checkpoint_count(f->s);
+		char hist[96], hist_after[96], where[200];
+		int r;
+
+		history(hist, sizeof(hist), f->s);
+		c_flag = 0;
+		c_calls = 0;
+		c_at = k;
+		r = run_op_cancel(f, op);
+		snprintf(where, sizeof(where), "%s cancelled at progress #%d",
+			 op_name(op), k);
+		if (r == DECREE_ECANCELLED) {
+			assert_true(c_flag);
+			assert_image(snapshot_now(f), before, where);
+			if (leftovers(f))
+				fail_msg("%s: temp files or txn.wal left",
+					 where);
+			history(hist_after, sizeof(hist_after), f->s);
+			assert_string_equal(hist, hist_after);
+			assert_int_equal(checkpoint_count(f->s), nck);
+			(*rolled_back)++;
+			continue;
+		}
+		if (r != 0)
+			fail_msg("%s: failed with %d: %s", where, r,
+				 decree_error_last());
+		assert_image(snapshot_now(f), after, where);
+		assert_int_equal(leftovers(f), 0);
+		if (!c_flag)
+			return; /* k past the last progress call: done */
+		(*completed)++;
+		assert_int_equal(run_op(f, inverse_of(op)), 0);
+		assert_image(snapshot_now(f), before, "the inverse");
+	}
+	fail_msg("%s never ran to the end", op_name(op));
+}
+
+static void test_cancel(void **state)
+{
+	fixture *f = *state;
+	int back = 0, done = 0;
+
+	prepare(f, state_a, state_b);
+	cancel_loop(f, OP_RESTORE, f->before, f->after, &back, &done);
+	cancel_loop(f, OP_UNDO, f->after, f->before, &back, &done);
+	cancel_loop(f, OP_REDO, f->before, f->after, &back, &done);
+	assert_int_equal(run_op(f, OP_UNDO), 0);
+	cancel_loop(f, OP_APPLY, f->before, f->after, &back, &done);
+	printf("  %d cancels rolled back, %d came after the commit\n", back,
+	       done);
+	assert_true(back >= 4 * 3);
+	assert_true(done >= 4);
+}
+
 /* Without faults: every shape change restores, undoes and redoes. */
 static void test_restore_shape_changes(void **state)
 {
@@ -1088,6 +1192,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_nested_meta_dir,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_faults, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restore_faults_shapes,

@@ -84,7 +84,7 @@ typedef struct {
 	bool new_exists; /* false: the patch deletes the file */
 	bool is_rename, is_copy;
 	bool is_git;		     /* came with a "diff --git" header */
-	uint32_t old_mode, new_mode; /* 0100644/0100755/0120000, 0 unknown */
+	uint32_t old_mode, new_mode; /* 0100000 | perm, 0120000, 0 unknown */
 	bool is_binary;		     /* content in bin_old/bin_new */
 	char *bin_old, *bin_new;
 	size_t bin_old_len, bin_new_len;

@@ -306,8 +306,9 @@ done:
 
 static bool valid_mode(uint32_t m)
 {
-	return m == UNIDIFF_MODE_FILE || m == UNIDIFF_MODE_EXEC ||
-	       m == UNIDIFF_MODE_LINK;
+	/* a regular file with any permission bits (git itself writes only
+	 * 100644 and 100755), or a symlink */
+	return (m & ~0777u) == 0100000u || m == UNIDIFF_MODE_LINK;
 }
 
 static int put_record(buf *out, const unidiff_file *f, const unidiff_options *o)
@@ -344,6 +345,17 @@ static int put_record(buf *out, const unidiff_file *f, const unidiff_options *o)
 				       unidiff_quote_path(out, "", np) < 0 ||
 				       buf_putc(out, '\n') < 0))
 			return DECREE_ERROR;
+	}
+	if (o->flags & UNIDIFF_TOO_BIG) {
+		if (buf_puts(out, "Binary files ") < 0 ||
+		    (f->old_exists ? quote_path(out, "a/", op, false)
+				   : buf_puts(out, "/dev/null")) < 0 ||
+		    buf_puts(out, " and ") < 0 ||
+		    (f->new_exists ? quote_path(out, "b/", np, false)
+				   : buf_puts(out, "/dev/null")) < 0 ||
+		    buf_puts(out, " differ\n") < 0)
+			return DECREE_ERROR;
+		return 0;
 	}
 	if (same)
 		return 0;
@@ -426,8 +438,9 @@ int unidiff_format(buf *out, const unidiff_file *file,
 			return r;
 		return put_record(out, &add, opts);
 	}
-	if (f.old_exists && f.new_exists && f.old_mode == f.new_mode &&
-	    !strcmp(f.old_path, f.new_path) && f.old_len == f.new_len &&
+	if (!(opts->flags & UNIDIFF_TOO_BIG) && f.old_exists && f.new_exists &&
+	    f.old_mode == f.new_mode && !strcmp(f.old_path, f.new_path) &&
+	    f.old_len == f.new_len &&
 	    (!f.old_len || !memcmp(f.old_data, f.new_data, f.old_len)))
 		return 0;
 	if (!f.old_exists)

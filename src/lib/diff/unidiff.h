@@ -62,7 +62,16 @@ enum unidiff_flags {
 	/* Leave out the `index <old>..<new>` lines (git blob names).
 	 * GNU patch needs them to delete empty files and patch symlinks. */
 	UNIDIFF_NO_INDEX = 1 << 0,
+	/* The content is too big to diff (UNIDIFF_MAX_CONTENT): the data
+	 * are not given; the record is the header and git's "Binary files
+	 * a/x and b/x differ" line, which no tool applies. */
+	UNIDIFF_TOO_BIG = 1 << 1,
 };
+
+/* Files this large or larger are not diffed (or patched) in memory:
+ * above the default size limit, so a default configuration never meets
+ * it (docs/diff-format.md). */
+#define UNIDIFF_MAX_CONTENT ((uint64_t)64 << 20)
 
 typedef struct {
 	unsigned version; /* UNIDIFF_OPTIONS_VERSION */

@@ -32,6 +32,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "diff/patch.h"
+#include "diff/unidiff.h"
 #include "store/repo.h"
 #include "util/strset.h"
 #include "txn/txn.h"
@@ -146,12 +147,21 @@ static int load_disk(pstate *p, decree_store *s)
 		close(fd);
 		return conflict_at(p, "'%s' is a special file", p->path);
 	}
+	if ((uint64_t)st.st_size >= UNIDIFF_MAX_CONTENT) {
+		/* patched in memory: a huge file is refused, not loaded */
+		close(fd);
+		return conflict_at(p,
+				   "'%s' is too large to patch (%llu bytes; "
+				   "the limit is %llu)",
+				   p->path, (unsigned long long)st.st_size,
+				   (unsigned long long)UNIDIFF_MAX_CONTENT);
+	}
 	r = fs_read_fd(fd, &p->orig, p->path);
 	close(fd);
 	if (r < 0)
 		return r;
 	p->orig_exists = true;
-	p->orig_mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	p->orig_mode = mode_of_file(st.st_mode);
 	return 0;
 }
 
@@ -246,10 +256,12 @@ static int check_one(pstates *t, decree_store *s, const patch_file *fp,
 				   fp->is_copy ? "copy" : "rename", from, to);
 	}
 	if (res.exists) {
-		/* mode 0: the patch says nothing; keep the source's */
-		dst->mode = res.mode	  ? res.mode
-			    : src->exists ? src->mode
-					  : MODE_FILE;
+		/* mode 0, or the same mode on both sides: the patch changes
+		 * nothing; keep the source's (a git diff says 100644 for a
+		 * 0600 file; applying it must not make a secret readable) */
+		bool keep = src->exists &&
+			    (!res.mode || res.mode == res.expect_mode);
+		dst->mode = keep ? src->mode : res.mode ? res.mode : MODE_FILE;
 		buf_release(&dst->data);
 		dst->data = res.data;
 		res.data = (buf)BUF_INIT;
@@ -739,9 +751,8 @@ static int verify_all(const decree_apply_options *o, const pstates *t)
 			oid id;
 			sha256_buf(&id, p->data.ptr, p->data.len);
 			oid_to_hex(hex, &id);
-			mode = p->mode == MODE_EXEC   ? 0755
-			       : p->mode == MODE_LINK ? 0120000
-						      : 0644;
+			mode = mode_is_file(p->mode) ? p->mode & MODE_PERM
+						     : 0120000;
 		}
 		if (!o->verify(o->payload, p->path, p->exists, mode, hex))
 			continue;
@@ -909,6 +920,7 @@ static int write_patch(apply_run *a)
 		sp.progress = o->progress;
 		sp.payload = o->payload;
 		sp.pushed_id = a->pushed;
+		sp.cancel = o->version >= 2 ? o->cancel : NULL;
 		r = txn_run(a->s, &sp);
 	}
 done:
@@ -984,7 +996,7 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	memset(&a, 0, sizeof(a));
 	a.pre = (snap)SNAP_INIT;
 	a.made_dirs = (strset)STRSET_INIT;
-	if (o->version != DECREE_APPLY_OPTIONS_VERSION)
+	if (o->version != 1 && o->version != DECREE_APPLY_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid apply options");
 	if (o->check_only && o->exec)

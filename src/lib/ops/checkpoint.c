@@ -19,6 +19,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "store/repo.h"
+#include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/tree.h"
 #include "txn/txn.h"
@@ -103,6 +104,30 @@ static int store_uncached(decree_store *s, odb_writer *w, snap *cur)
 			goto done;
 		if (r > 0)
 			continue;
+		if (mode_is_file(e->mode) && e->size >= ODB_STREAM_MIN) {
+			/* a big file: streamed (scan_capture_path), never
+			 * read whole */
+			snap_entry got;
+			memset(&got, 0, sizeof(got));
+			r = scan_capture_path(&got, s->rootfd, e->path, w);
+			if (r == 0 && oid_cmp(&got.id, &e->id)) {
+				e->id = got.id;
+				e->size = got.size;
+				e->cached = 0;
+			}
+			if (r == 0)
+				continue;
+			if (r != DECREE_ENOTFOUND)
+				goto done;
+			error_clear();
+			oid_to_hex(hex, &e->id);
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s ('%s') is damaged or missing, and "
+				"'%s' vanished before it could be stored again",
+				hex, e->path, e->path);
+			goto done;
+		}
 		r = checkpoint_read_path(&data, s->rootfd, e->path, e->mode);
 		if (r == DECREE_ENOTFOUND) {
 			oid_to_hex(hex, &e->id);
@@ -386,17 +411,11 @@ void decree_snapshot_at(decree_file_info *out, const decree_snapshot *sn,
 	memset(out, 0, sizeof(*out));
 	out->path = e->path;
 	out->size = e->size;
-	switch (e->mode) {
-	case MODE_FILE:
-		out->mode = 0644;
-		break;
-	case MODE_EXEC:
-		out->mode = 0755;
-		break;
-	case MODE_LINK:
+	if (mode_is_file(e->mode)) {
+		out->mode = e->mode & MODE_PERM;
+	} else if (e->mode == MODE_LINK) {
 		out->mode = 0120000;
-		break;
-	default:
+	} else {
 		out->mode = 0;
 		out->skip_reason = "too large";
 	}

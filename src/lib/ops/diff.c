@@ -50,7 +50,7 @@ typedef struct {
 
 static unsigned public_mode(uint32_t mode)
 {
-	return mode == MODE_EXEC ? 0755 : mode == MODE_LINK ? 0120000 : 0644;
+	return mode_is_file(mode) ? mode & MODE_PERM : 0120000;
 }
 
 /* Read the working-tree content of `e` (a symlink's target for links). */
@@ -133,6 +133,24 @@ static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
 	return r;
 }
 
+/* SHA-256 of a worktree file, streamed (a big file the scan left
+ * unhashed). */
+static int hash_worktree(oid *out, decree_store *s, const snap_entry *e,
+			 dir_cache *dc)
+{
+	const char *base;
+	int dfd = -1, fd, r;
+
+	if ((r = cached_parent(&dfd, &base, s, e->path, dc)) < 0)
+		return r;
+	if ((fd = openat(dfd, base,
+			 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return decree_error_os("cannot open '%s'", e->path);
+	r = sha256_fd(out, NULL, fd, e->path);
+	close(fd);
+	return r;
+}
+
 static int load_side(diff_ctx *c, buf *out, const snap_entry *e, bool disk,
 		     dir_cache *dc)
 {
@@ -203,6 +221,25 @@ static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new,
 		     (b && !snap_entry_is_stored(b));
 	if (c->o->no_text || f->skipped)
 		return 0;
+	if ((a && a->size >= UNIDIFF_MAX_CONTENT) ||
+	    (b && b->size >= UNIDIFF_MAX_CONTENT)) {
+		/* never read whole into memory: a header, and "Binary files
+		 * differ" when the bytes do (ids: a worktree entry was
+		 * hashed by the scan) */
+		oid bid = b ? b->id : (oid){ { 0 } };
+		if (b && b->unhashed && c->worktree &&
+		    (r = hash_worktree(&bid, c->s, b, dc)) < 0)
+			return r;
+		u.old_path = u.new_path = it->path;
+		u.old_exists = a != NULL;
+		u.new_exists = b != NULL;
+		u.old_mode = a ? a->mode : 0;
+		u.new_mode = b ? b->mode : 0;
+		if (!a || !b || oid_cmp(&a->id, &bid))
+			uo.flags |= UNIDIFF_TOO_BIG;
+		f->binary = true;
+		return unidiff_format(&it->text, &u, &uo);
+	}
 	if ((r = load_side(c, old, a, false, dc)) < 0 ||
 	    (r = load_side(c, new, b, c->worktree, dc)) < 0)
 		return r;

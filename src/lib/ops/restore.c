@@ -191,6 +191,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	odb_writer *w = NULL;
 	statcache *cache = NULL;
 	odb *db;
+	const volatile int *cancel;
 	int r;
 
 	if (!o)
@@ -199,9 +200,10 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
 	memset(&rec, 0, sizeof(rec));
-	if (o->version != DECREE_RESTORE_OPTIONS_VERSION)
+	if (o->version != 1 && o->version != DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
+	cancel = o->version >= 2 ? o->cancel : NULL;
 	if ((r = repo_need_root(s)) < 0 ||
 	    (r = record_resolve(&rec, s, ref)) < 0)
 		return r;
@@ -254,6 +256,11 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	}
 	if (o->dry_run || ch.n == 0)
 		goto done;
+	if (cancel && *cancel) {
+		r = decree_error_set(DECREE_ECANCELLED,
+				     "interrupted; nothing was changed");
+		goto done;
+	}
 	/* Capture the present (every byte we will touch is in w). */
 	if ((r = checkpoint_write(res->pre_checkpoint, s, w, &cur, rec.session,
 				  NULL, "pre-restore")) < 0)
@@ -279,6 +286,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		sp.progress = o->progress;
 		sp.payload = o->payload;
 		sp.committed = &committed;
+		sp.cancel = cancel;
 		if ((r = txn_run(s, &sp)) < 0) {
 			/* Nothing changed: drop the capture again, unless the
 			 * store is broken and recovery may still need it. */
@@ -336,6 +344,9 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (!res)
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
+	if (o->version != 1 && o->version != DECREE_RESTORE_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid restore options");
 	if (!repo_exists(s))
 		return decree_error_set(DECREE_ENOTFOUND, "nothing to %s",
 					undo ? "undo" : "redo");
@@ -426,6 +437,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 		sp.moved_id = e->id;
 		sp.progress = o->progress;
 		sp.payload = o->payload;
+		sp.cancel = o->version >= 2 ? o->cancel : NULL;
 		r = txn_run(s, &sp);
 	}
 done:

@@ -172,7 +172,7 @@ static int run_hash(worker *wk, rentry *re)
 		return 0;
 	}
 	/* the stat data describe the bytes we read, for the cache */
-	e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	e->mode = mode_of_file(st.st_mode);
 	e->mtime_ns = st_mtime_ns(&st);
 	e->ctime_ns = st_ctime_ns(&st);
 	e->ino = st.st_ino;
@@ -180,6 +180,29 @@ static int run_hash(worker *wk, rentry *re)
 	if ((uint64_t)st.st_size > w->max_size) {
 		close(fd);
 		goto too_big;
+	}
+	if ((uint64_t)st.st_size >= ODB_STREAM_MIN) {
+		/* a big file is never held in memory: hash it, then (if the
+		 * store lacks it) stream it into the pack */
+		uint64_t size;
+		r = sha256_fd(&e->id, &size, fd, e->path);
+		if (r == 0 && size > w->max_size) {
+			close(fd);
+			st.st_size = (off_t)size;
+			goto too_big;
+		}
+		e->size = size;
+		if (r == 0 && w->o->store) {
+			if (lseek(fd, 0, SEEK_SET) < 0)
+				r = decree_error_os("cannot seek in '%s'",
+						    e->path);
+			else
+				r = odb_writer_add_fd(w->o->store, ODB_BLOB, fd,
+						      size, &e->id, &e->id,
+						      e->path);
+		}
+		close(fd);
+		return r;
 	}
 	buf_clear(&wk->data);
 	r = fs_read_fd(fd, &wk->data, e->path);
@@ -383,7 +406,7 @@ static int scan_file(worker *wk, rentry *re, const struct stat *st)
 	const scan_opts *o = w->o;
 	snap_entry *e = &re->e;
 
-	e->mode = (st->st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+	e->mode = mode_of_file(st->st_mode);
 	if ((uint64_t)st->st_size > w->max_size) {
 		e->mode = MODE_SKIP;
 		e->mtime_ns = 0; /* never cached */
@@ -672,10 +695,25 @@ int scan_capture_path(snap_entry *e, int rootfd, const char *path,
 		return decree_error_set(DECREE_EINVALID,
 					"'%s' is not a regular file", path);
 	}
+	if ((uint64_t)st.st_size >= ODB_STREAM_MIN) {
+		uint64_t size;
+		e->mode = mode_of_file(st.st_mode);
+		if ((r = sha256_fd(&e->id, &size, fd, path)) == 0) {
+			e->size = size;
+			r = lseek(fd, 0, SEEK_SET) < 0
+				    ? decree_error_os("cannot seek in '%s'",
+						      path)
+				    : odb_writer_add_fd(store, ODB_BLOB, fd,
+							size, &e->id, &e->id,
+							path);
+		}
+		close(fd);
+		return r;
+	}
 	r = fs_read_fd(fd, &data, path);
 	close(fd);
 	if (r == 0) {
-		e->mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+		e->mode = mode_of_file(st.st_mode);
 		e->size = data.len;
 		r = odb_writer_add(store, ODB_BLOB, data.ptr, data.len, NULL,
 				   &e->id);

@@ -850,6 +850,246 @@ static int read_copy(buf *out, odb *db, const pack *p, const idx_entry *e)
 	return 0;
 }
 
+/* --- streaming: objects of any size in bounded memory ----------------------
+ *
+ * An object of ODB_STREAM_MIN bytes or more is never held in memory:
+ * stream_copy decompresses it in chunks of STREAM_CHUNK, hashing as it
+ * goes, into a file or nowhere (verification).  Writing to a file keeps it
+ * sparse: runs of all-zero 4 KiB blocks are skipped with lseek, and the
+ * file is cut to its size at the end, so a sparse file comes back sparse.
+ */
+#define STREAM_CHUNK ((size_t)1 << 20)
+#define HOLE_BLOCK   4096
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/* Write n bytes at the current offset of fd, seeking over zero blocks. */
+static int write_sparse(int fd, const unsigned char *p, size_t n,
+			const char *name)
+{
+	while (n) {
+		size_t run = 0;
+		bool zero = all_zero(p, n < HOLE_BLOCK ? n : HOLE_BLOCK);
+		while (run < n) {
+			size_t b = n - run < HOLE_BLOCK ? n - run : HOLE_BLOCK;
+			if (all_zero(p + run, b) != zero)
+				break;
+			run += b;
+		}
+		if (zero) {
+			if (lseek(fd, (off_t)run, SEEK_CUR) < 0)
+				return decree_error_os("cannot seek in '%s'",
+						       name);
+		} else if (fs_write_all(fd, p, run) < 0) {
+			return decree_error_os("cannot write '%s'", name);
+		}
+		p += run;
+		n -= run;
+	}
+	return 0;
+}
+
+typedef struct {
+	sha256_ctx *h;
+	int fd; /* -1: verify only */
+	const char *name;
+	uint64_t total;
+} stream_sink;
+
+static int sink_put(stream_sink *k, const unsigned char *p, size_t n)
+{
+	sha256_update(k->h, p, n);
+	k->total += n;
+	return k->fd >= 0 ? write_sparse(k->fd, p, n, k->name) : 0;
+}
+
+/* Verify the copy of entry e in pack p, streaming it into k->fd. */
+static int stream_copy(const pack *p, const idx_entry *e, stream_sink *k)
+{
+	char hex[SHA256_HEXLEN + 1];
+	unsigned char hdr[ENTRY_HDR];
+	unsigned char *in = NULL, *outb = NULL;
+	ZSTD_DCtx *dc = NULL;
+	uint64_t pos, left;
+	size_t last = 1; /* ZSTD_decompressStream: 0 once the frame is done */
+	oid check;
+	int r = 0;
+
+	oid_to_hex(hex, &e->id);
+	if (e->offset > p->pack_id.size ||
+	    p->pack_id.size - e->offset < ENTRY_HDR ||
+	    e->stored_len > p->pack_id.size - e->offset - ENTRY_HDR ||
+	    e->offset > (uint64_t)INT64_MAX)
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: entry beyond the end of '%s'", hex,
+			p->name);
+	if (pread(p->fd, hdr, ENTRY_HDR, (off_t)e->offset) != ENTRY_HDR ||
+	    memcmp(hdr, e->id.b, SHA256_LEN) ||
+	    get_u64le(hdr + 40) != e->raw_len ||
+	    get_u64le(hdr + 48) != e->stored_len)
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: bad entry header in '%s'",
+					hex, p->name);
+	if (e->type != ODB_BLOB && e->type != ODB_TREE)
+		return decree_error_set(DECREE_ECORRUPT,
+					"object %s: unknown type %u in '%s'",
+					hex, e->type, p->name);
+	if (e->comp != COMP_NONE && e->comp != COMP_ZSTD)
+		return decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s: unknown compression %u in '%s'", hex,
+			e->comp, p->name);
+	if (!(in = decree_malloc(STREAM_CHUNK)) ||
+	    !(outb = decree_malloc(STREAM_CHUNK))) {
+		r = -1;
+		goto done;
+	}
+	if (e->comp == COMP_ZSTD && !(dc = ZSTD_createDCtx())) {
+		r = decree_error_set(DECREE_ERROR, "out of memory");
+		goto done;
+	}
+	pos = e->offset + ENTRY_HDR;
+	left = e->stored_len;
+	while (left) {
+		size_t want = left < STREAM_CHUNK ? (size_t)left : STREAM_CHUNK;
+		ssize_t n = pread(p->fd, in, want, (off_t)pos);
+		ZSTD_inBuffer ib = { in, 0, 0 };
+		if (n < 0) {
+			r = decree_error_os("cannot read '%s'", p->name);
+			goto done;
+		}
+		if ((size_t)n != want) {
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s: pack '%s' is truncated", hex,
+				p->name);
+			goto done;
+		}
+		if (pos == e->offset + ENTRY_HDR && dc &&
+		    (ZSTD_getFrameContentSize(in, want) != e->raw_len ||
+		     e->raw_len / 32768 > e->stored_len)) {
+			/* as decompress(): the frame must state the size */
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s: bad compressed frame in '%s'", hex,
+				p->name);
+			goto done;
+		}
+		pos += want;
+		left -= want;
+		if (!dc) {
+			if ((r = sink_put(k, in, want)) < 0)
+				goto done;
+			continue;
+		}
+		ib.size = want;
+		while (ib.pos < ib.size) {
+			ZSTD_outBuffer ob = { outb, STREAM_CHUNK, 0 };
+			size_t z = ZSTD_decompressStream(dc, &ob, &ib);
+			if (ZSTD_isError(z) || k->total + ob.pos > e->raw_len ||
+			    (z == 0 && ib.pos < ib.size)) {
+				r = decree_error_set(
+					DECREE_ECORRUPT,
+					"object %s: cannot decompress in '%s' "
+					"(%s)",
+					hex, p->name,
+					ZSTD_isError(z) ? ZSTD_getErrorName(z)
+							: "wrong size");
+				goto done;
+			}
+			if ((r = sink_put(k, outb, ob.pos)) < 0)
+				goto done;
+			last = z;
+		}
+	}
+	/* a frame's last block may still sit in the context */
+	while (dc && last != 0) {
+		ZSTD_inBuffer ib = { in, 0, 0 };
+		ZSTD_outBuffer ob = { outb, STREAM_CHUNK, 0 };
+		size_t z = ZSTD_decompressStream(dc, &ob, &ib);
+		if (ZSTD_isError(z) || (z != 0 && ob.pos == 0)) {
+			r = decree_error_set(
+				DECREE_ECORRUPT,
+				"object %s: cannot decompress in '%s' "
+				"(truncated frame)",
+				hex, p->name);
+			goto done;
+		}
+		if ((r = sink_put(k, outb, ob.pos)) < 0)
+			goto done;
+		last = z;
+	}
+	if (k->total != e->raw_len) {
+		r = decree_error_set(DECREE_ECORRUPT,
+				     "object %s: wrong size in '%s'", hex,
+				     p->name);
+		goto done;
+	}
+	if (k->fd >= 0 && ftruncate(k->fd, (off_t)k->total) < 0) {
+		r = decree_error_os("cannot write '%s'", k->name);
+		goto done;
+	}
+	sha256_final(k->h, &check);
+	if (oid_cmp(&check, &e->id))
+		r = decree_error_set(
+			DECREE_ECORRUPT,
+			"object %s is corrupt (hash mismatch in '%s')", hex,
+			p->name);
+done:
+	ZSTD_freeDCtx(dc);
+	decree_free(in);
+	decree_free(outb);
+	return r;
+}
+
+int odb_read_to_fd(odb *db, const oid *id, int fd, const char *name)
+{
+	char hex[SHA256_HEXLEN + 1], first[512];
+	bool damaged = false;
+	sha256_ctx *h = sha256_new();
+	int r = 0;
+
+	if (!h)
+		return -1;
+	for (size_t i = db->npacks; i-- > 0;) {
+		const unsigned char *raw = pack_find(&db->packs[i], id);
+		stream_sink k = { h, fd, name, 0 };
+		idx_entry e;
+		if (!raw)
+			continue;
+		entry_decode(&e, raw);
+		if (fd >= 0 && damaged &&
+		    (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)) {
+			r = decree_error_os("cannot write '%s'", name);
+			goto done;
+		}
+		sha256_final(h, &(oid){ { 0 } }); /* reset */
+		r = stream_copy(&db->packs[i], &e, &k);
+		if (r == 0) {
+			error_clear(); /* an earlier damaged copy */
+			goto done;
+		}
+		if (r != DECREE_ECORRUPT)
+			goto done;
+		if (!damaged)
+			snprintf(first, sizeof(first), "%s", error_last());
+		damaged = true;
+	}
+	if (damaged) {
+		r = decree_error_set(DECREE_ECORRUPT, "%s", first);
+	} else {
+		oid_to_hex(hex, id);
+		r = not_found(db, hex);
+	}
+done:
+	sha256_free(h);
+	return r;
+}
+
 int odb_read(buf *out, int *type_out, odb *db, const oid *id)
 {
 	char hex[SHA256_HEXLEN + 1], first[512];
@@ -964,7 +1204,15 @@ static int verify_pack(odb *db, pack *p, odb_damage_fn fn, void *payload)
 	for (uint64_t k = 0; k < p->count; k++) {
 		idx_entry e;
 		entry_decode(&e, idx_entries(p) + k * IDX_ENTRY);
-		r = read_copy(&data, db, p, &e);
+		if (e.raw_len >= ODB_STREAM_MIN) {
+			/* a big object is never held in memory */
+			sha256_ctx *h = sha256_new();
+			stream_sink sk = { h, -1, NULL, 0 };
+			r = h ? stream_copy(p, &e, &sk) : -1;
+			sha256_free(h);
+		} else {
+			r = read_copy(&data, db, p, &e);
+		}
 		if (r == DECREE_ECORRUPT) {
 			oid_to_hex(hex, &e.id);
 			report(fn, payload, hex, error_last());
@@ -1271,6 +1519,177 @@ int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		snprintf(w->errmsg, sizeof(w->errmsg), "%s", error_last());
 	}
 	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+/*
+ * The streaming add: `size` bytes of fd, from its current offset, go
+ * into the pack as one zstd frame (its content size pledged, as every
+ * frame decree writes states it) or raw with compression off, in chunks,
+ * under the writer's lock (other threads wait for a big file; the pack
+ * is one sequential file).  The entry header is written last, with the id
+ * hashed on the way.  `known`: the id a first pass hashed; the object is
+ * not written when an intact copy of it exists.  If the bytes changed
+ * since that pass, the new id is returned (and the copy kept unless that
+ * id is stored already).
+ */
+int odb_writer_add_fd(odb_writer *w, int type, int fd, uint64_t size,
+		      const oid *known, oid *id_out, const char *name)
+{
+	unsigned char hdr[ENTRY_HDR];
+	unsigned char *in = NULL, *zb = NULL;
+	size_t zcap = ZSTD_CStreamOutSize();
+	ZSTD_CCtx *cc = NULL;
+	sha256_ctx *h = NULL;
+	uint64_t start = 0, stored = 0, got = 0;
+	int comp = odb_zstd_level != 0 ? COMP_ZSTD : COMP_NONE, r;
+	bool locked = false, added, keep = true;
+	oid id = *known;
+
+	*id_out = *known;
+	if (w->only && !oidset_has(w->only, known))
+		return 0;
+	if ((r = odb_check(w->db, known)) != 0)
+		return r < 0 ? r : 0;
+	if (!(in = decree_malloc(STREAM_CHUNK)) ||
+	    !(zb = decree_malloc(zcap)) || !(h = sha256_new())) {
+		r = -1;
+		goto done;
+	}
+	if (comp == COMP_ZSTD &&
+	    (!(cc = ZSTD_createCCtx()) ||
+	     ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+						 odb_zstd_level)) ||
+	     ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cc, size)))) {
+		r = decree_error_set(DECREE_ERROR, "out of memory");
+		goto done;
+	}
+	pthread_mutex_lock(&w->mu);
+	locked = true;
+	if (w->failed) {
+		r = decree_error_set(DECREE_ERROR, "%s", w->errmsg);
+		goto done;
+	}
+	if (oidset_has(&w->seen, known)) {
+		r = 0;
+		goto done;
+	}
+	if ((w->fd < 0 && (r = writer_open(w)) < 0) ||
+	    (r = writer_flush(w)) < 0)
+		goto fail;
+	start = w->offset;
+	memset(hdr, 0, sizeof(hdr));
+	if (fs_write_all(w->fd, hdr, ENTRY_HDR) < 0) {
+		r = decree_error_os("cannot write '%s'", w->tmp_path);
+		goto fail;
+	}
+	while (got < size || comp == COMP_ZSTD) {
+		size_t want = size - got < STREAM_CHUNK ? (size_t)(size - got)
+							: STREAM_CHUNK;
+		ssize_t n = want ? fs_read_all(fd, in, want) : 0;
+		ZSTD_inBuffer ib = { in, 0, 0 };
+		size_t z;
+		if (n < 0) {
+			r = decree_error_os("cannot read '%s'", name);
+			goto fail;
+		}
+		if ((size_t)n != want) {
+			r = decree_error_set(DECREE_ERROR,
+					     "'%s' shrank while it was read",
+					     name);
+			goto fail;
+		}
+		sha256_update(h, in, want);
+		got += want;
+		if (comp == COMP_NONE) {
+			if (fs_write_all(w->fd, in, want) < 0) {
+				r = decree_error_os("cannot write '%s'",
+						    w->tmp_path);
+				goto fail;
+			}
+			stored += want;
+			continue;
+		}
+		ib.size = want;
+		do {
+			ZSTD_outBuffer ob = { zb, zcap, 0 };
+			z = ZSTD_compressStream2(cc, &ob, &ib,
+						 got == size ? ZSTD_e_end
+							     : ZSTD_e_continue);
+			if (ZSTD_isError(z)) {
+				r = decree_error_set(DECREE_ERROR,
+						     "cannot compress '%s': %s",
+						     name,
+						     ZSTD_getErrorName(z));
+				goto fail;
+			}
+			if (fs_write_all(w->fd, zb, ob.pos) < 0) {
+				r = decree_error_os("cannot write '%s'",
+						    w->tmp_path);
+				goto fail;
+			}
+			stored += ob.pos;
+		} while (got == size ? z != 0 : ib.pos < ib.size);
+		if (got == size)
+			break;
+	}
+	sha256_final(h, &id);
+	*id_out = id;
+	if (oid_cmp(&id, known)) {
+		/* changed since the first pass: this is what we read */
+		if ((r = oidset_has(&w->seen, &id) ? 1
+						   : odb_check(w->db, &id)) < 0)
+			goto fail;
+		keep = r == 0;
+	}
+	if (!keep) {
+		if (ftruncate(w->fd, (off_t)start) < 0 ||
+		    lseek(w->fd, (off_t)start, SEEK_SET) < 0) {
+			r = decree_error_os("cannot write '%s'", w->tmp_path);
+			goto fail;
+		}
+		r = 0;
+		goto done;
+	}
+	memcpy(hdr, id.b, SHA256_LEN);
+	hdr[32] = (unsigned char)type;
+	hdr[33] = (unsigned char)comp;
+	put_u64le(hdr + 40, size);
+	put_u64le(hdr + 48, stored);
+	if (pwrite(w->fd, hdr, ENTRY_HDR, (off_t)start) != ENTRY_HDR) {
+		r = decree_error_os("cannot write '%s'", w->tmp_path);
+		goto fail;
+	}
+	if (GROW(w->ents, w->cap, w->nents + 1) < 0 ||
+	    (r = oidset_add(&w->seen, &id, &added)) < 0) {
+		r = -1;
+		goto fail;
+	}
+	{
+		idx_entry *e = &w->ents[w->nents++];
+		e->id = id;
+		e->offset = start;
+		e->raw_len = size;
+		e->stored_len = stored;
+		e->type = (unsigned char)type;
+		e->comp = (unsigned char)comp;
+	}
+	w->offset = start + ENTRY_HDR + stored;
+	r = 0;
+	goto done;
+fail:
+	/* the pack's end is unknown now: the writer is done for */
+	if (!w->failed) {
+		w->failed = true;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", error_last());
+	}
+done:
+	if (locked)
+		pthread_mutex_unlock(&w->mu);
+	ZSTD_freeCCtx(cc);
+	sha256_free(h);
+	decree_free(in);
+	decree_free(zb);
 	return r;
 }
 

@@ -65,6 +65,12 @@ size_t odb_broken_count(const odb *db);
  * may be NULL.  ENOTFOUND/ECORRUPT. */
 int odb_read(buf *out, int *type_out, odb *db, const oid *id);
 
+/* Read and verify an object into fd (from its offset; the caller gives a
+ * fresh file) in bounded memory, leaving holes for zero blocks, the file
+ * cut to the object's size; fd -1 only verifies.  Every copy is tried
+ * until one verifies.  ENOTFOUND/ECORRUPT. */
+int odb_read_to_fd(odb *db, const oid *id, int fd, const char *name);
+
 /* Size of an object without reading it.  ENOTFOUND. */
 int odb_size(uint64_t *size_out, odb *db, const oid *id);
 
@@ -73,6 +79,16 @@ int odb_writer_new(odb_writer **out, odb *db);
  * returned through id_out, which may be NULL).  Thread-safe. */
 int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		   const oid *id, oid *id_out);
+/* Objects of this size or more are streamed (odb_writer_add_fd,
+ * odb_read_to_fd): never held in memory whole. */
+#define ODB_STREAM_MIN ((uint64_t)8 << 20)
+/* Add `size` bytes of fd (from its current offset) in bounded memory.
+ * `known`: their SHA-256 from a first pass; nothing is written when an
+ * intact copy exists.  *id_out: the id of the bytes read (differs from
+ * known if the file changed since).  A failure here fails the writer.
+ * Thread-safe (holds the writer for the duration). */
+int odb_writer_add_fd(odb_writer *w, int type, int fd, uint64_t size,
+		      const oid *known, oid *id_out, const char *name);
 /* Make the pack durable and visible (no-op when nothing was added). */
 int odb_writer_commit(odb_writer *w);
 /* Drop everything written so far; always safe, also after commit. */

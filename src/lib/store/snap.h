@@ -15,11 +15,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A regular file's mode is MODE_REG | its permission bits (all of 0777:
+ * a 0600 secret stays 0600).  MODE_FILE and MODE_EXEC are the two modes a
+ * version 1 tree could hold, and the default for a new file. */
+#define MODE_REG  0100000u
+#define MODE_PERM 0777u
 #define MODE_FILE 0100644u
 #define MODE_EXEC 0100755u
 #define MODE_LINK 0120000u
 #define MODE_DIR  0040000u
 #define MODE_SKIP 0u /* recorded but not stored: above the size limit */
+
+static inline bool mode_is_file(uint32_t m)
+{
+	return (m & ~MODE_PERM) == MODE_REG;
+}
+
+/* The mode recorded for a regular file of lstat mode `st_mode`. */
+static inline uint32_t mode_of_file(unsigned st_mode)
+{
+	return MODE_REG | (st_mode & MODE_PERM);
+}
 
 typedef struct {
 	char *path; /* owned by the snap's arena */

@@ -2,27 +2,35 @@
  * tree.c - build tree objects from a flat snapshot and read them back.
  *
  * Tree object layout (little endian), see docs/format.md:
- *   "DTRE" u32 version(1) u32 count
+ *   "DTRE" u32 version(1 or 2) u32 count
  *   count x { u32 mode, u64 size, oid[32], u16 name_len, name bytes }
  * For directories `size` is the total byte count below it.  Names are
  * validated on read (at most NAME_MAX bytes, no "/", NUL, "." or "..", strictly
  * increasing), so a damaged or hostile store cannot make a restore write
  * outside the root.
+ *
+ * Versions: a tree whose files all have mode 0644 or 0755 is written as
+ * version 1, byte for byte what earlier releases wrote, so its id does not
+ * change and old and new checkpoints of the same tree share it.  A tree
+ * holding any other permission bits (0600, 0640, 0444, ...) is version 2,
+ * which an earlier release refuses by its version rather than take the
+ * mode for damage.  Version 1 allows only 0100644 and 0100755 for files.
  */
 #include "util/common.h"
 #include "store/tree.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
-#define TREE_MAGIC   "DTRE"
-#define TREE_VERSION 1
-#define MAX_DEPTH    512
+#define TREE_MAGIC	   "DTRE"
+#define TREE_VERSION	   1 /* files 0644/0755 only */
+#define TREE_VERSION_MODES 2 /* any permission bits */
+#define MAX_DEPTH	   512
 
 static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 		 size_t *i, const char *prefix, size_t plen, int depth)
 {
 	buf body = BUF_INIT, obj = BUF_INIT;
-	uint32_t count = 0;
+	uint32_t count = 0, version = TREE_VERSION;
 	uint64_t total = 0;
 	int r = 0;
 
@@ -64,10 +72,13 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 			goto done;
 		if (mode != MODE_SKIP)
 			total += size;
+		if (mode_is_file(mode) && mode != MODE_FILE &&
+		    mode != MODE_EXEC)
+			version = TREE_VERSION_MODES;
 		count++;
 	}
 	if ((r = buf_put(&obj, TREE_MAGIC, 4)) < 0 ||
-	    (r = buf_put_u32(&obj, TREE_VERSION)) < 0 ||
+	    (r = buf_put_u32(&obj, version)) < 0 ||
 	    (r = buf_put_u32(&obj, count)) < 0 ||
 	    (r = buf_put(&obj, body.ptr, body.len)) < 0)
 		goto done;
@@ -93,15 +104,16 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 {
 	const unsigned char *p = (const unsigned char *)data, *end = p + len;
 	char name[NAME_MAX + 1], prev[NAME_MAX + 1];
-	uint32_t count;
+	uint32_t count, version;
+	bool any_perm = false;
 	int r;
 
 	if (len < 12 || memcmp(p, TREE_MAGIC, 4))
 		return decree_error_set(DECREE_ECORRUPT, "not a tree object");
-	if (get_u32le(p + 4) != TREE_VERSION)
+	version = get_u32le(p + 4);
+	if (version != TREE_VERSION && version != TREE_VERSION_MODES)
 		return decree_error_set(DECREE_ECORRUPT,
-					"unknown tree version %u",
-					get_u32le(p + 4));
+					"unknown tree version %u", version);
 	count = get_u32le(p + 8);
 	p += 12;
 	for (uint32_t k = 0; k < count; k++) {
@@ -130,10 +142,14 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 			return decree_error_set(DECREE_ECORRUPT,
 						"bad name in tree object");
 		if (mode != MODE_FILE && mode != MODE_EXEC &&
-		    mode != MODE_LINK && mode != MODE_DIR && mode != MODE_SKIP)
+		    mode != MODE_LINK && mode != MODE_DIR &&
+		    mode != MODE_SKIP &&
+		    !(version == TREE_VERSION_MODES && mode_is_file(mode)))
 			return decree_error_set(DECREE_ECORRUPT,
 						"bad mode %o in tree object",
 						mode);
+		any_perm |= mode_is_file(mode) && mode != MODE_FILE &&
+			    mode != MODE_EXEC;
 		if (k > 0 && strcmp(prev, name) >= 0)
 			return decree_error_set(DECREE_ECORRUPT,
 						"tree entries out of order");
@@ -144,6 +160,11 @@ int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
 	if (p != end)
 		return decree_error_set(DECREE_ECORRUPT,
 					"trailing bytes in tree object");
+	/* one encoding per tree: the writer uses version 2 only when needed */
+	if (version == TREE_VERSION_MODES && !any_perm)
+		return decree_error_set(DECREE_ECORRUPT,
+					"version 2 tree object without modes "
+					"beyond 0644 and 0755");
 	return 0;
 }
 

@@ -28,6 +28,12 @@
  *     |                   directory fsynced
  *   IDLE
  *
+ * Cancellation (txn_spec.cancel, set by the host's signal handler) is
+ * polled before each file of stage_all and apply_all and before commit:
+ * a cancel there is a failure like any other (rolled back, temps removed,
+ * the log removed; DECREE_ECANCELLED).  After COMMIT it is not looked at:
+ * the bookkeeping left is short and the change has happened.
+ *
  * A failure once the log exists and before COMMIT is durable goes to
  * abort_run: rollback() puts every path back and the log is removed
  * (IDLE); if that fails too, the log stays, the handle refuses further
@@ -122,6 +128,14 @@ static void progress(const txn_spec *sp, decree_phase ph, const char *path,
 		sp->progress(sp->payload, ph, path, act);
 }
 
+/* DECREE_ECANCELLED once the host asked to stop (before COMMIT only). */
+static int cancelled(const txn_spec *sp)
+{
+	if (sp && sp->cancel && *sp->cancel)
+		return decree_error_set(DECREE_ECANCELLED, "interrupted");
+	return 0;
+}
+
 static const char *change_action(const txn_change *c)
 {
 	return !c->has_new ? "delete" : c->has_old ? "modify" : "create";
@@ -168,8 +182,7 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 		sha256_buf(&got, target, (size_t)n);
 	} else {
 		int fd;
-		if (!S_ISREG(st.st_mode) ||
-		    ((st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE) != mode)
+		if (!S_ISREG(st.st_mode) || mode_of_file(st.st_mode) != mode)
 			return 0;
 		if ((fd = fs_open_beneath(s->rootfd, path,
 					  O_RDONLY | O_NONBLOCK)) < 0)
@@ -189,11 +202,29 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 			   const char *path_for_errors)
 {
 	buf data = BUF_INIT;
+	uint64_t size = 0;
 	odb *db;
 	int fd = -1, r;
 
 	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = odb_read(&data, NULL, db, id)) < 0)
+	    (r = odb_size(&size, db, id)) < 0)
+		goto done;
+	if (mode != MODE_LINK && size >= ODB_STREAM_MIN) {
+		/* a big file: streamed, sparse where it is zero */
+		fd = openat(dirfd, name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0600);
+		if (fd < 0) {
+			r = decree_error_os("cannot create '%s'",
+					    path_for_errors);
+			goto done;
+		}
+		if ((r = odb_read_to_fd(db, id, fd, path_for_errors)) < 0)
+			goto done;
+		goto written;
+	}
+	if ((r = odb_read(&data, NULL, db, id)) < 0)
 		goto done;
 	if (mode == MODE_LINK) {
 		if (fs_fault_hook && fs_fault_hook("write")) {
@@ -218,7 +249,8 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 		r = decree_error_os("cannot write '%s'", path_for_errors);
 		goto done;
 	}
-	if (fchmod(fd, mode == MODE_EXEC ? 0755 : 0644) < 0) {
+written:
+	if (fchmod(fd, mode & MODE_PERM) < 0) {
 		r = decree_error_os("cannot chmod '%s'", path_for_errors);
 		goto done;
 	}
@@ -1149,7 +1181,13 @@ static int check_contents(odb *db, const txn_spec *sp)
 		}
 		if (c->has_old) {
 			buf tmp = BUF_INIT;
-			r = odb_read(&tmp, NULL, db, &c->old_id);
+			uint64_t size = 0;
+			if ((r = odb_size(&size, db, &c->old_id)) == 0)
+				r = size >= ODB_STREAM_MIN
+					    ? odb_read_to_fd(db, &c->old_id, -1,
+							     NULL)
+					    : odb_read(&tmp, NULL, db,
+						       &c->old_id);
 			buf_release(&tmp);
 			if (r < 0) {
 				char msg[900];
@@ -1260,6 +1298,8 @@ static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (!f->c.has_new || !parent_ready(p, f->c.path))
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
@@ -1279,6 +1319,8 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (f->c.has_new)
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
 		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
 			return r;
@@ -1294,6 +1336,8 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (!f->c.has_new || f->staged)
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
@@ -1303,14 +1347,16 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		fileop *f = &p->files[i];
 		if (!f->c.has_new)
 			continue;
+		if ((r = cancelled(sp)) < 0)
+			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
 			 change_action(&f->c));
 		if ((r = rename_one(s, f)) < 0)
 			return r;
 	}
-	if ((r = sync_tree(s)) < 0)
+	if ((r = sync_tree(s)) < 0 || (r = verify_new(s, p)) < 0)
 		return r;
-	return verify_new(s, p);
+	return cancelled(sp); /* the last chance before COMMIT */
 }
 
 /*
@@ -1397,7 +1443,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		return r;
 	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
 	    (r = check_history(s, sp)) < 0 || (r = make_plan(&p, s, sp)) < 0 ||
-	    (r = check_unchanged(s, &p)) < 0)
+	    (r = check_unchanged(s, &p)) < 0 || (r = cancelled(sp)) < 0)
 		goto done;
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
@@ -1503,7 +1549,7 @@ int txn_capture_old(txn_change *t, decree_store *s, odb_writer *w,
 			    0)
 				return r;
 		} else {
-			e.mode = (st.st_mode & S_IXUSR) ? MODE_EXEC : MODE_FILE;
+			e.mode = mode_of_file(st.st_mode);
 			e.size = (uint64_t)st.st_size;
 		}
 	} else {

@@ -41,6 +41,10 @@ typedef struct {
 	void *payload;
 	bool *committed; /* out (may be NULL): true once COMMIT is durable */
 	char *pushed_id; /* out (may be NULL, 17 bytes): PUSH: the entry's id */
+	/* (may be NULL) polled between files until COMMIT: non-zero rolls
+	 * everything back and txn_run fails with DECREE_ECANCELLED; once
+	 * COMMIT is durable it is no longer looked at (the change is made) */
+	const volatile int *cancel;
 } txn_spec;
 
 /*

@@ -15,7 +15,8 @@ export DECREE_THREADS=1
 #   pick_killed_binary      sets KILLED, the decree binary to run under
 #                           strace: the non-sanitized build/decree when
 #                           $DECREE is the ASan build (LeakSanitizer does not
-#                           work under ptrace), built on demand; override:
+#                           work under ptrace) when it is up to date with
+#                           the sources, else the ASan build; override:
 #                           DECREE_KILLED.  Both binaries are copied to
 #                           $SCRATCH first (other people's rebuilds).
 #   fast_state DIR          same output as tree_state, in one python3 process
@@ -75,8 +76,14 @@ pick_killed_binary() {
 		KILLED=$DECREE
 		case "${DECREE_BUILD:-}" in
 		*/san | */san/)
-			if make -C "$DECREE_TOP" -j2 build/decree >/dev/null 2>&1 &&
-				[ -x "$DECREE_TOP/build/decree" ]; then
+			# only when up to date with the sources ('make -q';
+			# B= and SANITIZE= on the command line, since the
+			# environment may say build/san): a stale binary
+			# would test old code, and building it here would
+			# race the other suites
+			if [ -x "$DECREE_TOP/build/decree" ] &&
+				make -q -C "$DECREE_TOP" B=build SANITIZE= \
+					build/decree >/dev/null 2>&1; then
 				KILLED=$DECREE_TOP/build/decree
 			fi
 			;;

@@ -533,7 +533,9 @@ int decree_recover_ext(decree_recover_result *out, decree_store *s,
 	if (!repo_exists(s))
 		return 0;
 	if ((r = txn_lock_recover(&out->recovered, &out->left_alone, s,
-				  o->rollback ? TXN_ROLLBACK_DAMAGED : 0)) < 0)
+				  TXN_SWEEP_ALL |
+					  (o->rollback ? TXN_ROLLBACK_DAMAGED
+						       : 0))) < 0)
 		return r;
 	repo_unlock(s);
 	return 0;

@@ -113,6 +113,11 @@ int lock_acquire(store_lock *l, const char *path, int timeout_ms)
 		close(fd);
 		return r;
 	}
+	/* a release empties the file: an identity in it is a dead owner's */
+	{
+		struct stat st;
+		l->unclean = fstat(fd, &st) < 0 || st.st_size > 0;
+	}
 	gethostname(host, sizeof(host) - 1);
 	snprintf(ident, sizeof(ident), "pid %d\nstart %llu\nhost %s\n",
 		 (int)getpid(), proc_start_time(getpid()),

@@ -10,14 +10,20 @@
 #ifndef DECREE_LOCK_H
 #define DECREE_LOCK_H
 
+#include <stdbool.h>
+
 typedef struct {
 	int fd;
 	int depth;
+	/* The last owner died holding the lock (its identity was still in
+	 * the file, which a release empties): what it was writing may be
+	 * left half-done.  Set by lock_acquire. */
+	bool unclean;
 } store_lock;
 
-#define STORE_LOCK_INIT \
-	{               \
-		-1, 0   \
+#define STORE_LOCK_INIT      \
+	{                    \
+		-1, 0, false \
 	}
 
 /* Acquire (re-entrant within the process).  timeout_ms < 0: 30 s. */

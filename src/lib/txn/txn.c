@@ -1692,13 +1692,19 @@ static void sweep_temps_in(const char *dir)
  * their cache) are written under the lock we hold: a temp file of one is
  * what a killed writer left, and recovery leaves none behind.  (A reader
  * that saves a cache without the lock and loses its temp here only loses
- * the cache.)
+ * the cache.)  The root's directory is small and a lockless reader may
+ * leave a cache's temp there, so it is always swept; the records'
+ * directory grows with every checkpoint and only lock holders write
+ * there, so it is read only when the last owner died holding the lock
+ * (`all`: decree recover, which sweeps everything).
  */
-static void sweep_root_temps(decree_store *s)
+static void sweep_root_temps(decree_store *s, bool all)
 {
 	char dir[PATH_MAX];
 
 	sweep_temps_in(s->rootdir);
+	if (!all && !s->lock.unclean)
+		return;
 	repo_file(dir, s, "checkpoints");
 	sweep_temps_in(dir);
 }
@@ -1765,7 +1771,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	/* a log that never reached its path: nothing was touched */
 	if (wal_remove_temps(walpath) < 0)
 		error_clear(); /* only store space; gc removes it */
-	sweep_root_temps(s);
+	sweep_root_temps(s, flags & TXN_SWEEP_ALL);
 	/* an unfinished prune or drop (no transaction log goes with it) */
 	if ((r = record_drop_finish(recovered, s)) < 0) {
 		char msg[1024];
@@ -1894,7 +1900,8 @@ int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
 		r = unfinished_if_logged(s, r);
 	} else {
 		/* what a killed pack writer left (it held this lock) */
-		odb_sweep_temps(db);
+		if (s->lock.unclean || (flags & TXN_SWEEP_ALL))
+			odb_sweep_temps(db);
 		r = txn_recover(&rec, &left, s, flags);
 	}
 	if (r < 0) {

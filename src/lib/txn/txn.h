@@ -90,6 +90,9 @@ enum txn_recover_flags {
 	 * its readable records name and remove every transaction temp file
 	 * in the tree, instead of refusing (DECREE_ELOGDAMAGED) */
 	TXN_ROLLBACK_DAMAGED = 1 << 0,
+	/* sweep every temp file of the store, not only after a dead owner
+	 * (decree recover) */
+	TXN_SWEEP_ALL = 1 << 1,
 };
 
 /* txn_lock with flags (decree_recover_ext); txn_lock(r, l, s) is

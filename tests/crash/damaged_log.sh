@@ -21,45 +21,7 @@ need_strace
 pick_killed_binary
 BUDGET=${DAMAGE_BUDGET:-8}
 
-make_x() {
-	mkdir -p "$1" && cd "$1" || return 1
-	mkdir -p a b/c gone/deep
-	for i in $(seq 1 250); do printf 'a %d\n' "$i" >a/f$i.txt; done
-	for i in $(seq 1 150); do printf 'b %d\n' "$i" >b/c/g$i.txt; done
-	for i in $(seq 1 40); do printf 'gone %d\n' "$i" >gone/deep/x$i.txt; done
-	printf '#!/bin/sh\n' >run.sh && chmod 755 run.sh
-	ln -s a/f1.txt link
-	cd - >/dev/null
-}
-make_change() {
-	cd "$1" || return 1
-	for i in $(seq 1 250); do printf 'changed a %d\n' "$i" >a/f$i.txt; done
-	for i in $(seq 1 150 | awk 'NR % 2'); do printf 'changed b %d\n' "$i" >b/c/g$i.txt; done
-	rm -r gone
-	mkdir -p new/deeper
-	for i in $(seq 1 60); do printf 'new %d\n' "$i" >new/deeper/n$i.txt; done
-	chmod 644 run.sh
-	rm link && ln -s b link
-	cd - >/dev/null
-}
-setup_slot() {
-	local d=$SCRATCH/s$1
-	mkdir -p "$d"
-	make_x "$d/w" || return 1
-	"$DECREE" -C "$d/w" checkpoint create --message X >/dev/null || return 1
-	[ "$1" = 0 ] && fast_state "$d/w" >"$SCRATCH/fp_x"
-	make_change "$d/w" || return 1
-	[ "$1" = 0 ] && fast_state "$d/w" >"$SCRATCH/fp_pre"
-	cp -a "$d/w" "$d/p"
-}
-for k in $(seq 0 $((SLOTS - 1))); do
-	if ! setup_slot "$k" >"$SCRATCH/setup.log" 2>&1; then
-		not_ok "set up the trees (slot $k)" "$(cat "$SCRATCH/setup.log")"
-		done_testing
-		exit 1
-	fi
-done
-FP_X=$(cat "$SCRATCH/fp_x") FP_PRE=$(cat "$SCRATCH/fp_pre")
+restore_slots 250 150 40 60
 
 W0=$SCRATCH/s0/w
 reset_pristine() { rm -rf "$1/w" && cp -a "$1/p" "$1/w"; }

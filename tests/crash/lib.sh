@@ -36,6 +36,8 @@ export DECREE_THREADS=1
 #   run_points LIST PREFIX  run check_point (defined by the script) for each
 #                           kill point of LIST on $SLOTS trees in parallel
 #   PY3                     a fast-starting python3
+#   restore_slots NA NB NG NN   $SLOTS projects at checkpoint X, changed (the
+#                           restore trees of damaged_log and recover_faults)
 #
 # Scratch space: tmpfs (/dev/shm) when usable, because every kill point
 # resets a whole tree and fsync on disk costs more than the test itself.
@@ -287,4 +289,54 @@ fault_wal() {
 	"$DECREE" -C "$w" recover >"$d/rec.out" 2>&1 ||
 		why="$why; recover failed: $(tail -2 "$d/rec.out")"
 	what="$what, log left, recovered"
+}
+
+# --- the restore trees of damaged_log.sh and recover_faults.sh --------------
+# restore_slots NA NB NGONE NNEW: SLOTS copies of one project ($SCRATCH/s<k>/w,
+# and its pristine copy .../p) holding checkpoint X of a tree of NA + NB
+# files, NGONE in a directory the change deletes, an executable and a
+# symlink, then changed: every a/ file, every other b/ file, the directory
+# deleted, NNEW files created, the mode and the link changed.  Restoring X
+# undoes all of it.  Sets FP_X and FP_PRE (fast_state of X and of the
+# changed tree); on failure reports one not_ok and exits.
+restore_x_tree() { # dir na nb ngone
+	mkdir -p "$1" && cd "$1" || return 1
+	mkdir -p a b/c gone/deep
+	for i in $(seq 1 "$2"); do printf 'a %d\n' "$i" >a/f$i.txt; done
+	for i in $(seq 1 "$3"); do printf 'b %d\n' "$i" >b/c/g$i.txt; done
+	for i in $(seq 1 "$4"); do printf 'gone %d\n' "$i" >gone/deep/x$i.txt; done
+	printf '#!/bin/sh\n' >run.sh && chmod 755 run.sh
+	ln -s a/f1.txt link
+	cd - >/dev/null
+}
+restore_change_tree() { # dir na nb nnew
+	cd "$1" || return 1
+	for i in $(seq 1 "$2"); do printf 'changed a %d\n' "$i" >a/f$i.txt; done
+	for i in $(seq 1 "$3" | awk 'NR % 2'); do printf 'changed b %d\n' "$i" >b/c/g$i.txt; done
+	rm -r gone
+	mkdir -p new/deeper
+	for i in $(seq 1 "$4"); do printf 'new %d\n' "$i" >new/deeper/n$i.txt; done
+	chmod 644 run.sh
+	rm link && ln -s b link
+	cd - >/dev/null
+}
+restore_slots() { # na nb ngone nnew
+	local k d
+	for k in $(seq 0 $((SLOTS - 1))); do
+		d=$SCRATCH/s$k
+		if ! {
+			mkdir -p "$d" &&
+				restore_x_tree "$d/w" "$1" "$2" "$3" &&
+				"$DECREE" -C "$d/w" checkpoint create --message X >/dev/null &&
+				{ [ "$k" != 0 ] || fast_state "$d/w" >"$SCRATCH/fp_x"; } &&
+				restore_change_tree "$d/w" "$1" "$2" "$4" &&
+				{ [ "$k" != 0 ] || fast_state "$d/w" >"$SCRATCH/fp_pre"; } &&
+				cp -a "$d/w" "$d/p"
+		} >"$SCRATCH/setup.log" 2>&1; then
+			not_ok "set up the trees (slot $k)" "$(cat "$SCRATCH/setup.log")"
+			done_testing
+			exit 1
+		fi
+	done
+	FP_X=$(cat "$SCRATCH/fp_x") FP_PRE=$(cat "$SCRATCH/fp_pre")
 }

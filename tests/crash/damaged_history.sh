@@ -75,29 +75,13 @@ LEN=$(stat -c %s "$OPL")
 	echo "junk 0"
 } | sort -u | awk '{ print $1 ":" $2, "x", "x" }' >"$SCRATCH/points"
 
-damage() { # file how n
-	$PY3 - "$@" <<'PY'
-import sys
-p, how, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-d = bytearray(open(p, "rb").read())
-if how == "cut":
-    d = d[:min(n, len(d))]
-elif how == "flip":
-    if n < len(d): d[n] ^= 0x10
-elif how == "zero":
-    for i in range(n, min(n + 4096, len(d))): d[i] = 0
-elif how == "junk":
-    d += bytes((i * 37 + 11) & 0xff for i in range(300))
-open(p, "wb").write(d)
-PY
-}
 
 check_point() { # SLOTDIR HOW:N - - IDX
 	local d=$1 how=${2%%:*} n=${2#*:} w=$1/w why="" st opl
 	local what="history $how $n"
 	rm -rf "$w" && cp -a "$d/p" "$w"
 	opl=$(ls "$w"/.decree/store/roots/*/oplog)
-	damage "$opl" "$how" "$n"
+	damage_bytes "$opl" "$how" "$n"
 	# a restore needs no old entry
 	_run T -C "$w" checkpoint restore default:B
 	st=$(fast_state "$w")

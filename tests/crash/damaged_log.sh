@@ -78,22 +78,6 @@ for kname in $KILLS; do
 	while read -r how n; do echo "$kname:$how $n x" >>"$SCRATCH/points"; done <"$SCRATCH/damages"
 done
 
-damage() { # log how n
-	$PY3 - "$@" <<'PY'
-import sys
-p, how, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-d = bytearray(open(p, "rb").read())
-if how == "cut":
-    d = d[:min(n, len(d))]
-elif how == "flip":
-    if n < len(d): d[n] ^= 0x10
-elif how == "zero":
-    for i in range(n, min(n + 4096, len(d))): d[i] = 0
-elif how == "junk":
-    d += bytes((i * 37 + 11) & 0xff for i in range(300))
-open(p, "wb").write(d)
-PY
-}
 
 # Every path either as before or as after the restore (per path, not the
 # whole tree): the output names the torn ones.
@@ -122,7 +106,7 @@ check_point() { # SLOTDIR KILL:HOW N - IDX
 	local what="killed at $kname, log $how $n"
 	rm -rf "$w" && cp -a "$d/k-$kname" "$w"
 	log=$(wal_in "$w")
-	damage "$log" "$how" "$n"
+	damage_bytes "$log" "$how" "$n"
 	local killed_state
 	killed_state=$(fast_state "$w")
 	_run "$DECREE" -C "$w" recover

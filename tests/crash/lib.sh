@@ -36,6 +36,7 @@ export DECREE_THREADS=1
 #   run_points LIST PREFIX  run check_point (defined by the script) for each
 #                           kill point of LIST on $SLOTS trees in parallel
 #   PY3                     a fast-starting python3
+#   damage_bytes F HOW N    cut, flip, zero or junk F at N (the damage suites)
 #   restore_slots NA NB NG NN   $SLOTS projects at checkpoint X, changed (the
 #                           restore trees of damaged_log and recover_faults)
 #
@@ -339,4 +340,23 @@ restore_slots() { # na nb ngone nnew
 		fi
 	done
 	FP_X=$(cat "$SCRATCH/fp_x") FP_PRE=$(cat "$SCRATCH/fp_pre")
+}
+
+# damage_bytes FILE HOW N: cut FILE to N bytes, flip a bit of byte N, zero
+# the 4 KiB page at N, or (junk) append 300 bytes of garbage.
+damage_bytes() { # file how n
+	$PY3 - "$@" <<'PY'
+import sys
+p, how, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = bytearray(open(p, "rb").read())
+if how == "cut":
+    d = d[:min(n, len(d))]
+elif how == "flip":
+    if n < len(d): d[n] ^= 0x10
+elif how == "zero":
+    for i in range(n, min(n + 4096, len(d))): d[i] = 0
+elif how == "junk":
+    d += bytes((i * 37 + 11) & 0xff for i in range(300))
+open(p, "wb").write(d)
+PY
 }

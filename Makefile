@@ -53,7 +53,7 @@ endif
 LDFLAGS += $(LDSAN) -pthread
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/lib/*/*.c src/pipeline/*.c))
-CLI_SRC := $(sort $(wildcard src/cli/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c src/hooks/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 UTIL_OBJ := $(filter $(B)/src/util/%,$(LIB_OBJ))
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
@@ -67,7 +67,7 @@ FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%-replay)
 
 all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
 
-ENGINE_DIRS := store scan txn diff ops
+ENGINE_DIRS := store scan txn diff journal ops
 $(foreach d,$(ENGINE_DIRS),$(B)/src/lib/$(d)/%.o): CPPFLAGS += $(ENGINE_CPPFLAGS)
 
 $(B)/%.o: %.c

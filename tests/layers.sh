@@ -37,9 +37,11 @@ RULES='
     store     src/lib/store       util
     scan      src/lib/scan        util store
     txn       src/lib/txn         util store scan
-    ops       src/lib/ops         util diff store scan txn
+    journal   src/lib/journal     util store
+    ops       src/lib/ops         util diff store scan txn journal
     pipeline  src/pipeline        util api
-    cli       src/cli             util api
+    hooks     src/hooks           util api
+    cli       src/cli             util api hooks
     api       include/decree      -
 '
 # "api" is the public contract: the headers include/decree/*.h and the

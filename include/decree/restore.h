@@ -44,6 +44,10 @@ typedef enum {
 				      or symlink: it is removed (a directory
 				      only once empty) and the file written;
 				      counted in `restored` */
+	/** agent_only: the agent changed this path, but the user changed it
+	 *  after the agent's last write; it is left as it is (counted in
+	 *  `skipped_user_edits`, never written) */
+	DECREE_ACTION_SKIP_USER_EDIT = 5,
 } decree_action;
 
 /** The steps of a transaction, as a progress callback sees them (path
@@ -61,8 +65,9 @@ typedef void (*decree_plan_cb)(void *payload, const char *path,
 typedef void (*decree_progress_cb)(void *payload, decree_phase phase,
 				   const char *path, const char *action);
 
-/* Version 2 added `cancel`; version 1 structs are still accepted. */
-#define DECREE_RESTORE_OPTIONS_VERSION 2
+/* Version 2 added `cancel`, version 3 `agent_only`; older structs are
+ * still accepted. */
+#define DECREE_RESTORE_OPTIONS_VERSION 3
 typedef struct {
 	unsigned version;
 	const char *const *paths; /**< NULL-terminated; NULL = whole tree */
@@ -77,16 +82,24 @@ typedef struct {
 	 * durable it is no longer looked at: the call finishes and returns
 	 * 0 (the change is made; see docs/transactions.md). */
 	const volatile int *cancel;
+	/** Restore only the paths an agent changed after the checkpoint
+	 *  (the agent-write journal of the checkpoint's session,
+	 *  decree/agent.h), and of those only the ones still as the agent
+	 *  left them; the others are reported (DECREE_ACTION_SKIP_USER_EDIT)
+	 *  and left alone.  With `paths`, only those of them. */
+	bool agent_only;
 } decree_restore_options;
 #define DECREE_RESTORE_OPTIONS_INIT                                            \
 	{                                                                      \
 		DECREE_RESTORE_OPTIONS_VERSION, NULL, false, NULL, NULL, NULL, \
-			NULL                                                   \
+			NULL, false                                            \
 	}
 
 /** Result counts of a restore, undo or redo. */
 typedef struct {
 	size_t created, restored, deleted;
+	size_t skipped_user_edits; /**< agent_only: paths left as the user
+				      edited them */
 	char pre_checkpoint[DECREE_ID_HEXLEN + 1]; /**< capture of the state
 						      before ("" if none) */
 } decree_restore_result;

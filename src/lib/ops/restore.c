@@ -200,7 +200,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
 	memset(&rec, 0, sizeof(rec));
-	if (o->version != 1 && o->version != DECREE_RESTORE_OPTIONS_VERSION)
+	if (o->version < 1 || o->version > DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
 	cancel = o->version >= 2 ? o->cancel : NULL;
@@ -344,7 +344,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (!res)
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
-	if (o->version != 1 && o->version != DECREE_RESTORE_OPTIONS_VERSION)
+	if (o->version < 1 || o->version > DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
 	if (!repo_exists(s))

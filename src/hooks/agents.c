@@ -1,0 +1,58 @@
+/*
+ * agents.c - the agents decree knows (hooks.h): their names, the hook
+ * events decree installs, and where their settings live.
+ *
+ * Events, as each agent names them (../docs/agents.md has the payloads):
+ *   prompt          claude-code, codex: UserPromptSubmit  gemini: BeforeAgent
+ *   before a tool   PreToolUse                            BeforeTool
+ *   after a tool    PostToolUse                           AfterTool
+ * Tool events match every tool: which tools change files is decided from
+ * the payload (run.c), so a tool decree does not know is walked for,
+ * never missed.
+ */
+#include "util/common.h"
+#include "hooks.h"
+
+static const hook_event claude_events[] = {
+	{ "UserPromptSubmit", HOOK_PROMPT, NULL },
+	{ "PreToolUse", HOOK_PRE_TOOL, "*" },
+	{ "PostToolUse", HOOK_POST_TOOL, "*" },
+	{ NULL, 0, NULL },
+};
+
+static const hook_event gemini_events[] = {
+	{ "BeforeAgent", HOOK_PROMPT, NULL },
+	{ "BeforeTool", HOOK_PRE_TOOL, ".*" },
+	{ "AfterTool", HOOK_POST_TOOL, ".*" },
+	{ NULL, 0, NULL },
+};
+
+const hook_agent hook_agents[] = {
+	{ "claude-code", "claude", ".claude/settings.json", NULL, NULL,
+	  ".claude/settings.json", "CLAUDE_PROJECT_DIR", 60, false,
+	  claude_events },
+	/* codex reads PROJECT/.codex/hooks.json and $CODEX_HOME/hooks.json
+	 * (CODEX_HOME defaults to ~/.codex); same shape as Claude's */
+	{ "codex", NULL, ".codex/hooks.json", "CODEX_HOME", "hooks.json",
+	  ".codex/hooks.json", NULL, 60, false, claude_events },
+	{ "gemini", "gemini-cli", ".gemini/settings.json", NULL, NULL,
+	  ".gemini/settings.json", "GEMINI_PROJECT_DIR", 60000, true,
+	  gemini_events },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, false, NULL },
+};
+
+const hook_agent *hook_agent_find(const char *name)
+{
+	for (const hook_agent *a = hook_agents; a->name; a++)
+		if (!strcmp(a->name, name) || (a->alias && !strcmp(a->alias, name)))
+			return a;
+	return NULL;
+}
+
+const hook_event *hook_event_find(const hook_agent *a, const char *event)
+{
+	for (const hook_event *e = a->events; e->event; e++)
+		if (!strcmp(e->event, event))
+			return e;
+	return NULL;
+}

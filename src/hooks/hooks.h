@@ -1,0 +1,93 @@
+/*
+ * hooks.h - decree as the checkpoint engine of coding agents.
+ *
+ * src/hooks holds the adapters between agent CLIs and libdecree.  They
+ * are clients of the public API (include/decree/, chiefly agent.h) plus
+ * util, like the pipeline, and are linked into the program:
+ *   agents.c   the agents decree knows: names, hook events, where their
+ *              hook settings live
+ *   install.c  merging decree's entries into an agent's settings file,
+ *              removing them, reporting what is installed (JSON edited
+ *              with jansson, written atomically)
+ *   run.c      "decree hook AGENT EVENT": the payload on stdin becomes a
+ *              turn, a tool start, or a record of the paths a tool changed
+ *   log.c      the hook log: a hook never fails its agent, so its errors
+ *              go here and 'decree hook status' shows the last one
+ * docs/agents.md is the user's side of it.
+ */
+#ifndef DECREE_HOOKS_H
+#define DECREE_HOOKS_H
+
+#include "decree/decree.h"
+#include "decree/agent.h"
+#include "util/buf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What an agent event means to decree. */
+typedef enum {
+	HOOK_PROMPT = 1, /* the user submitted a prompt: start a turn */
+	HOOK_PRE_TOOL,	 /* a tool is about to run */
+	HOOK_POST_TOOL,	 /* a tool ran */
+} hook_kind;
+
+typedef struct {
+	const char *event; /* the agent's own name: "PreToolUse" */
+	hook_kind kind;
+	const char *matcher; /* tool matcher to install (NULL: none) */
+} hook_event;
+
+typedef struct {
+	const char *name;	  /* "claude-code", "codex", "gemini" */
+	const char *alias;	  /* another accepted name ("claude"), or NULL */
+	const char *project_file; /* settings file, relative to the project */
+	/* the user's settings: $ENV/rel when ENV is set, else ~/home_rel */
+	const char *user_env, *user_env_rel, *user_home_rel;
+	const char *root_env; /* env var with the project dir, or NULL */
+	unsigned timeout;     /* installed hook timeout, in timeout_unit */
+	bool timeout_ms;      /* gemini: milliseconds; others: seconds */
+	const hook_event *events; /* those decree installs; {NULL}-ended */
+} hook_agent;
+
+/* Every agent decree knows, then {NULL}. */
+extern const hook_agent hook_agents[];
+
+/* The agent named `name` (its name or alias), else NULL. */
+const hook_agent *hook_agent_find(const char *name);
+/* The agent's event named `event` (exact, as the agent spells it), else
+ * NULL. */
+const hook_event *hook_event_find(const hook_agent *a, const char *event);
+
+/*
+ * Run one hook: read the payload (JSON) from `payload`, act on it.  Never
+ * fails the agent: whatever happens the caller exits 0.  Returns 0 when
+ * everything was recorded, -1 when something failed (it is in the hook
+ * log, see below).  store_opt: --store as given to the program (NULL:
+ * DECREE_STORE, else the project's .decree/store).  root_opt: -C (NULL:
+ * the agent's project directory: its env var, else the payload's cwd).
+ */
+typedef struct {
+	const hook_agent *agent;
+	const char *event;
+	const char *root_opt, *store_opt;
+	const char *payload; /* the whole stdin */
+	size_t payload_len;
+} hook_request;
+int hook_run(const hook_request *rq);
+
+/*
+ * The hook log: one line per failed hook call, "<RFC 3339> <agent>
+ * <event> <root>: <message>".  It lives in the store (<store>/hooks.log)
+ * when the store can be opened, else in $XDG_STATE_HOME/decree/hooks.log
+ * (~/.local/state/decree/hooks.log).  Kept under 1 MiB (the older half is
+ * dropped).  hook_log_last finds the newest line about `root` in both
+ * (out: the line without its newline; 0 found, 1 none, -1 error).
+ */
+int hook_log_write(const char *store_dir, const char *agent,
+		   const char *event, const char *root, const char *msg);
+int hook_log_last(buf *out, const char *store_dir, const char *root);
+/* The fallback log's path (for status and docs). */
+int hook_log_fallback_path(char *out, size_t len);
+
+#endif

@@ -321,9 +321,10 @@ static int format(buf *b, const jr_record *r)
 	return buf_printf(b, ",\"time\":%lld}", (long long)r->time_ns);
 }
 
-int journal_append(journal_file *f, const jr_record *v, size_t n, bool sync)
+/* Records as journal lines into out. */
+static int format_lines(buf *out, const jr_record *v, size_t n)
 {
-	buf out = BUF_INIT, one = BUF_INIT;
+	buf one = BUF_INIT;
 	int r = 0;
 
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -341,30 +342,48 @@ int journal_append(journal_file *f, const jr_record *v, size_t n, bool sync)
 		}
 		sha256_buf(&sum, one.ptr, one.len);
 		oid_to_hex(hex, &sum);
-		if (buf_put(&out, hex, SUM_HEX) < 0 ||
-		    buf_putc(&out, ' ') < 0 ||
-		    buf_put(&out, one.ptr, one.len) < 0 ||
-		    buf_putc(&out, '\n') < 0)
+		if (buf_put(out, hex, SUM_HEX) < 0 || buf_putc(out, ' ') < 0 ||
+		    buf_put(out, one.ptr, one.len) < 0 ||
+		    buf_putc(out, '\n') < 0)
 			r = -1;
 	}
-	if (r == 0 && out.len) {
-		/* a torn line left by a crash must not swallow this record */
-		struct stat st;
-		char last = '\n';
-		if (fstat(f->fd, &st) == 0 && st.st_size > 0 &&
-		    pread(f->fd, &last, 1, st.st_size - 1) == 1 &&
-		    last != '\n' && fs_write_all(f->fd, "\n", 1) < 0)
-			r = decree_error_os("cannot write '%s'", f->path);
-		if (r < 0)
-			;
-		else if (fs_fault_hook && (errno = fs_fault_hook("write")) != 0)
-			r = decree_error_os("cannot write '%s'", f->path);
-		else if (fs_write_all(f->fd, out.ptr, out.len) < 0)
-			r = decree_error_os("cannot write '%s'", f->path);
-		else if (sync && fdatasync(f->fd) < 0)
-			r = decree_error_os("cannot fsync '%s'", f->path);
-	}
 	buf_release(&one);
+	return r;
+}
+
+int journal_append(journal_file *f, const jr_record *v, size_t n, bool sync)
+{
+	buf out = BUF_INIT;
+	struct stat st;
+	char last = '\n';
+	int r;
+
+	if ((r = format_lines(&out, v, n)) < 0 || !out.len)
+		goto done;
+	/* a torn line left by a crash must not swallow this record */
+	if (fstat(f->fd, &st) == 0 && st.st_size > 0 &&
+	    pread(f->fd, &last, 1, st.st_size - 1) == 1 && last != '\n' &&
+	    fs_write_all(f->fd, "\n", 1) < 0)
+		r = decree_error_os("cannot write '%s'", f->path);
+	else if (fs_fault_hook && (errno = fs_fault_hook("write")) != 0)
+		r = decree_error_os("cannot write '%s'", f->path);
+	else if (fs_write_all(f->fd, out.ptr, out.len) < 0)
+		r = decree_error_os("cannot write '%s'", f->path);
+	else if (sync && fdatasync(f->fd) < 0)
+		r = decree_error_os("cannot fsync '%s'", f->path);
+done:
+	buf_release(&out);
+	return r;
+}
+
+int journal_rewrite(const char *path, const journal *j)
+{
+	buf out = BUF_INIT;
+	int r = format_lines(&out, j->v, j->n);
+
+	if (r == 0)
+		r = fs_write_atomic(path, out.ptr ? out.ptr : "", out.len,
+				    0644);
 	buf_release(&out);
 	return r;
 }

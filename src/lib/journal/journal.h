@@ -85,6 +85,10 @@ void journal_release(journal *j);
 /* Append records as one write; with sync, fdatasync after. */
 int journal_append(journal_file *f, const jr_record *v, size_t n, bool sync);
 
+/* Replace the journal at `path` with the records of j (fsck --repair:
+ * what could be read), atomically. */
+int journal_rewrite(const char *path, const journal *j);
+
 /* The journal directory of the handle's root (out: PATH_MAX). */
 void journal_dir(char *out, const decree_store *s);
 

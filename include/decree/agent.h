@@ -57,8 +57,8 @@ typedef struct {
 	 *  than the last); otherwise return the last turn. */
 	bool ensure;
 } decree_turn_options;
-#define DECREE_TURN_OPTIONS_INIT                                            \
-	{                                                                   \
+#define DECREE_TURN_OPTIONS_INIT                                           \
+	{                                                                  \
 		DECREE_TURN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, false \
 	}
 
@@ -113,14 +113,15 @@ DECREE_API int decree_agent_record_scan(size_t *changed, decree_store *s,
 					const char *session, const char *tool,
 					const char *tool_id);
 
-/* --- reading: sessions, turns ---------------------------------------------- */
+/* --- reading: sessions, turns ----------------------------------------------
+ */
 
 typedef struct decree_agent_sessions decree_agent_sessions;
 typedef struct {
 	const char *session;
 	const char *agent; /**< NULL when not recorded */
 	size_t turns;
-	int64_t last_ns; /**< time of its last record */
+	int64_t last_ns;  /**< time of its last record */
 	char last_at[40]; /**< the same, RFC 3339 UTC */
 } decree_agent_session_info;
 
@@ -149,8 +150,8 @@ typedef struct {
  * The turns of an agent session (NULL: the most recent session of this
  * root), in order.  DECREE_ENOTFOUND when there is no such session.
  */
-DECREE_API int decree_rewind_list_get(decree_rewind_list **out,
-				      decree_store *s, const char *session);
+DECREE_API int decree_rewind_list_get(decree_rewind_list **out, decree_store *s,
+				      const char *session);
 DECREE_API const char *decree_rewind_list_session(const decree_rewind_list *l);
 /** The agent that ran the session (NULL when not recorded). */
 DECREE_API const char *decree_rewind_list_agent(const decree_rewind_list *l);

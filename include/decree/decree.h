@@ -9,6 +9,8 @@
  *   decree/store.h       opening a store for a project root
  *   decree/checkpoint.h  create, list, resolve, show, compare, prune, drop
  *   decree/restore.h     restore, undo, redo; transaction phases
+ *   decree/agent.h       agent sessions: turns, the agent-write journal,
+ *                        rewind
  *   decree/diff.h        diffs of checkpoints and the working tree
  *   decree/apply.h       applying a unified diff as one transaction
  *   decree/maint.h       recover, gc, fsck
@@ -22,6 +24,7 @@
 #include "store.h"
 #include "checkpoint.h"
 #include "restore.h"
+#include "agent.h"
 #include "diff.h"
 #include "apply.h"
 #include "maint.h"

@@ -152,6 +152,7 @@ int cmd_log(cli_ctx *ctx);
 int cmd_diff(cli_ctx *ctx);
 int cmd_revert(cli_ctx *ctx);
 int cmd_rollback(cli_ctx *ctx);
+int cmd_rewind(cli_ctx *ctx);
 int cmd_undo(cli_ctx *ctx);
 int cmd_redo(cli_ctx *ctx);
 int cmd_recover(cli_ctx *ctx);

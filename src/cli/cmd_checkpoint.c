@@ -6,6 +6,7 @@
 #include "util/common.h"
 #include "cli.h"
 #include "util/json.h"
+#include "decree/agent.h"
 
 #include <time.h>
 
@@ -265,33 +266,61 @@ static int ck_show(cli_ctx *ctx)
 /* --- restore, rollback, undo, redo -------------------------------------------
  */
 
+/* What a restore, rewind, undo or redo reports: the plan as it comes
+ * (human: one line per path; --json: "changes" and one list of paths per
+ * kind of action, "replace" counted as restored). */
+enum { PL_CREATED, PL_RESTORED, PL_DELETED, PL_SKIPPED, PL_KINDS };
 typedef struct {
 	const cli_ctx *ctx;
 	buf json;
-	size_t n;
+	buf lists[PL_KINDS];
+	size_t n, counts[PL_KINDS];
 	bool dry;
 } plan_out;
+#define PLAN_OUT_INIT(ctx, dry)                                               \
+	{                                                                     \
+		ctx, BUF_INIT, { BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT }, 0, \
+			{ 0, 0, 0, 0 }, dry                                   \
+	}
+
+static void plan_release(plan_out *p)
+{
+	buf_release(&p->json);
+	for (int k = 0; k < PL_KINDS; k++)
+		buf_release(&p->lists[k]);
+}
 
 static const char *action_name(decree_action a)
 {
-	return a == DECREE_ACTION_DELETE    ? "delete"
-	       : a == DECREE_ACTION_CREATE  ? "create"
-	       : a == DECREE_ACTION_REPLACE ? "replace"
-					    : "restore";
+	return a == DECREE_ACTION_DELETE	   ? "delete"
+	       : a == DECREE_ACTION_CREATE	   ? "create"
+	       : a == DECREE_ACTION_REPLACE	   ? "replace"
+	       : a == DECREE_ACTION_SKIP_USER_EDIT ? "skip-user-edit"
+						   : "restore";
 }
 
 static void on_plan(void *payload, const char *path, decree_action a)
 {
 	plan_out *p = payload;
+	int k = a == DECREE_ACTION_CREATE	    ? PL_CREATED
+		: a == DECREE_ACTION_DELETE	    ? PL_DELETED
+		: a == DECREE_ACTION_SKIP_USER_EDIT ? PL_SKIPPED
+						    : PL_RESTORED;
 	if (p->ctx->json) {
-		buf_puts(&p->json, p->n ? ",{" : "{");
-		json_kv_path(&p->json, "path", path, false);
-		json_kv_str(&p->json, "action", action_name(a), true);
-		buf_putc(&p->json, '}');
+		if (k != PL_SKIPPED) {
+			buf_puts(&p->json, p->n ? ",{" : "{");
+			json_kv_path(&p->json, "path", path, false);
+			json_kv_str(&p->json, "action", action_name(a), true);
+			buf_putc(&p->json, '}');
+		}
+		if (p->counts[k])
+			buf_putc(&p->lists[k], ',');
+		json_str(&p->lists[k], path);
 	} else if (!p->ctx->quiet) {
 		printf("%s %s\n", action_name(a), cli_q(path));
 	}
-	p->n++;
+	p->counts[k]++;
+	p->n += k != PL_SKIPPED;
 }
 
 static void on_progress(void *payload, decree_phase ph, const char *path,
@@ -311,16 +340,19 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 			  const char *target)
 {
 	if (r == DECREE_ECANCELLED) {
-		buf_release(&po->json);
+		plan_release(po);
 		return cli_cancel_report(r, verb);
 	}
 	if (r < 0) {
-		buf_release(&po->json);
+		plan_release(po);
 		return lib_fail_hint(r, fsck_hint(r));
 	}
 	if (!po->dry)
 		cli_cancel_report(r, verb);
 	if (ctx->json) {
+		static const char *const names[PL_KINDS] = {
+			"created", "restored", "deleted", "skipped_user_edits"
+		};
 		buf b = BUF_INIT;
 		buf_printf(&b, "{\"operation\":\"%s\"", verb);
 		json_kv_str(&b, "checkpoint", target, true);
@@ -328,11 +360,11 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 		json_kv_str(&b, "pre_checkpoint",
 			    res->pre_checkpoint[0] ? res->pre_checkpoint : NULL,
 			    true);
-		buf_printf(
-			&b,
-			",\"created\":%zu,\"restored\":%zu,\"deleted\":%zu,\"changes\":[%s]}\n",
-			res->created, res->restored, res->deleted,
-			po->json.ptr);
+		for (int k = 0; k < PL_KINDS; k++)
+			buf_printf(&b, ",\"%s\":[%s]", names[k],
+				   po->lists[k].ptr ? po->lists[k].ptr : "");
+		buf_printf(&b, ",\"changes\":[%s]}\n",
+			   po->json.ptr ? po->json.ptr : "");
 		emit(&b);
 	} else if (!ctx->quiet) {
 		if (po->dry)
@@ -344,19 +376,24 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 		else
 			printf("%s: created %zu, restored %zu, deleted %zu file(s)%s\n",
 			       verb, res->created, res->restored, res->deleted,
-			       !strcmp(verb, "restore")
+			       strcmp(verb, "undo") && strcmp(verb, "redo")
 				       ? "; 'decree undo' reverts this"
 				       : "");
+		if (res->skipped_user_edits)
+			printf("left %zu file(s) as the user edited them after "
+			       "the agent (see 'skip-user-edit' above)\n",
+			       res->skipped_user_edits);
 	}
-	buf_release(&po->json);
+	plan_release(po);
 	return EXIT_OK;
 }
 
-static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
+static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry,
+		      bool agent_only)
 {
 	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result res;
-	plan_out po = { ctx, BUF_INIT, 0, dry };
+	plan_out po = PLAN_OUT_INIT(ctx, dry);
 	char id[DECREE_ID_HEXLEN + 1];
 	char **paths = NULL;
 	int r;
@@ -365,6 +402,7 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 		return r;
 	o.paths = (const char *const *)paths;
 	o.dry_run = dry;
+	o.agent_only = agent_only;
 	o.plan = on_plan;
 	o.progress = on_progress;
 	o.payload = &po;
@@ -379,9 +417,10 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry)
 
 static int ck_restore(cli_ctx *ctx)
 {
-	bool dry = false;
+	bool dry = false, agent_only = false;
 	opt_spec specs[] = {
 		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ "agent-only", 0, false, NULL, &agent_only, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_store *s;
@@ -392,10 +431,10 @@ static int ck_restore(cli_ctx *ctx)
 	if (ctx->argc != 1)
 		return usage_error(
 			ctx,
-			"usage: decree checkpoint restore REF [--dry-run] [-- PATH...]");
+			"usage: decree checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
-	r = do_restore(ctx, s, ctx->argv[0], dry);
+	r = do_restore(ctx, s, ctx->argv[0], dry, agent_only);
 	close_store(s);
 	return r;
 }
@@ -430,7 +469,7 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	};
 	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result res;
-	plan_out po = { ctx, BUF_INIT, 0, false };
+	plan_out po = PLAN_OUT_INIT(ctx, false);
 	decree_store *s;
 	int r;
 
@@ -467,7 +506,7 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	close_store(s);
 	if (r == DECREE_ECORRUPT) {
 		/* a damaged object, or a damaged history entry */
-		buf_release(&po.json);
+		plan_release(&po);
 		return lib_fail_hint(r,
 				     undo ? "run 'decree fsck'; 'decree undo "
 					    "--drop-damaged' drops damaged "
@@ -560,7 +599,7 @@ int cmd_rollback(cli_ctx *ctx)
 		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id,
 		       sizeof(id));
 		decree_checkpoint_list_free(l);
-		r = do_restore(ctx, s, id, false);
+		r = do_restore(ctx, s, id, false, false);
 		close_store(s);
 		return r;
 	}
@@ -685,6 +724,166 @@ static int ck_drop(cli_ctx *ctx)
 	return EXIT_OK;
 }
 
+/* --- rewind
+ * ---------------------------------------------------------------------- */
+
+static const char rewind_help[] =
+	"usage: decree rewind [--session S] [N] [--agent-only] [--dry-run] [-- PATH...]\n\n"
+	"The turns of an agent session recorded by 'decree hook' (the most recent\n"
+	"session unless --session names one), numbered from 1, with the time, the\n"
+	"prompt's first line and the files the agent changed in each turn.\n\n"
+	"With N: restore the tree to how it was before turn N, as 'decree\n"
+	"checkpoint restore' does (cascading, one transaction, undoable).\n\n"
+	"  --agent-only  revert only the paths the agent changed since turn N; a\n"
+	"                path the user edited after the agent's last write there\n"
+	"                is left as the user has it and reported (skip-user-edit)\n"
+	"  --dry-run     print the plan, change nothing\n"
+	"  --session S   the agent's session id (see 'decree hook status')";
+
+static void turns_json(buf *b, const decree_rewind_list *l)
+{
+	buf_puts(b, "{");
+	json_kv_str(b, "session", decree_rewind_list_session(l), false);
+	json_kv_str(b, "agent", decree_rewind_list_agent(l), true);
+	buf_puts(b, ",\"turns\":[");
+	for (size_t i = 0; i < decree_rewind_list_count(l); i++) {
+		const decree_turn_info *t = decree_rewind_list_at(l, i);
+		buf_printf(b, "%s{\"turn\":%u", i ? "," : "", t->turn);
+		json_kv_str(b, "message", t->message, true);
+		json_kv_str(b, "prompt", t->prompt, true);
+		json_kv_str(b, "checkpoint", t->checkpoint, true);
+		buf_printf(b, ",\"checkpoint_exists\":%s,\"created_at\":\"%s\"",
+			   t->checkpoint_exists ? "true" : "false",
+			   t->created_at);
+		buf_puts(b, ",\"files\":[");
+		for (size_t k = 0; k < decree_rewind_list_file_count(l, i);
+		     k++) {
+			if (k)
+				buf_putc(b, ',');
+			json_str(b, decree_rewind_list_file(l, i, k));
+		}
+		buf_puts(b, "]}");
+	}
+	buf_printf(b, "],\"damaged_records\":%zu}\n",
+		   decree_rewind_list_damaged(l));
+}
+
+static void turns_text(buf *b, const decree_rewind_list *l)
+{
+	const char *agent = decree_rewind_list_agent(l);
+
+	buf_printf(b, "session %s", cli_q(decree_rewind_list_session(l)));
+	if (agent)
+		buf_printf(b, " (%s)", cli_q(agent));
+	buf_printf(b, ", %zu turn(s)\n", decree_rewind_list_count(l));
+	for (size_t i = 0; i < decree_rewind_list_count(l); i++) {
+		const decree_turn_info *t = decree_rewind_list_at(l, i);
+		size_t nf = decree_rewind_list_file_count(l, i);
+		buf_printf(b, "%3u  %s  %3zu file(s)  %s%s\n", t->turn,
+			   t->created_at, nf, t->prompt ? cli_q(t->prompt) : "",
+			   t->checkpoint_exists ? ""
+						: "  (checkpoint deleted)");
+		for (size_t k = 0; k < nf; k++)
+			buf_printf(b, "       %s\n",
+				   cli_q(decree_rewind_list_file(l, i, k)));
+	}
+	if (decree_rewind_list_damaged(l))
+		buf_printf(b, "(%zu damaged journal record(s) skipped)\n",
+			   decree_rewind_list_damaged(l));
+}
+
+int cmd_rewind(cli_ctx *ctx)
+{
+	const char *session = NULL;
+	bool dry = false, agent_only = false;
+	opt_spec specs[] = {
+		{ "session", 's', true, &session, NULL, NULL },
+		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ "agent-only", 0, false, NULL, &agent_only, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
+	decree_restore_result res;
+	plan_out po = PLAN_OUT_INIT(ctx, false);
+	decree_rewind_list *l;
+	decree_store *s;
+	char **paths = NULL;
+	char target[DECREE_ID_HEXLEN + 1] = "";
+	long num = 0;
+	int r;
+
+	if (ctx->help) {
+		puts(rewind_help);
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) != 0)
+		return EXIT_USAGE;
+	if (ctx->argc > 1 ||
+	    (ctx->argc == 1 &&
+	     (parse_number(&num, ctx->argv[0]) < 0 || num < 1)))
+		return usage_error(ctx,
+				   "usage: decree rewind [--session S] [N] "
+				   "[--agent-only] [--dry-run] (N >= 1)");
+	if (!ctx->argc && (ctx->rest_argc || dry || agent_only))
+		return usage_error(ctx,
+				   "--agent-only, --dry-run and paths need "
+				   "a turn number: decree rewind N");
+	if (session && !*session)
+		return usage_error(ctx, "--session needs a non-empty id");
+	if ((r = ctx->argc ? open_store(&s, ctx)
+			   : open_store_any_root(&s, ctx)) != 0)
+		return r;
+	if ((r = decree_rewind_list_get(&l, s, session)) < 0) {
+		close_store(s);
+		return lib_fail(r);
+	}
+	if (!ctx->argc) {
+		buf b = BUF_INIT;
+		if (ctx->json)
+			turns_json(&b, l);
+		else
+			turns_text(&b, l);
+		decree_rewind_list_free(l);
+		close_store(s);
+		emit(&b);
+		return EXIT_OK;
+	}
+	if ((size_t)num <= decree_rewind_list_count(l))
+		memcpy(target,
+		       decree_rewind_list_at(l, (size_t)num - 1)->checkpoint,
+		       sizeof(target));
+	{
+		/* the session listed (the most recent one by default) */
+		char *sess = strdup(decree_rewind_list_session(l));
+		decree_rewind_list_free(l);
+		if (!sess) {
+			close_store(s);
+			return fail("out of memory");
+		}
+		if ((r = cli_paths(&paths, ctx, s)) != 0) {
+			free(sess);
+			close_store(s);
+			return r;
+		}
+		po.dry = dry;
+		o.paths = (const char *const *)paths;
+		o.dry_run = dry;
+		o.agent_only = agent_only;
+		o.plan = on_plan;
+		o.progress = on_progress;
+		o.payload = &po;
+		if (!dry)
+			o.cancel = cli_cancel_catch();
+		r = decree_rewind(&res, s, sess, (unsigned)num, &o);
+		cli_cancel_release();
+		free(sess);
+	}
+	cli_paths_free(paths);
+	close_store(s);
+	return finish_restore(ctx, &po, r, &res, "rewind",
+			      r == 0 ? target : NULL);
+}
+
 /* --- the "checkpoint" command
  * ------------------------------------------------------ */
 
@@ -703,7 +902,7 @@ static const struct {
 	  "checkpoint diff REF [REF2] [--stat | --name-status] [-- PATH...]",
 	  "checkpoint diff" },
 	{ "restore", ck_restore,
-	  "checkpoint restore REF [--dry-run] [-- PATH...]",
+	  "checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]",
 	  "checkpoint restore" },
 	{ "prune", ck_prune,
 	  "checkpoint prune [--session S] --keep N | --older-than DAYS",

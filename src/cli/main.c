@@ -26,6 +26,8 @@ static const command commands[] = {
 	  "apply a unified diff as one undoable transaction" },
 	{ "rollback", cmd_rollback,
 	  "list checkpoints newest first, or restore number N" },
+	{ "rewind", cmd_rewind,
+	  "the turns of an agent session; restore to before turn N" },
 	{ "undo", cmd_undo, "undo the last restore, apply or revert" },
 	{ "redo", cmd_redo, "redo what undo undid" },
 	{ "recover", cmd_recover,

@@ -44,7 +44,8 @@ const hook_agent hook_agents[] = {
 const hook_agent *hook_agent_find(const char *name)
 {
 	for (const hook_agent *a = hook_agents; a->name; a++)
-		if (!strcmp(a->name, name) || (a->alias && !strcmp(a->alias, name)))
+		if (!strcmp(a->name, name) ||
+		    (a->alias && !strcmp(a->alias, name)))
 			return a;
 	return NULL;
 }

@@ -39,14 +39,14 @@ typedef struct {
 } hook_event;
 
 typedef struct {
-	const char *name;	  /* "claude-code", "codex", "gemini" */
-	const char *alias;	  /* another accepted name ("claude"), or NULL */
+	const char *name;  /* "claude-code", "codex", "gemini" */
+	const char *alias; /* another accepted name ("claude"), or NULL */
 	const char *project_file; /* settings file, relative to the project */
 	/* the user's settings: $ENV/rel when ENV is set, else ~/home_rel */
 	const char *user_env, *user_env_rel, *user_home_rel;
-	const char *root_env; /* env var with the project dir, or NULL */
-	unsigned timeout;     /* installed hook timeout, in timeout_unit */
-	bool timeout_ms;      /* gemini: milliseconds; others: seconds */
+	const char *root_env;	  /* env var with the project dir, or NULL */
+	unsigned timeout;	  /* installed hook timeout, in timeout_unit */
+	bool timeout_ms;	  /* gemini: milliseconds; others: seconds */
 	const hook_event *events; /* those decree installs; {NULL}-ended */
 } hook_agent;
 
@@ -84,8 +84,8 @@ int hook_run(const hook_request *rq);
  * dropped).  hook_log_last finds the newest line about `root` in both
  * (out: the line without its newline; 0 found, 1 none, -1 error).
  */
-int hook_log_write(const char *store_dir, const char *agent,
-		   const char *event, const char *root, const char *msg);
+int hook_log_write(const char *store_dir, const char *agent, const char *event,
+		   const char *root, const char *msg);
 int hook_log_last(buf *out, const char *store_dir, const char *root);
 /* The fallback log's path (for status and docs). */
 int hook_log_fallback_path(char *out, size_t len);

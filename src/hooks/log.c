@@ -60,8 +60,8 @@ static void trim(int fd, const char *path)
 	buf_release(&b);
 }
 
-int hook_log_write(const char *store_dir, const char *agent,
-		   const char *event, const char *root, const char *msg)
+int hook_log_write(const char *store_dir, const char *agent, const char *event,
+		   const char *root, const char *msg)
 {
 	char path[PATH_MAX], when[32];
 	struct timespec ts;
@@ -85,13 +85,15 @@ int hook_log_write(const char *store_dir, const char *agent,
 	buf_printf(&line, "%s %s %s %s: ", when, agent ? agent : "-",
 		   event ? event : "-", root ? root : "-");
 	for (const char *p = msg ? msg : "failed"; *p; p++)
-		buf_putc(&line, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+		buf_putc(&line,
+			 (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
 	buf_putc(&line, '\n');
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0)
 		goto done;
-	if (flock(fd, LOCK_EX) == 0 && fs_write_all(fd, line.ptr, line.len) == 0)
+	if (flock(fd, LOCK_EX) == 0 &&
+	    fs_write_all(fd, line.ptr, line.len) == 0)
 		r = 0;
 	if (r == 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > LOG_MAX) {
 		int rd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -107,8 +109,7 @@ done:
 }
 
 /* The newest line of the log at `path` about `root` (" <root>: "). */
-static int last_in(buf *out, const char *path, const char *root,
-		   char stamp[32])
+static int last_in(buf *out, const char *path, const char *root, char stamp[32])
 {
 	buf b = BUF_INIT, needle = BUF_INIT;
 	int r = 1;

@@ -1,12 +1,370 @@
 /*
- * run.c - "decree hook AGENT EVENT" (hooks.h).  Being written: see
- * docs/agents.md once it lands.
+ * run.c - "decree hook AGENT EVENT" (hooks.h): an agent's hook payload
+ * becomes a turn, a tool start or a record of what a tool changed.
+ *
+ *   prompt      decree_agent_turn: checkpoint, journal the turn
+ *   pre-tool    a tool that may write: join (or start) the turn; for a
+ *               tool whose writes are unknown, note its start
+ *   post-tool   a tool that names its files: journal those paths (no
+ *               walk); any other tool that may write: journal what the
+ *               walk finds changed since it started
+ * Tools known to only read are ignored.  The project is the agent's
+ * project directory (its env var, else the payload's cwd; then the
+ * nearest ancestor holding .decree/, as for every command); the store is
+ * found as the program finds it (--store, DECREE_STORE, config.yml).
+ * Every failure is logged (log.c), never reported to the agent.
  */
 #include "util/common.h"
 #include "hooks.h"
+#include "util/alloc.h"
+
+#include <jansson.h>
+
+/* Tools that only read: nothing to do before or after them. */
+static const char *const read_only_tools[] = {
+	/* Claude Code */
+	"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite",
+	"NotebookRead", "BashOutput", "ExitPlanMode", "ListMcpResourcesTool",
+	"ReadMcpResourceTool",
+	/* Gemini CLI */
+	"read_file", "read_many_files", "list_directory", "glob",
+	"search_file_content", "grep_search", "google_web_search", "web_fetch",
+	"write_todos",
+	/* Codex CLI */
+	"update_plan", "view_image", "web_search", NULL
+};
+
+typedef enum { TOOL_READS, TOOL_NAMES_PATHS, TOOL_UNKNOWN_WRITES } tool_kind;
+
+static tool_kind classify(const char *tool)
+{
+	static const char *const by_path[] = { "Write",	      "Edit",
+					       "MultiEdit",   "NotebookEdit",
+					       "write_file",  "replace",
+					       "apply_patch", NULL };
+	for (size_t i = 0; read_only_tools[i]; i++)
+		if (!strcmp(tool, read_only_tools[i]))
+			return TOOL_READS;
+	for (size_t i = 0; by_path[i]; i++)
+		if (!strcmp(tool, by_path[i]))
+			return TOOL_NAMES_PATHS;
+	return TOOL_UNKNOWN_WRITES; /* Bash, run_shell_command, Task, MCP... */
+}
+
+typedef struct {
+	const hook_request *rq;
+	const hook_event *ev;
+	json_t *p;	      /* the payload */
+	char start[PATH_MAX]; /* the agent's directory */
+	char root[PATH_MAX];
+	decree_store *s;
+	buf err;
+} hook_ctx;
+
+static const char *pstr(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static int fail(hook_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int fail(hook_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->err.len)
+		return -1; /* the first failure is the one to tell */
+	va_start(ap, fmt);
+	buf_vprintf(&c->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int lib_failed(hook_ctx *c, const char *what)
+{
+	return fail(c, "%s: %s", what, decree_error_last());
+}
+
+static int open_store(hook_ctx *c)
+{
+	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
+	decree_config *cfg;
+	const char *env = getenv("DECREE_STORE");
+	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS");
+	const char *dir = c->rq->root_opt;
+	int r;
+
+	if (!dir && c->rq->agent->root_env)
+		dir = getenv(c->rq->agent->root_env);
+	if (!dir || *dir != '/')
+		dir = pstr(c->p, "cwd");
+	if (!dir || *dir != '/')
+		dir = getcwd(c->start, sizeof(c->start)) ? c->start : NULL;
+	if (!dir)
+		return fail(c, "no project directory (no cwd in the payload)");
+	if (dir != c->start)
+		snprintf(c->start, sizeof(c->start), "%s", dir);
+	if (c->rq->root_opt)
+		snprintf(c->root, sizeof(c->root), "%s", c->rq->root_opt);
+	else if (decree_project_find_root(c->root, sizeof(c->root), c->start) <
+		 0)
+		return lib_failed(c, "cannot find the project root");
+	if (decree_config_load(&cfg, c->root) < 0)
+		return lib_failed(c, "cannot read the configuration");
+	decree_config_store_options(&o, cfg, c->root);
+	if (c->rq->store_opt)
+		o.store_path = c->rq->store_opt;
+	else if (env && *env)
+		o.store_path = env;
+	/* a hook waits for the lock only so long: the agent is waiting */
+	o.lock_timeout_ms = tmo && *tmo ? (int)strtol(tmo, NULL, 10) : 10000;
+	r = decree_store_open(&c->s, &o);
+	decree_config_free(cfg);
+	if (r < 0)
+		return lib_failed(c, "cannot open the store");
+	return 0;
+}
+
+/* --- paths named by a tool ---------------------------------------------------
+ */
+
+typedef struct {
+	char **v;
+	size_t n, cap;
+} path_list;
+
+static void paths_release(path_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		decree_free(l->v[i]);
+	decree_free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * `p` as a path relative to the root: an absolute path, or one relative
+ * to the agent's directory.  Its directory is resolved (symlinks, "..":
+ * the agent may name the project through a link); the file itself may be
+ * gone.  Paths outside the root are not the project's: skipped.
+ */
+static int add_path(hook_ctx *c, path_list *l, const char *p)
+{
+	char full[PATH_MAX * 2], dir[PATH_MAX], *slash;
+	const char *root = decree_store_root(c->s), *base;
+	size_t rl = strlen(root);
+	char *rel;
+
+	if (!p || !*p)
+		return 0;
+	if (*p == '/')
+		snprintf(full, sizeof(full), "%s", p);
+	else
+		snprintf(full, sizeof(full), "%s/%s", c->start, p);
+	while ((slash = strrchr(full, '/')) && slash[1] == '\0' &&
+	       slash != full)
+		*slash = '\0';
+	slash = strrchr(full, '/');
+	*slash = '\0';
+	base = slash + 1;
+	if (!realpath(*full ? full : "/", dir))
+		return 0; /* its directory is gone: nothing there to record */
+	if (strncmp(dir, root, rl) || (dir[rl] != '/' && dir[rl] != '\0'))
+		return 0; /* outside the project */
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return 0;
+	if (dir[rl] == '\0')
+		rel = decree_strdup(base);
+	else {
+		buf b = BUF_INIT;
+		buf_printf(&b, "%s/%s", dir + rl + 1, base);
+		rel = b.ptr ? decree_strdup(b.ptr) : NULL;
+		buf_release(&b);
+	}
+	if (!rel || GROW(l->v, l->cap, l->n + 2) < 0) {
+		decree_free(rel);
+		return fail(c, "out of memory");
+	}
+	l->v[l->n++] = rel;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+/* The files of a Codex apply_patch: "*** Add File: P", "*** Update File:
+ * P", "*** Delete File: P", "*** Move to: P", relative to the cwd. */
+static int patch_paths(hook_ctx *c, path_list *l, const char *patch)
+{
+	static const char *const heads[] = {
+		"*** Add File: ", "*** Update File: ", "*** Delete File: ",
+		"*** Move to: ", NULL
+	};
+	while (patch && *patch) {
+		const char *nl = strchr(patch, '\n');
+		size_t len = nl ? (size_t)(nl - patch) : strlen(patch);
+		for (size_t i = 0; heads[i]; i++) {
+			size_t h = strlen(heads[i]);
+			if (len > h && !strncmp(patch, heads[i], h)) {
+				char *p = decree_strndup(patch + h, len - h);
+				int r;
+				if (!p)
+					return fail(c, "out of memory");
+				while (*p && strchr(" \t\r", p[strlen(p) - 1]))
+					p[strlen(p) - 1] = '\0';
+				r = add_path(c, l, p);
+				decree_free(p);
+				if (r < 0)
+					return r;
+			}
+		}
+		patch = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+static int tool_paths(hook_ctx *c, path_list *l, const char *tool)
+{
+	json_t *in = json_object_get(c->p, "tool_input");
+
+	if (!strcmp(tool, "apply_patch")) {
+		const char *patch = pstr(in, "command");
+		if (!patch)
+			patch = pstr(in, "input");
+		if (!patch && json_is_string(in))
+			patch = json_string_value(in);
+		return patch_paths(c, l, patch);
+	}
+	if (!strcmp(tool, "NotebookEdit"))
+		return add_path(c, l, pstr(in, "notebook_path"));
+	return add_path(c, l, pstr(in, "file_path"));
+}
+
+/* --- the events
+ * ----------------------------------------------------------------
+ */
+
+/* The agent's id of this turn: Claude's prompt_id, Codex's turn_id. */
+static const char *turn_id(hook_ctx *c)
+{
+	const char *id = pstr(c->p, "prompt_id");
+	return id ? id : pstr(c->p, "turn_id");
+}
+
+static int ensure_turn(hook_ctx *c, const char *session, bool ensure)
+{
+	decree_turn_options o = DECREE_TURN_OPTIONS_INIT;
+	decree_turn_result res;
+
+	o.session = session;
+	o.agent = c->rq->agent->name;
+	o.message = turn_id(c);
+	o.prompt = pstr(c->p, "prompt");
+	o.ensure = ensure;
+	if (decree_agent_turn(&res, c->s, &o) < 0)
+		return lib_failed(c,
+				  ensure ? "cannot start the turn before the "
+					   "tool"
+					 : "cannot checkpoint the turn");
+	return 0;
+}
+
+static int on_post_tool(hook_ctx *c, const char *session, const char *tool,
+			tool_kind k)
+{
+	const char *tool_id = pstr(c->p, "tool_use_id");
+	size_t n;
+	int r;
+
+	if (k == TOOL_NAMES_PATHS) {
+		path_list l = { NULL, 0, 0 };
+		if ((r = tool_paths(c, &l, tool)) == 0 && l.n) {
+			r = decree_agent_record_paths(&n, c->s, session, tool,
+						      (const char *const *)l.v);
+			if (r == DECREE_ENOTFOUND) { /* no turn: pre-tool failed
+						      */
+				decree_error_clear();
+				if ((r = ensure_turn(c, session, true)) == 0)
+					r = decree_agent_record_paths(
+						&n, c->s, session, tool,
+						(const char *const *)l.v);
+			}
+			if (r < 0)
+				r = lib_failed(
+					c, "cannot record the tool's files");
+		}
+		paths_release(&l);
+		return r;
+	}
+	r = decree_agent_record_scan(&n, c->s, session, tool, tool_id);
+	if (r == DECREE_ENOTFOUND) {
+		decree_error_clear();
+		if ((r = ensure_turn(c, session, true)) < 0)
+			return r;
+		/* no baseline before the tool: its changes cannot be told */
+		return 0;
+	}
+	return r < 0 ? lib_failed(c, "cannot record what the tool changed") : 0;
+}
+
+static int dispatch(hook_ctx *c)
+{
+	json_error_t jerr;
+	const char *session, *tool;
+	tool_kind k;
+	int r;
+
+	if (!(c->ev = hook_event_find(c->rq->agent, c->rq->event)))
+		return fail(c, "unknown %s event '%s'", c->rq->agent->name,
+			    c->rq->event);
+	c->p = json_loadb(c->rq->payload ? c->rq->payload : "",
+			  c->rq->payload_len, 0, &jerr);
+	if (!json_is_object(c->p))
+		return fail(c, "the payload is not a JSON object: %s",
+			    jerr.text);
+	if (!(session = pstr(c->p, "session_id")) || !*session)
+		return fail(c, "the payload has no session_id");
+	tool = pstr(c->p, "tool_name");
+	k = c->ev->kind == HOOK_PROMPT ? TOOL_UNKNOWN_WRITES
+	    : tool		       ? classify(tool)
+				       : TOOL_UNKNOWN_WRITES;
+	if (!tool)
+		tool = "tool";
+	if (k == TOOL_READS)
+		return 0; /* before the store is even opened */
+	if ((r = open_store(c)) < 0)
+		return r;
+	switch (c->ev->kind) {
+	case HOOK_PROMPT:
+		return ensure_turn(c, session, false);
+	case HOOK_PRE_TOOL:
+		if ((r = ensure_turn(c, session, true)) < 0)
+			return r;
+		if (k == TOOL_UNKNOWN_WRITES &&
+		    decree_agent_tool_start(c->s, session, tool,
+					    pstr(c->p, "tool_use_id")) < 0)
+			return lib_failed(c, "cannot note the tool's start");
+		return 0;
+	case HOOK_POST_TOOL:
+		return on_post_tool(c, session, tool, k);
+	}
+	return 0;
+}
 
 int hook_run(const hook_request *rq)
 {
-	(void)rq;
-	return -1;
+	hook_ctx c;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	c.rq = rq;
+	r = dispatch(&c);
+	if (r < 0)
+		hook_log_write(c.s ? decree_store_path(c.s) : NULL,
+			       rq->agent->name, rq->event,
+			       *c.root	  ? c.root
+			       : *c.start ? c.start
+					  : NULL,
+			       c.err.len ? c.err.ptr : "failed");
+	decree_store_free(c.s);
+	json_decref(c.p);
+	buf_release(&c.err);
+	return r;
 }

@@ -24,6 +24,7 @@
 #include "util/fs.h"
 #include "util/oidset.h"
 #include "store/oplog.h"
+#include "journal/journal.h"
 #include "store/repo.h"
 #include "store/roots.h"
 #include "store/tree.h"
@@ -320,6 +321,54 @@ static bool remove_cache(marker *m, const char *path)
 	return true;
 }
 
+/* The agent-write journals of a root: lines that cannot be read are
+ * reported; --repair rewrites the journal with the records it can read. */
+static void check_journals(marker *m, const char *rootdir)
+{
+	char dir[PATH_MAX + 80];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(dir, sizeof(dir), "%s/" JOURNAL_DIR, rootdir);
+	if (!(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX + 160];
+		journal j = JOURNAL_INIT;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (strlen(de->d_name) != 32 ||
+		    !is_hex_prefix(de->d_name, 32)) {
+			problem(m, path,
+				"unexpected file in the journal directory");
+			continue;
+		}
+		if (journal_read_path(&j, path) < 0) {
+			problem(m, path, "%s", error_last());
+		} else if (j.damaged) {
+			if (m->repair && m->kind == DECREE_FSCK_DAMAGED &&
+			    journal_rewrite(path, &j) == 0) {
+				char msg[160];
+				snprintf(msg, sizeof(msg),
+					 "agent-write journal: %zu damaged "
+					 "record(s) dropped, %zu kept",
+					 j.damaged, j.n);
+				report(m, DECREE_FSCK_REPAIRED, path, msg);
+			} else {
+				problem(m, path,
+					"agent-write journal: %zu record(s) "
+					"cannot be read ('decree fsck --repair' "
+					"drops them)",
+					j.damaged);
+			}
+		}
+		error_clear();
+		journal_release(&j);
+	}
+	closedir(d);
+}
+
 static int mark_root(marker *m, const char *rootdir)
 {
 	char path[PATH_MAX + 80];
@@ -349,6 +398,7 @@ static int mark_root(marker *m, const char *rootdir)
 				error_last());
 		error_clear();
 		r = 0;
+		check_journals(m, rootdir);
 	}
 	snprintf(path, sizeof(path), "%s/checkpoints", rootdir);
 	if ((d = opendir(path)) != NULL) {

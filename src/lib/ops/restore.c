@@ -19,6 +19,7 @@
 #include "util/common.h"
 #include "decree/restore.h"
 #include "util/alloc.h"
+#include "ops/agent.h"
 #include "ops/checkpoint.h"
 #include "store/record.h"
 #include "scan/worktree.h"
@@ -94,6 +95,11 @@ static int check_paths(const char *const *paths, const snap *a, const snap *b)
 	return 0;
 }
 
+static int cmp_path_ptr(const void *a, const void *b)
+{
+	return path_cmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* in_way: a directory or special file stands at a path the change
  * creates (restore's plan names it; undo and redo do not look). */
 static void report(const decree_restore_options *o, decree_restore_result *res,
@@ -118,7 +124,8 @@ static void report(const decree_restore_options *o, decree_restore_result *res,
 
 static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 			const snap *cur, const snap *target,
-			ignore_matcher *rules, const char *const *paths)
+			ignore_matcher *rules, const char *const *paths,
+			const strset *only)
 {
 	size_t i = 0, j = 0;
 	int r;
@@ -139,6 +146,7 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 		if (c >= 0)
 			j++;
 		if (!snap_path_selected(paths, path) ||
+		    (only && !strset_has(only, path)) ||
 		    repo_path_in_store(s, path))
 			continue; /* the store: never scanned, never restored */
 		if (a && b && snap_entry_same(a, b))
@@ -179,6 +187,64 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
 	return 0;
 }
 
+/*
+ * agent_only: of the paths the agent of the checkpoint's session changed
+ * since the checkpoint, select (into *only) those still exactly as the
+ * agent's last write left them; the others the user changed after that
+ * write, and go to *user (left alone, reported).  A path in neither the
+ * tree nor the checkpoint, or above the size limit, is nothing to do.
+ */
+static int select_agent_paths(strset *only, strset *user, decree_store *s,
+			      const record *rec, const snap *cur,
+			      const snap *target, const char *const *paths)
+{
+	agent_writes aw;
+	int r;
+
+	if ((r = agent_writes_since(&aw, s, rec->session, rec->info.id,
+				    rec->info.created_ns)) < 0)
+		return r;
+	for (size_t i = 0; i < aw.n && r == 0; i++) {
+		const agent_write *a = &aw.v[i];
+		const snap_entry *now = snap_find(cur, a->path);
+		bool as_left;
+		if (!snap_path_selected(paths, a->path) ||
+		    (!now && !snap_find(target, a->path)) ||
+		    (now && now->mode == MODE_SKIP))
+			continue;
+		as_left = now ? a->present && now->mode == a->mode &&
+					  !oid_cmp(&now->id, &a->id)
+			      : !a->present;
+		r = strset_put(as_left ? only : user, a->path, 1);
+	}
+	agent_writes_release(&aw);
+	return r;
+}
+
+/* Report the user's edits agent_only leaves alone, in path order. */
+static int report_user_edits(const decree_restore_options *o,
+			     decree_restore_result *res, const strset *user)
+{
+	char **v;
+	size_t n = 0;
+
+	if (!user->count)
+		return 0;
+	if (!(v = decree_calloc(user->count, sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < user->cap; i++)
+		if (user->keys[i])
+			v[n++] = user->keys[i];
+	qsort(v, n, sizeof(*v), cmp_path_ptr);
+	for (size_t i = 0; i < n; i++) {
+		res->skipped_user_edits++;
+		if (o->plan)
+			o->plan(o->payload, v[i], DECREE_ACTION_SKIP_USER_EDIT);
+	}
+	decree_free(v);
+	return 0;
+}
+
 int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			      const char *ref, const decree_restore_options *o)
 {
@@ -192,6 +258,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	statcache *cache = NULL;
 	odb *db;
 	const volatile int *cancel;
+	strset only = STRSET_INIT, user = STRSET_INIT;
+	bool agent_only;
 	int r;
 
 	if (!o)
@@ -204,6 +272,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
 	cancel = o->version >= 2 ? o->cancel : NULL;
+	agent_only = o->version >= 3 && o->agent_only;
 	if ((r = repo_need_root(s)) < 0 ||
 	    (r = record_resolve(&rec, s, ref)) < 0)
 		return r;
@@ -226,10 +295,13 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		 * restore those rules are the tree's again */
 		r = worktree_scan(&cur, s, w, &cache, &target, false);
 		if (r == 0)
-			r = check_paths(o->paths, &cur, &target);
+			r = agent_only ? select_agent_paths(&only, &user, s,
+							    &rec, &cur, &target,
+							    o->paths)
+				       : check_paths(o->paths, &cur, &target);
 		if (r == 0)
 			r = plan_restore(&ch, s, w, &cur, &target, rules,
-					 o->paths);
+					 o->paths, agent_only ? &only : NULL);
 		ignore_matcher_free(rules);
 		rules = NULL;
 		if (r < 0)
@@ -245,6 +317,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		report(o, res, t, in_way);
 	}
+	if ((r = report_user_edits(o, res, &user)) < 0)
+		goto done;
 	if (o->dry_run && ch.n) {
 		/* refuse what the real run would refuse (a non-empty
 		 * directory in the way, ...), so both say the same */
@@ -310,6 +384,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	}
 	cache = NULL;
 done:
+	strset_release(&only);
+	strset_release(&user);
 	statcache_free(cache);
 	ignore_matcher_free(rules);
 	odb_writer_free(w);

@@ -1,13 +1,17 @@
 #!/bin/sh
-# Install the Debian packages decree needs to build, test and benchmark.
+# Install the Debian packages decree needs to build, test and benchmark
+# (nodejs and npm: the agent CLIs of tests/agents).
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
 pkgs="build-essential pkg-config libssl-dev libzstd-dev libyaml-dev libjansson-dev
-      libcmocka-dev git patch diffutils strace python3 clang-format $*"
+      libcmocka-dev git patch diffutils strace python3 clang-format nodejs npm $*"
 missing=""
 for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue
+	# NodeSource's nodejs bundles npm (it Provides and Conflicts with the
+	# npm package): installing Debian's npm beside it would fail
+	[ "$p" = npm ] && command -v npm >/dev/null 2>&1 && continue
+	missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 echo "deps: installing$missing"

@@ -5,8 +5,10 @@
 # cmocka unit tests ($B/tests/test_*), black-box CLI scripts
 # (tests/cli/*.sh), some of them again with the program linked against
 # libdecree.so (cli-shared/*, DECREE=$B/decree-shared), and crash/fault
-# scripts (tests/crash/*.sh) and the sampled torture run
-# (tests/torture/*.sh); the scripts speak TAP ("ok N - ...",
+# scripts (tests/crash/*.sh), the sampled torture run
+# (tests/torture/*.sh) and the end-to-end runs of the real agent CLIs
+# with decree's hooks (tests/agents/e2e.sh, suites agents/AGENT); the
+# scripts speak TAP ("ok N - ...",
 # "not ok N - ...").  Logs go to $B/test-logs/.
 # Usage: B=build/san sh tests/run-all.sh [suite-name-filter]
 set -u
@@ -76,6 +78,14 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 		run_suite "cli-shared/$(basename "$t" .sh)" tap \
 			env DECREE="$top/$B/decree-shared" bash "$t" ;;
 	esac
+done
+
+# Decree's hooks in the real Claude Code, Codex and Gemini CLIs, driven
+# offline by scripted fake models (tests/agents/lib.sh; each suite skips
+# when the agents cannot be installed).  One after another: each agent
+# run takes a few seconds of both cores.
+for a in claude codex gemini; do
+	run_suite "agents/$a" tap bash "$top/tests/agents/e2e.sh" "$a"
 done
 
 # The sampled fault-injection run of every mutating command (a few points

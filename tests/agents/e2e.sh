@@ -92,16 +92,16 @@ no_hook_errors "no hook call logged an error" "$P" "$W"
 sanitizer_reports "no sanitizer report from the hooks"
 dj p1-hook-status "decree hook status --json" hook status
 dj p1-checkpoints "checkpoint list --json" checkpoint list
-same "one checkpoint, for turn 1: session = the agent's session id, label = the prompt's first line" \
+after_dj same "one checkpoint, for turn 1: session = the agent's session id, label = the prompt's first line" \
 	"$(jx "$J" "$CK_FACTS")" "[$(js "$SID" "$LABEL1")]"
 turn_messages "its message is the agent's turn id" "$LOG" "$J"
 CK1=$(jx "$J" 'd["checkpoints"][0]["id"]' | tr -d '"')
 dj p1-rewind-list "rewind --json" rewind
-same "rewind: the agent's session and the agent's name" "$(jx "$J" '[d["session"], d["agent"]]')" "$(js "$SID" "$AGENT")"
-same "rewind: one turn: number, message, prompt, checkpoint" "$(jx "$J" "$TURN_FACTS")" \
+after_dj same "rewind: the agent's session and the agent's name" "$(jx "$J" '[d["session"], d["agent"]]')" "$(js "$SID" "$AGENT")"
+after_dj same "rewind: one turn: number, message, prompt, checkpoint" "$(jx "$J" "$TURN_FACTS")" \
 	"$(jx "$ART/p1-checkpoints.json" '[[1, c["message"], c["label"], c["id"]] for c in d["checkpoints"]]')"
-same "rewind: created_at is RFC 3339 UTC" "$(jx "$J" "$RFC3339")" "true"
-same "rewind: the journal names exactly the agent's paths (write, edit, shell; not the untouched or ignored files)" \
+after_dj same "rewind: created_at is RFC 3339 UTC" "$(jx "$J" "$RFC3339")" "true"
+after_dj same "rewind: the journal names exactly the agent's paths (write, edit, shell; not the untouched or ignored files)" \
 	"$(jx "$J" '[t["files"] for t in d["turns"]]')" "$(jx "$SC" '[d["journal"]]')"
 
 # the user edits a file the agent wrote
@@ -111,22 +111,22 @@ ALL_FILES=$(cd "$P" && find . -path ./.decree -prune -o -type f -print | LC_ALL=
 stat_state "$P" $ALL_FILES >"$SCRATCH/p1.all"
 WANT_PLAN='[[], ["edit-me.txt", "shell-edit.txt"], ["shell-made.txt"], ["agent-new.txt"]]'
 dj p1-rewind-dry "rewind 1 --agent-only --dry-run --json" rewind 1 --agent-only --dry-run
-same "dry run: dry_run is true" "$(jx "$J" 'd["dry_run"]')" "true"
-same "dry run: the plan (create, restore, delete, skipped user edits)" "$(jx "$J" "$PLAN")" "$WANT_PLAN"
-same "dry run: nothing in the tree changed (inode, mtime of every file)" "$(stat_state "$P" $ALL_FILES)" "$(cat "$SCRATCH/p1.all")"
+after_dj same "dry run: dry_run is true" "$(jx "$J" 'd["dry_run"]')" "true"
+after_dj same "dry run: the plan (create, restore, delete, skipped user edits)" "$(jx "$J" "$PLAN")" "$WANT_PLAN"
+after_dj same "dry run: nothing in the tree changed (inode, mtime of every file)" "$(stat_state "$P" $ALL_FILES)" "$(cat "$SCRATCH/p1.all")"
 
 dj p1-rewind "rewind 1 --agent-only --json" rewind 1 --agent-only
-same "rewind: operation rewind, turn 1's checkpoint, not a dry run, a pre-rewind checkpoint" \
+after_dj same "rewind: operation rewind, turn 1's checkpoint, not a dry run, a pre-rewind checkpoint" \
 	"$(jx "$J" '[d["operation"], d["checkpoint"], d["dry_run"], bool(re.fullmatch("[0-9a-f]{64}", d["pre_checkpoint"] or ""))]')" \
 	"$(python3 -c 'import json,sys; print(json.dumps(["rewind", sys.argv[1], False, True]))' "$CK1")"
-same "rewind: restored the edited files, deleted the new one, skipped the user's edit" "$(jx "$J" "$PLAN")" "$WANT_PLAN"
-same "rewind: created/restored/deleted list the paths of changes" "$(jx "$J" "$LISTS")" "true"
-scenario_files "the agent's paths are back to before the turn; the user's file keeps the user's bytes" \
+after_dj same "rewind: restored the edited files, deleted the new one, skipped the user's edit" "$(jx "$J" "$PLAN")" "$WANT_PLAN"
+after_dj same "rewind: created/restored/deleted list the paths of changes" "$(jx "$J" "$LISTS")" "true"
+after_dj scenario_files "the agent's paths are back to before the turn; the user's file keeps the user's bytes" \
 	<(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); e=dict(s["seed"]); e["agent-new.txt"]="the user rewrote this\n"; print(json.dumps({"expect": e, "absent": ["shell-made.txt"]}))' "$SC") "$P"
-same "untouched and ignored files keep their inode and mtime" "$(stat_state "$P" $UNTOUCHED)" "$(cat "$SCRATCH/p1.untouched")"
+after_dj same "untouched and ignored files keep their inode and mtime" "$(stat_state "$P" $UNTOUCHED)" "$(cat "$SCRATCH/p1.untouched")"
 dj p1-undo "undo --json" undo
-same "undo brings back the tree after the turn with the user's edit" "$(tree_state "$P")" "$BEFORE_REWIND"
-same "untouched and ignored files still keep their inode and mtime" "$(stat_state "$P" $UNTOUCHED)" "$(cat "$SCRATCH/p1.untouched")"
+after_dj same "undo brings back the tree after the turn with the user's edit" "$(tree_state "$P")" "$BEFORE_REWIND"
+after_dj same "untouched and ignored files still keep their inode and mtime" "$(stat_state "$P" $UNTOUCHED)" "$(cat "$SCRATCH/p1.untouched")"
 
 # --- 2. two turns of one session; the shell of turn 1 runs in sub/ ------------
 P=$SCRATCH/p2 W=$SCRATCH/run2 LOG=$ART/p2-hooks.jsonl
@@ -150,23 +150,23 @@ same "the agent resumed its session (two prompt events, one session id)" "$SIDS"
 no_hook_errors "no hook call logged an error" "$P" "$W"
 sanitizer_reports "no sanitizer report from the hooks"
 dj p2-checkpoints "checkpoint list --json" checkpoint list
-same "two checkpoints, one per turn, in the agent's session, labelled with the prompts' first lines" \
+after_dj same "two checkpoints, one per turn, in the agent's session, labelled with the prompts' first lines" \
 	"$(jx "$J" "$CK_FACTS")" "[$(js "$SID" "$LABEL1"), $(js "$SID" "$LABEL2")]"
 turn_messages "their messages are the agent's turn ids" "$LOG" "$J"
 dj p2-rewind-list "rewind --json (two turns)" rewind
-same "rewind: two turns numbered 1, 2 with the checkpoints' messages and ids" \
+after_dj same "rewind: two turns numbered 1, 2 with the checkpoints' messages and ids" \
 	"$(jx "$J" '[[t["turn"], t["message"], t["checkpoint"]] for t in d["turns"]]')" \
 	"$(jx "$ART/p2-checkpoints.json" '[[i + 1, c["message"], c["id"]] for i, c in enumerate(d["checkpoints"])]')"
-same "rewind: turn 1's files: the write in sub/ and the shell's from 'cd sub && ...', relative to the root" \
+after_dj same "rewind: turn 1's files: the write in sub/ and the shell's from 'cd sub && ...', relative to the root" \
 	"$(jx "$J" 'd["turns"][0]["files"]')" "$(jx "$S1" 'd["journal"]')"
-same "rewind: turn 2's files" "$(jx "$J" 'd["turns"][1]["files"]')" "$(jx "$S2" 'd["journal"]')"
+after_dj same "rewind: turn 2's files" "$(jx "$J" 'd["turns"][1]["files"]')" "$(jx "$S2" 'd["journal"]')"
 AFTER_TURN2=$(tree_state "$P")
 dj p2-rewind "rewind 2 --agent-only --json" rewind 2 --agent-only
-same "rewind 2: re-created, restored and deleted turn 2's paths only; no user edit" "$(jx "$J" "$PLAN")" \
+after_dj same "rewind 2: re-created, restored and deleted turn 2's paths only; no user edit" "$(jx "$J" "$PLAN")" \
 	'[["sub/made.txt"], ["sub/new.txt", "top.txt"], ["sub/second.txt"], []]'
-same "rewind 2: the tree is the one after turn 1" "$(tree_state "$P")" "$AFTER_TURN1"
+after_dj same "rewind 2: the tree is the one after turn 1" "$(tree_state "$P")" "$AFTER_TURN1"
 dj p2-undo "undo --json" undo
-same "undo brings back the tree after turn 2" "$(tree_state "$P")" "$AFTER_TURN2"
+after_dj same "undo brings back the tree after turn 2" "$(tree_state "$P")" "$AFTER_TURN2"
 
 echo "# $A agent runs:$AGENT_SECS"
 cd / || true

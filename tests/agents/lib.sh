@@ -33,6 +33,9 @@
 #   dj FILE NAME ARGS...  run "$DECREE --json ARGS" in the current dir; its
 #                         stdout is kept as $ART/FILE.json (path in $J); ok
 #                         NAME if it exited 0
+#   after_dj FUNC NAME ARGS...   FUNC NAME ARGS (same, scenario_files...)
+#                         if the last dj succeeded, else not ok NAME: a
+#                         check of what a failed command did proves nothing
 #   jx FILE EXPR          the value of a Python expression over the JSON
 #                         document d of FILE (re imported), as JSON; on any
 #                         error "ERROR ..." (so the comparison fails)
@@ -103,11 +106,17 @@ agents_setup() {
 		command -v "$c" >/dev/null 2>&1 ||
 			skip_all "$c is not installed (scripts/deps.sh installs nodejs npm)"
 	done
+	# Gemini CLI needs node >= 20, Codex >= 16; Claude Code is a native binary
+	local need=16 major
+	[ "$A" = gemini ] && need=20
+	major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+	[ "${major:-0}" -ge $need ] 2>/dev/null ||
+		skip_all "$A needs node >= $need, this is node $(node --version 2>&1)"
 	[ -f "$AGENTS_SHARED/run_agent.py" ] && [ -f "$AGENTS_SHARED/install.sh" ] ||
 		skip_all "no agent harness at $AGENTS_SHARED (shared/agents beside the repository; DECREE_AGENTS_SHARED)"
 	if ! agents_installed; then
-		if ! timeout 30 npm ping >"$ART/npm-ping.log" 2>&1; then
-			skip_all "the agents are not installed in $AGENTS_PREFIX and the npm registry is unreachable (npm ping: $(tail -n 1 "$ART/npm-ping.log"))"
+		if ! timeout 40 npm ping --fetch-retries=0 --fetch-timeout=20000 >"$ART/npm-ping.log" 2>&1; then
+			skip_all "the agents are not installed in $AGENTS_PREFIX and the npm registry is unreachable (npm ping: $(grep -m 1 -E 'error (code|network|request)' "$ART/npm-ping.log" || tail -n 1 "$ART/npm-ping.log"))"
 		fi
 		mkdir -p "$AGENTS_PREFIX"
 		# one installer at a time per prefix (parallel runs, other checkouts)
@@ -212,12 +221,18 @@ dj() {
 	shift 2
 	"$DECREE" --json "$@" >"$file" 2>"$ART/$1.err"
 	RC=$?
-	J=$file
+	J=$file DJ_RC=$RC
 	if [ $RC -eq 0 ]; then
 		ok "$name"
 	else
 		not_ok "$name" "decree $* exited $RC: $(head -c 600 "$ART/$1.err") $(head -c 400 "$file")"
 	fi
+}
+
+after_dj() {
+	local f=$1
+	shift
+	if [ "${DJ_RC:-1}" -eq 0 ]; then "$f" "$@"; else not_ok "$1" "not checked: the decree command before it failed"; fi
 }
 
 jx() {

@@ -45,7 +45,7 @@ decree_hooks_installed() {
 
 # no_hook_errors NAME DIR WORK: no hook call logged an error (the hook log
 # lives in the store, or in the agent's HOME when the store cannot be
-# opened: src/hooks/hooks.h), and `decree hook status` runs
+# opened: src/hooks/hooks.h); shows the log's last lines otherwise
 no_hook_errors() {
 	local logs="" f
 	for f in "$2/.decree/store/hooks.log" "$3/home/.local/state/decree/hooks.log"; do
@@ -91,6 +91,9 @@ echo "# session id: $SID"
 no_hook_errors "no hook call logged an error" "$P" "$W"
 sanitizer_reports "no sanitizer report from the hooks"
 dj p1-hook-status "decree hook status --json" hook status
+after_dj same "hook status: $AGENT installed, no last error" \
+	"$(jx "$J" "[any(o.get('installed') is True and '$AGENT' in o.values() for o in objs(d)), d.get('last_error', 'missing')]")" \
+	"[true, null]"
 dj p1-checkpoints "checkpoint list --json" checkpoint list
 after_dj same "one checkpoint, for turn 1: session = the agent's session id, label = the prompt's first line" \
 	"$(jx "$J" "$CK_FACTS")" "[$(js "$SID" "$LABEL1")]"
@@ -161,10 +164,12 @@ after_dj same "rewind: turn 1's files: the write in sub/ and the shell's from 'c
 	"$(jx "$J" 'd["turns"][0]["files"]')" "$(jx "$S1" 'd["journal"]')"
 after_dj same "rewind: turn 2's files" "$(jx "$J" 'd["turns"][1]["files"]')" "$(jx "$S2" 'd["journal"]')"
 AFTER_TURN2=$(tree_state "$P")
+stat_state "$P" sub/keep.txt >"$SCRATCH/p2.untouched"
 dj p2-rewind "rewind 2 --agent-only --json" rewind 2 --agent-only
 after_dj same "rewind 2: re-created, restored and deleted turn 2's paths only; no user edit" "$(jx "$J" "$PLAN")" \
 	'[["sub/made.txt"], ["sub/new.txt", "top.txt"], ["sub/second.txt"], []]'
 after_dj same "rewind 2: the tree is the one after turn 1" "$(tree_state "$P")" "$AFTER_TURN1"
+after_dj same "rewind 2: the untouched file keeps its inode and mtime" "$(stat_state "$P" sub/keep.txt)" "$(cat "$SCRATCH/p2.untouched")"
 dj p2-undo "undo --json" undo
 after_dj same "undo brings back the tree after turn 2" "$(tree_state "$P")" "$AFTER_TURN2"
 

@@ -37,7 +37,8 @@
 #                         if the last dj succeeded, else not ok NAME: a
 #                         check of what a failed command did proves nothing
 #   jx FILE EXPR          the value of a Python expression over the JSON
-#                         document d of FILE (re imported), as JSON; on any
+#                         document d of FILE (re imported; objs(x): every
+#                         object nested in x), as JSON; on any
 #                         error "ERROR ..." (so the comparison fails)
 #   js ARGS...            the arguments as a JSON list of strings
 #   hv LOG EVENT FIELD    JSON list of the payloads' FIELD for every EVENT
@@ -241,7 +242,12 @@ import json, re, sys
 try:
     with open(sys.argv[1]) as f:
         d = json.load(f)
-    print(json.dumps(eval(sys.argv[2], {"d": d, "re": re}), sort_keys=True))
+    def objs(x):  # every JSON object in x, x included
+        if isinstance(x, dict):
+            yield x
+        for v in (x.values() if isinstance(x, dict) else x if isinstance(x, list) else ()):
+            yield from objs(v)
+    print(json.dumps(eval(sys.argv[2], {"d": d, "re": re, "objs": objs}), sort_keys=True))
 except Exception as e:
     print("ERROR %s: %s" % (type(e).__name__, str(e)[:300]))
 EOF

@@ -57,13 +57,15 @@ $(tail -n 5 "$f")
 }
 
 # turn_messages NAME LOG CKFILE: the checkpoints' messages are the agent's
-# turn ids (Gemini sends none: then they must be there and differ)
+# turn ids (Gemini sends none: then there must be one per prompt event,
+# and they must differ)
 turn_messages() {
 	if [ -n "$TURN_KEY" ]; then
 		same "$1" "$(jx "$3" '[c["message"] for c in d["checkpoints"]]')" "$(hv "$2" "$PROMPT_EV" "$TURN_KEY")"
 	else
+		# one per prompt event, each a non-empty string, all different
 		same "$1" "$(jx "$3" '[bool(c["message"]) for c in d["checkpoints"]] + [len({c["message"] for c in d["checkpoints"]})]')" \
-			"$(jx "$3" '[True for c in d["checkpoints"]] + [len(d["checkpoints"])]')"
+			"$(hv "$2" "$PROMPT_EV" session_id | python3 -c 'import json, sys; n = len(json.load(sys.stdin)); print(json.dumps([True] * n + [n]))')"
 	fi
 }
 

@@ -80,8 +80,8 @@ t "decree hook install $AGENT" "$DECREE" hook install "$AGENT"
 cp "$P/$SETTINGS" "$ART/p1-settings-by-decree.json" 2>/dev/null
 decree_hooks_installed "the settings run decree hook $AGENT for $PROMPT_EV, $PRE_EV, $POST_EV" "$P"
 register_hooklog "$P" "$LOG"
-UNTOUCHED="untouched.txt .gitignore build.log $SETTINGS"
-stat_state "$P" $UNTOUCHED >"$SCRATCH/p1.untouched"
+UNTOUCHED=(untouched.txt .gitignore build.log "$SETTINGS")
+stat_state "$P" "${UNTOUCHED[@]}" >"$SCRATCH/p1.untouched"
 agent_turn "$A runs turn 1 with decree's hooks" "$P" "$W" "$SC" "$LABEL1
 The fake model follows tests/agents/scenarios/turn.json."
 scenario_files "turn 1 left the files the script says" "$SC" "$P"
@@ -112,13 +112,15 @@ after_dj same "rewind: the journal names exactly the agent's paths (write, edit,
 # the user edits a file the agent wrote
 printf 'the user rewrote this\n' >"$P/agent-new.txt"
 BEFORE_REWIND=$(tree_state "$P")
-ALL_FILES=$(cd "$P" && find . -path ./.decree -prune -o -type f -print | LC_ALL=C sort)
-stat_state "$P" $ALL_FILES >"$SCRATCH/p1.all"
+mapfile -t ALL_FILES < <(cd "$P" && find . -path ./.decree -prune -o -type f -print | LC_ALL=C sort)
+stat_state "$P" "${ALL_FILES[@]}" >"$SCRATCH/p1.all"
 WANT_PLAN='[[], ["edit-me.txt", "shell-edit.txt"], ["shell-made.txt"], ["agent-new.txt"]]'
 dj p1-rewind-dry "rewind 1 --agent-only --dry-run --json" rewind 1 --agent-only --dry-run
 after_dj same "dry run: dry_run is true" "$(jx "$J" 'd["dry_run"]')" "true"
 after_dj same "dry run: the plan (create, restore, delete, skipped user edits)" "$(jx "$J" "$PLAN")" "$WANT_PLAN"
-after_dj same "dry run: nothing in the tree changed (inode, mtime of every file)" "$(stat_state "$P" $ALL_FILES)" "$(cat "$SCRATCH/p1.all")"
+after_dj same "dry run: nothing in the tree changed (no file more or less; every file's bytes, mode, inode, mtime)" \
+	"$(tree_state "$P"; stat_state "$P" "${ALL_FILES[@]}")" "$BEFORE_REWIND
+$(cat "$SCRATCH/p1.all")"
 
 dj p1-rewind "rewind 1 --agent-only --json" rewind 1 --agent-only
 after_dj same "rewind: operation rewind, turn 1's checkpoint, not a dry run, a pre-rewind checkpoint" \
@@ -128,10 +130,10 @@ after_dj same "rewind: restored the edited files, deleted the new one, skipped t
 after_dj same "rewind: created/restored/deleted list the paths of changes" "$(jx "$J" "$LISTS")" "true"
 after_dj scenario_files "the agent's paths are back to before the turn; the user's file keeps the user's bytes" \
 	<(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); e=dict(s["seed"]); e["agent-new.txt"]="the user rewrote this\n"; print(json.dumps({"expect": e, "absent": ["shell-made.txt"]}))' "$SC") "$P"
-after_dj same "untouched and ignored files keep their inode and mtime" "$(stat_state "$P" $UNTOUCHED)" "$(cat "$SCRATCH/p1.untouched")"
+after_dj same "untouched and ignored files keep their inode and mtime" "$(stat_state "$P" "${UNTOUCHED[@]}")" "$(cat "$SCRATCH/p1.untouched")"
 dj p1-undo "undo --json" undo
 after_dj same "undo brings back the tree after the turn with the user's edit" "$(tree_state "$P")" "$BEFORE_REWIND"
-after_dj same "untouched and ignored files still keep their inode and mtime" "$(stat_state "$P" $UNTOUCHED)" "$(cat "$SCRATCH/p1.untouched")"
+after_dj same "untouched and ignored files still keep their inode and mtime" "$(stat_state "$P" "${UNTOUCHED[@]}")" "$(cat "$SCRATCH/p1.untouched")"
 
 # --- 2. two turns of one session; the shell of turn 1 runs in sub/ ------------
 P=$SCRATCH/p2 W=$SCRATCH/run2 LOG=$ART/p2-hooks.jsonl

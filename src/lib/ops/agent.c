@@ -484,7 +484,8 @@ int agent_writes_since(agent_writes *out, decree_store *s, const char *session,
 		a->id = e->id;
 		out->n++;
 	}
-	qsort(out->v, out->n, sizeof(*out->v), cmp_write);
+	if (out->n > 1) /* qsort of a NULL array is undefined */
+		qsort(out->v, out->n, sizeof(*out->v), cmp_write);
 	r = 0;
 done:
 	strset_release(&seen);
@@ -569,7 +570,8 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 		decree_agent_sessions_free(l);
 		return r;
 	}
-	qsort(l->v, l->n, sizeof(*l->v), cmp_session);
+	if (l->n > 1) /* qsort of a NULL array is undefined */
+		qsort(l->v, l->n, sizeof(*l->v), cmp_session);
 	*out = l;
 	return 0;
 }
@@ -636,7 +638,8 @@ static int collect_files(decree_rewind_list *l)
 				break;
 			te->files[te->nfiles++] = (char *)e->path;
 		}
-		qsort(te->files, te->nfiles, sizeof(char *), cmp_str);
+		if (te->nfiles > 1) /* qsort of a NULL array is undefined */
+			qsort(te->files, te->nfiles, sizeof(char *), cmp_str);
 		te->info.file_count = te->nfiles;
 	}
 	strset_release(&seen);

@@ -706,6 +706,35 @@ static void test_record_scan(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* Two tools at once: the first one's change, older than the second
+ * one's start, is the first one's even after the second one's walk. */
+static void test_record_scan_overlapping(void **state)
+{
+	fixture *f = *state;
+	struct timespec old[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	char p[PATH_MAX];
+	size_t n;
+
+	put(f, "x.txt", "x\n");
+	put(f, "y.txt", "y\n");
+	turn(f, "ov", "m1", NULL, false);
+	assert_int_equal(decree_agent_tool_start(f->s, "ov", "Task", "A"), 0);
+	put(f, "x.txt", "x by A\n");
+	/* an old mtime: the stat cache would vouch for it at once (the
+	 * change time, which counts, is now) */
+	at(p, f, "x.txt");
+	assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+	sleep_ms(60);
+	assert_int_equal(decree_agent_tool_start(f->s, "ov", "Task", "B"), 0);
+	put(f, "y.txt", "y by B\n");
+	assert_int_equal(decree_agent_record_scan(&n, f->s, "ov", "Task", "B"),
+			 0);
+	assert_string_equal(turn_files(f, "ov", 0), "y.txt");
+	assert_int_equal(decree_agent_record_scan(&n, f->s, "ov", "Task", "A"),
+			 0);
+	assert_string_equal(turn_files(f, "ov", 0), "x.txt y.txt");
+}
+
 /* --- rewinding
  * -----------------------------------------------------------------
  */
@@ -927,6 +956,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_record_scan, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_record_scan_overlapping,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_only_restore, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_two_turns, setup,

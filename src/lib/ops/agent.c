@@ -366,16 +366,24 @@ int decree_agent_record_scan(size_t *changed, decree_store *s,
 			: k >= base->n
 				? -1
 				: path_cmp(cur.v[i].path, base->v[k].path);
-		const snap_entry *e = c <= 0 ? &cur.v[i] : NULL;
+		snap_entry *e = c <= 0 ? &cur.v[i] : NULL;
 		const snap_entry *b = c >= 0 ? &base->v[k] : NULL;
 		jr_record rec;
 		if (c <= 0)
 			i++;
 		if (c >= 0)
 			k++;
-		if (e && (e->mode == MODE_SKIP || e->cached ||
-			  e->ctime_ns < since || same_state(e, b)))
-			continue; /* unchanged, or changed before the tool */
+		if (e &&
+		    (e->mode == MODE_SKIP || e->cached || same_state(e, b)))
+			continue; /* unchanged */
+		if (e && e->ctime_ns < since) {
+			/* changed before this tool started: maybe by a tool
+			 * still running (parallel calls, subagents), whose
+			 * own walk must not find it vouched for by the
+			 * cache this walk saves */
+			e->mtime_ns = 0;
+			continue;
+		}
 		if (!e && b->mode == MODE_SKIP)
 			continue;
 		memset(&rec, 0, sizeof(rec));

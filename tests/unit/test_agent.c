@@ -783,6 +783,8 @@ static void test_agent_only_restore(void **state)
 	decree_turn_result t;
 	buf plan = BUF_INIT, before = BUF_INIT, now = BUF_INIT;
 	const char *const narrow[] = { "edit.txt", "user.txt", NULL };
+	const char *const unsafe[] = { "../x", NULL };
+	const char *const nowhere[] = { "no/where", NULL };
 
 	t = agent_and_user(f, &keep, &other);
 	tree_state(&before, f);
@@ -810,6 +812,16 @@ static void test_agent_only_restore(void **state)
 		decree_checkpoint_restore(&res, f->s, t.checkpoint, &o), 0);
 	assert_string_equal(plan.ptr, "restore edit.txt\nuser user.txt\n");
 	assert_int_equal(res.skipped_user_edits, 1);
+	buf_clear(&plan);
+	o = agent_only_opts(&plan, true, unsafe);
+	assert_int_equal(decree_checkpoint_restore(&res, f->s, t.checkpoint,
+						   &o),
+			 DECREE_EINVALID);
+	o = agent_only_opts(&plan, true, nowhere);
+	assert_int_equal(decree_checkpoint_restore(&res, f->s, t.checkpoint,
+						   &o),
+			 DECREE_ENOTFOUND);
+	assert_string_equal(plan.ptr, "");
 
 	/* the real thing, by turn */
 	buf_clear(&plan);

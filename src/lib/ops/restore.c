@@ -295,10 +295,10 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		 * restore those rules are the tree's again */
 		r = worktree_scan(&cur, s, w, &cache, &target, false);
 		if (r == 0)
-			r = agent_only ? select_agent_paths(&only, &user, s,
-							    &rec, &cur, &target,
-							    o->paths)
-				       : check_paths(o->paths, &cur, &target);
+			r = check_paths(o->paths, &cur, &target);
+		if (r == 0 && agent_only)
+			r = select_agent_paths(&only, &user, s, &rec, &cur,
+					       &target, o->paths);
 		if (r == 0)
 			r = plan_restore(&ch, s, w, &cur, &target, rules,
 					 o->paths, agent_only ? &only : NULL);

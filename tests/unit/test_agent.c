@@ -958,6 +958,132 @@ static void test_no_journal(void **state)
 	assert_string_equal(text_of(f, "a.txt"), "b\n");
 }
 
+/* Symlinks and modes the agent left, named by the tool or found by the
+ * walk, are reverted, not taken for the user's edits. */
+static void test_agent_only_links_and_modes(void **state)
+{
+	fixture *f = *state;
+	decree_restore_result res;
+	decree_restore_options o;
+	buf plan = BUF_INIT;
+	char p[PATH_MAX];
+	struct stat st;
+
+	put(f, "t1", "1\n");
+	put(f, "run.sh", "#!/bin/sh\n");
+	put(f, "run2.sh", "#!/bin/sh\n");
+	symlink_at(f, "t1", "ln");
+	symlink_at(f, "t1", "ln2");
+	turn(f, "lm", "m1", NULL, false);
+	/* named by the tool */
+	rm_at(f, "ln");
+	symlink_at(f, "t2", "ln");
+	symlink_at(f, "t1", "lnew");
+	at(p, f, "run.sh");
+	assert_int_equal(chmod(p, 0755), 0);
+	record(f, "lm", "ln", "lnew", "run.sh", NULL);
+	/* found by the walk */
+	sleep_ms(30);
+	assert_int_equal(decree_agent_tool_start(f->s, "lm", "Bash", "b"), 0);
+	rm_at(f, "ln2");
+	symlink_at(f, "t3", "ln2");
+	at(p, f, "run2.sh");
+	assert_int_equal(chmod(p, 0700), 0);
+	assert_int_equal(
+		decree_agent_record_scan(NULL, f->s, "lm", "Bash", "b"), 0);
+
+	o = agent_only_opts(&plan, false, NULL);
+	assert_int_equal(decree_rewind(&res, f->s, "lm", 1, &o), 0);
+	assert_string_equal(plan.ptr, "restore ln\nrestore ln2\ndelete lnew\n"
+				      "restore run.sh\nrestore run2.sh\n");
+	assert_int_equal(res.skipped_user_edits, 0);
+	{
+		char target[16];
+		at(p, f, "ln");
+		assert_int_equal(readlink(p, target, sizeof(target)), 2);
+		assert_int_equal(memcmp(target, "t1", 2), 0);
+	}
+	st = stat_of(f, "run.sh");
+	assert_int_equal(st.st_mode & 0777, 0644);
+	st = stat_of(f, "run2.sh");
+	assert_int_equal(st.st_mode & 0777, 0644);
+	buf_release(&plan);
+}
+
+/* The walk's findings drive an agent-only rewind: the user's edit made
+ * before the tool started stays. */
+static void test_agent_only_after_scan(void **state)
+{
+	fixture *f = *state;
+	decree_restore_result res;
+	decree_restore_options o;
+	buf plan = BUF_INIT;
+
+	put(f, "a.txt", "a\n");
+	put(f, "b.txt", "b\n");
+	put(f, "mine.txt", "mine\n");
+	turn(f, "as", "m1", NULL, false);
+	put(f, "mine.txt", "mine, edited\n");
+	sleep_ms(60);
+	assert_int_equal(decree_agent_tool_start(f->s, "as", "Bash", "b"), 0);
+	put(f, "a.txt", "a by tool\n");
+	rm_at(f, "b.txt");
+	put(f, "c.txt", "c by tool\n");
+	assert_int_equal(
+		decree_agent_record_scan(NULL, f->s, "as", "Bash", "b"), 0);
+	o = agent_only_opts(&plan, false, NULL);
+	assert_int_equal(decree_rewind(&res, f->s, NULL, 1, &o), 0);
+	assert_string_equal(plan.ptr,
+			    "restore a.txt\ncreate b.txt\ndelete c.txt\n");
+	assert_string_equal(text_of(f, "a.txt"), "a\n");
+	assert_string_equal(text_of(f, "b.txt"), "b\n");
+	assert_false(exists(f, "c.txt"));
+	assert_string_equal(text_of(f, "mine.txt"), "mine, edited\n");
+	buf_release(&plan);
+}
+
+/* A turn record lost to damage: the others keep their numbers, and
+ * rewinding turn N is the turn the list calls N. */
+static void test_damaged_turn_record(void **state)
+{
+	fixture *f = *state;
+	decree_rewind_list *l;
+	decree_restore_result res;
+	journal_file jf;
+	buf text = BUF_INIT;
+	char *p;
+
+	put(f, "a.txt", "1\n");
+	turn(f, "dm", "m1", NULL, false);
+	put(f, "a.txt", "2\n");
+	turn(f, "dm", "m2", NULL, false);
+	put(f, "a.txt", "3\n");
+	turn(f, "dm", "m3", NULL, false);
+	put(f, "a.txt", "4\n");
+	/* damage the record of turn 2 */
+	assert_int_equal(journal_open(&jf, f->s, "dm", false), 0);
+	assert_int_equal(fs_read_path(jf.path, &text), 0);
+	assert_non_null(p = strstr(text.ptr, "\"message\":\"m2\""));
+	p[11] = 'X';
+	assert_int_equal(ftruncate(jf.fd, 0), 0);
+	assert_int_equal(fs_write_all(jf.fd, text.ptr, text.len), 0);
+	journal_close(&jf);
+
+	assert_int_equal(decree_rewind_list_get(&l, f->s, "dm"), 0);
+	assert_int_equal(decree_rewind_list_damaged(l), 1);
+	assert_int_equal(decree_rewind_list_count(l), 2);
+	assert_int_equal(decree_rewind_list_at(l, 0)->turn, 1);
+	assert_int_equal(decree_rewind_list_at(l, 1)->turn, 3);
+	decree_rewind_list_free(l);
+	assert_int_equal(decree_rewind(&res, f->s, "dm", 2, NULL),
+			 DECREE_ENOTFOUND);
+	assert_int_equal(decree_rewind(&res, f->s, "dm", 3, NULL), 0);
+	assert_string_equal(text_of(f, "a.txt"), "3\n");
+	assert_int_equal(decree_rewind(&res, f->s, "dm", 1, NULL), 0);
+	assert_string_equal(text_of(f, "a.txt"), "1\n");
+	buf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -977,6 +1103,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_checkpoints_gone, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_journal, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_only_links_and_modes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_only_after_scan,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_turn_record, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -790,23 +790,29 @@ int decree_rewind(decree_restore_result *result, decree_store *s,
 		  const decree_restore_options *opts)
 {
 	decree_rewind_list *l;
+	const decree_turn_info *t = NULL;
 	char id[DECREE_ID_HEXLEN + 1];
 	int r;
 
 	if ((r = decree_rewind_list_get(&l, s, session)) < 0)
 		return r;
-	if (turn < 1 || turn > l->n) {
+	/* by its number: with a damaged turn record, the i-th turn listed
+	 * is not turn i */
+	for (size_t i = 0; i < l->n && !t; i++)
+		if (l->v[i].info.turn == turn)
+			t = &l->v[i].info;
+	if (!t) {
 		r = decree_error_set(DECREE_ENOTFOUND,
 				     "session '%s' has no turn %u (it has %zu)",
 				     l->session, turn, l->n);
-	} else if (!l->v[turn - 1].info.checkpoint_exists) {
+	} else if (!t->checkpoint_exists) {
 		r = decree_error_set(
 			DECREE_ENOTFOUND,
 			"the checkpoint of turn %u (%.12s) was deleted; that "
 			"turn cannot be rewound",
-			turn, l->v[turn - 1].info.checkpoint);
+			turn, t->checkpoint);
 	} else {
-		memcpy(id, l->v[turn - 1].info.checkpoint, sizeof(id));
+		memcpy(id, t->checkpoint, sizeof(id));
 		r = 0;
 	}
 	decree_rewind_list_free(l);

@@ -1084,6 +1084,40 @@ static void test_damaged_turn_record(void **state)
 	buf_release(&text);
 }
 
+/* Session ids and messages are names decree keeps in JSON, where bytes
+ * that are not UTF-8 do not survive: such a session could never be found
+ * again, such a message never joined.  They are refused. */
+static void test_names_not_utf8(void **state)
+{
+	fixture *f = *state;
+	decree_turn_result t;
+	decree_rewind_list *l;
+
+	put(f, "a.txt", "1\n");
+	assert_int_equal(turn_ext(&t, f, "s\xff\xfe", "m1", NULL, false, NULL),
+			 DECREE_EINVALID);
+	assert_int_equal(turn_ext(&t, f, "s", "m\xc3", NULL, false, NULL),
+			 DECREE_EINVALID);
+	assert_int_equal(decree_rewind_list_get(&l, f->s, NULL),
+			 DECREE_ENOTFOUND);
+	/* UTF-8 is fine, and so are controls */
+	assert_int_equal(turn_ext(&t, f, "s\xc3\xa9\x01", "m\xe2\x82\xac", NULL,
+				  false, NULL),
+			 0);
+	assert_int_equal(turn_ext(&t, f, "s\xc3\xa9\x01", "m\xe2\x82\xac", NULL,
+				  false, NULL),
+			 0);
+	assert_false(t.started);
+	put(f, "a.txt", "2\n");
+	record(f, "s\xc3\xa9\x01", "a.txt", NULL);
+	assert_int_equal(decree_rewind_list_get(&l, f->s, NULL), 0);
+	assert_string_equal(decree_rewind_list_session(l), "s\xc3\xa9\x01");
+	assert_int_equal(decree_rewind_list_count(l), 1);
+	decree_rewind_list_free(l);
+	assert_int_equal(decree_rewind(NULL, f->s, NULL, 1, NULL), 0);
+	assert_string_equal(text_of(f, "a.txt"), "1\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1109,6 +1143,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_agent_only_after_scan,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_turn_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_names_not_utf8, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

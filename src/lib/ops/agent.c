@@ -29,6 +29,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/json.h"
 
 #include <dirent.h>
 #include <time.h>
@@ -48,6 +49,11 @@ static int check_session(const char *session)
 			DECREE_EINVALID,
 			"session id '%s' must not contain ':' or newlines",
 			session);
+	/* the journal keeps it in JSON, where other bytes do not survive */
+	if (!json_is_utf8(session, strlen(session)))
+		return decree_error_set(DECREE_EINVALID,
+					"session id '%s' is not UTF-8",
+					session);
 	return 0;
 }
 
@@ -104,6 +110,10 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 					"invalid turn options");
 	if ((r = check_session(o->session)) < 0 || (r = repo_need_root(s)) < 0)
 		return r;
+	if (o->message && !json_is_utf8(o->message, strlen(o->message)))
+		return decree_error_set(DECREE_EINVALID,
+					"turn id '%s' is not UTF-8",
+					o->message);
 	if ((r = repo_ensure(s)) < 0 ||
 	    (r = journal_open(&f, s, o->session, true)) < 0)
 		return r;

@@ -38,6 +38,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <time.h>
 
 typedef struct {
@@ -1118,6 +1119,62 @@ static void test_names_not_utf8(void **state)
 	assert_string_equal(text_of(f, "a.txt"), "1\n");
 }
 
+/* A hook holds its session's journal, then takes the store lock (a turn
+ * checkpoints).  An agent-only rewind of that session that meanwhile
+ * holds the store lock must not wait for the journal: the two would
+ * wait for each other until the hook's lock timeout failed the hook. */
+static void test_rewind_while_hook_holds_journal(void **state)
+{
+	fixture *f = *state;
+	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
+	decree_turn_result t;
+	int fds[2], st;
+	char c;
+	pid_t pid;
+
+	put(f, "a.txt", "a\n");
+	t = turn(f, "lk", "m1", NULL, false);
+	put(f, "a.txt", "a by agent\n");
+	record(f, "lk", "a.txt", NULL);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		decree_store_options so = DECREE_STORE_OPTIONS_INIT;
+		decree_checkpoint_create_options co =
+			DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+		decree_store *s;
+		journal_file jf;
+		char id[DECREE_ID_HEXLEN + 1];
+		bool created;
+		int r;
+		so.root = f->root;
+		so.store_path = f->store;
+		so.threads = 1;
+		so.lock_timeout_ms = 1500;
+		if (decree_store_open(&s, &so) < 0 ||
+		    journal_open(&jf, s, "lk", false) < 0)
+			_exit(2);
+		if (write(fds[1], "l", 1) != 1)
+			_exit(2);
+		sleep_ms(300);
+		co.session = "lk";
+		co.message = "m2";
+		r = decree_checkpoint_create(id, &created, s, &co);
+		_exit(r == 0 ? 0 : r == DECREE_ELOCKED ? 3 : 4);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	o.agent_only = true;
+	assert_int_equal(
+		decree_checkpoint_restore(NULL, f->s, t.checkpoint, &o), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0); /* 3: it timed out on the lock */
+	assert_string_equal(text_of(f, "a.txt"), "a\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1146,6 +1203,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_not_utf8, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_rewind_while_hook_holds_journal, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,8 +36,8 @@ void journal_dir(char *out, const decree_store *s)
 	repo_file(out, s, JOURNAL_DIR);
 }
 
-static int file_path(char *out, size_t len, const decree_store *s,
-		     const char *session)
+int journal_path(char *out, size_t len, const decree_store *s,
+		 const char *session)
 {
 	char dir[PATH_MAX], hex[SHA256_HEXLEN + 1];
 	oid h;
@@ -57,7 +57,7 @@ int journal_open(journal_file *f, decree_store *s, const char *session,
 	int r;
 
 	f->fd = -1;
-	if ((r = file_path(f->path, sizeof(f->path), s, session)) < 0)
+	if ((r = journal_path(f->path, sizeof(f->path), s, session)) < 0)
 		return r;
 	if (create) {
 		journal_dir(dir, s);

@@ -78,12 +78,18 @@ void journal_close(journal_file *f);
 
 /* Read the whole journal of an open file (appends to j). */
 int journal_read(journal *j, journal_file *f);
-/* Read the journal at a path without locking it (listing). */
+/* Read the journal at a path without locking it (listing; a restore,
+ * which holds the store lock that a hook holding the journal's lock may
+ * be waiting for).  An append in progress reads as a torn last line. */
 int journal_read_path(journal *j, const char *path);
 void journal_release(journal *j);
 
 /* Append records as one write; with sync, fdatasync after. */
 int journal_append(journal_file *f, const jr_record *v, size_t n, bool sync);
+
+/* The journal file of `session` (whether it exists or not). */
+int journal_path(char *out, size_t len, const decree_store *s,
+		 const char *session);
 
 /* The journal directory of the handle's root (out: PATH_MAX). */
 void journal_dir(char *out, const decree_store *s);

@@ -453,7 +453,7 @@ void agent_writes_release(agent_writes *w)
 int agent_writes_since(agent_writes *out, decree_store *s, const char *session,
 		       const char *checkpoint, int64_t created_ns)
 {
-	journal_file f;
+	char path[PATH_MAX];
 	journal j = JOURNAL_INIT;
 	strset seen = STRSET_INIT;
 	size_t from = 0, cap = 0;
@@ -461,7 +461,11 @@ int agent_writes_since(agent_writes *out, decree_store *s, const char *session,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = journal_open(&f, s, session, false)) < 0) {
+	/* without the journal's lock: the caller holds the store lock, which
+	 * a hook holding the journal's lock may be waiting for */
+	if ((r = journal_path(path, sizeof(path), s, session)) < 0)
+		return r;
+	if ((r = journal_read_path(&j, path)) < 0) {
 		if (r == DECREE_ENOTFOUND)
 			decree_error_set(
 				r,
@@ -469,12 +473,8 @@ int agent_writes_since(agent_writes *out, decree_store *s, const char *session,
 				"(only agent sessions recorded by "
 				"'decree hook' have one)",
 				session);
-		return r;
-	}
-	r = journal_read(&j, &f);
-	journal_close(&f);
-	if (r < 0)
 		goto done;
+	}
 	for (size_t i = 0; i < j.n && !found; i++) {
 		if (j.v[i].type == JR_TURN &&
 		    !strcmp(j.v[i].checkpoint, checkpoint)) {

@@ -471,6 +471,19 @@ static void test_unknown_and_incomplete_records(void **state)
 		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","
 		"\"id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
 		"\"mode\":\"64x\"}",
+		/* a mode that is not a file's or a symlink's, or not octal */
+		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","
+		"\"id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+		"\"mode\":\"060000\"}",
+		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","
+		"\"id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+		"\"mode\":\"-1\"}",
+		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","
+		"\"id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+		"\"mode\":\" 100644\"}",
+		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","
+		"\"id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+		"\"mode\":\"40000100644\"}",
 		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","
 		"\"path_base64\":\"YQBi\",\"id\":null}",
 		"{\"type\":\"write\",\"turn\":1,\"tool\":\"t\",\"path\":\"a\","

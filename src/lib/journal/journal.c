@@ -17,6 +17,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "store/repo.h"
+#include "store/snap.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -209,8 +210,14 @@ static int parse_line(journal *j, const char *line, size_t len)
 			    (id && (!mode || oid_from_hex(&rec.id, id) < 0)))
 				bad = true;
 			if (mode) {
-				rec.mode = (uint32_t)strtoul(mode, &end, 8);
-				bad = bad || *end;
+				/* octal digits, a file's or a symlink's mode */
+				unsigned long m = strtoul(mode, &end, 8);
+				rec.mode = (uint32_t)m;
+				bad = bad || *end || !*mode ||
+				      mode[strspn(mode, "01234567")] ||
+				      m != rec.mode ||
+				      !(mode_is_file(rec.mode) ||
+					rec.mode == MODE_LINK);
 			}
 		}
 	} else {

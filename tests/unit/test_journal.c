@@ -459,6 +459,9 @@ static void test_unknown_and_incomplete_records(void **state)
 		/* known types without what they need */
 		"{\"type\":\"session\",\"v\":1,\"agent\":\"x\",\"time\":1}",
 		"{\"type\":\"turn\",\"turn\":2,\"message\":\"m\",\"checkpoint\":\"abc\",\"time\":1}",
+		/* 64 bytes, not an id: a reference would name another one */
+		"{\"type\":\"turn\",\"turn\":2,\"message\":\"m\",\"checkpoint\":"
+		"\"s:m-------------------------------------------------------------\"}",
 		"{\"type\":\"turn\",\"turn\":2,\"checkpoint\":"
 		"\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}",
 		"{\"type\":\"turn\",\"turn\":0,\"message\":\"m\",\"checkpoint\":"
@@ -503,6 +506,12 @@ static void test_unknown_and_incomplete_records(void **state)
 		     "\"agent\":null,\"time\":5}");
 	for (size_t i = 0; i < sizeof(skipped) / sizeof(*skipped); i++)
 		put_line(&b, skipped[i]);
+	/* an id in capitals is that id */
+	put_line(
+		&b,
+		"{\"type\":\"turn\",\"turn\":3,\"message\":\"m\",\"checkpoint\":"
+		"\"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\","
+		"\"time\":1}");
 	/* members a newer decree may add are ignored */
 	put_line(&b,
 		 "{\"type\":\"write\",\"turn\":1,\"tool\":\"Edit\",\"tool_id\":"
@@ -510,11 +519,12 @@ static void test_unknown_and_incomplete_records(void **state)
 		 "\"id\":null,\"mode\":null,\"time\":42,\"new\":[1,2]}");
 	assert_int_equal(fs_write_all(jf.fd, b.ptr, b.len), 0);
 	assert_int_equal(journal_read(&j, &jf), 0);
-	assert_int_equal(j.n, 2);
+	assert_int_equal(j.n, 3);
 	assert_int_equal(j.damaged, sizeof(skipped) / sizeof(*skipped));
 	assert_int_equal(j.v[0].type, JR_SESSION);
 	assert_string_equal(j.v[0].session, "unknown");
-	same_record(&w, &j.v[1]); /* path_base64 wins over path */
+	assert_string_equal(j.v[1].checkpoint, HEX_A);
+	same_record(&w, &j.v[2]); /* path_base64 wins over path */
 	journal_close(&jf);
 	journal_release(&j);
 	buf_release(&b);

@@ -185,15 +185,18 @@ static int parse_line(journal *j, const char *line, size_t len)
 		bad = bad || !rec.session;
 	} else if (!strcmp(type, "turn")) {
 		const char *id;
+		oid ck;
 		rec.type = JR_TURN;
 		rec.message = str_member(j, o, "message", &bad);
 		rec.prompt = str_member(j, o, "prompt", &bad);
 		id = json_string_value(json_object_get(o, "checkpoint"));
-		if (!id || strlen(id) != SHA256_HEXLEN || !rec.message ||
+		/* an id (a reference like SESSION:MESSAGE would resolve to
+		 * another checkpoint) */
+		if (!id || oid_from_hex(&ck, id) < 0 || !rec.message ||
 		    !rec.turn)
 			bad = true;
 		else
-			memcpy(rec.checkpoint, id, SHA256_HEXLEN + 1);
+			oid_to_hex(rec.checkpoint, &ck);
 	} else if (!strcmp(type, "start") || !strcmp(type, "write")) {
 		rec.type = type[0] == 's' ? JR_START : JR_WRITE;
 		rec.tool = str_member(j, o, "tool", &bad);

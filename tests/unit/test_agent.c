@@ -1175,6 +1175,54 @@ static void test_rewind_while_hook_holds_journal(void **state)
 	assert_string_equal(text_of(f, "a.txt"), "a\n");
 }
 
+/* Edge cases of turns: an empty turn id, a prompt whose first line is
+ * empty. */
+static void test_turn_edges(void **state)
+{
+	fixture *f = *state;
+	decree_turn_result t;
+	decree_rewind_list *l;
+
+	put(f, "a.txt", "1\n");
+	assert_int_equal(turn_ext(&t, f, "e", "", "\nsecond line", false, NULL),
+			 0);
+	assert_int_equal(t.turn, 1);
+	assert_int_equal(turn_ext(&t, f, "e", "", NULL, false, NULL), 0);
+	assert_int_equal(t.turn, 1);
+	assert_false(t.started);
+	assert_int_equal(decree_rewind_list_get(&l, f->s, "e"), 0);
+	assert_int_equal(decree_rewind_list_count(l), 1);
+	assert_int_equal(decree_rewind_list_damaged(l), 0);
+	decree_rewind_list_free(l);
+}
+
+/* A second agent-only rewind has nothing to do: the paths are as the
+ * checkpoint has them, which is not a user's edit. */
+static void test_agent_only_twice(void **state)
+{
+	fixture *f = *state;
+	decree_restore_result res;
+	decree_restore_options o;
+	buf plan = BUF_INIT;
+
+	put(f, "a.txt", "a\n");
+	turn(f, "tw", "m1", NULL, false);
+	put(f, "a.txt", "a by agent\n");
+	mkdir_at(f, "newdir");
+	put(f, "newdir/n.txt", "n\n");
+	record(f, "tw", "a.txt", "newdir/n.txt", NULL);
+	o = agent_only_opts(&plan, false, NULL);
+	assert_int_equal(decree_rewind(&res, f->s, "tw", 1, &o), 0);
+	assert_string_equal(plan.ptr, "restore a.txt\ndelete newdir/n.txt\n");
+	assert_false(exists(f, "newdir/n.txt"));
+	assert_false(exists(f, "newdir"));
+	buf_clear(&plan);
+	assert_int_equal(decree_rewind(&res, f->s, "tw", 1, &o), 0);
+	assert_string_equal(plan.ptr, "");
+	assert_int_equal(res.skipped_user_edits, 0);
+	buf_release(&plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1205,6 +1253,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_rewind_while_hook_holds_journal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_turn_edges, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_only_twice, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1223,6 +1223,45 @@ static void test_agent_only_twice(void **state)
 	buf_release(&plan);
 }
 
+/* The session record lost to damage: the session's turns still read
+ * (decree rewind --session), and its next turn names it again, so that
+ * listings find it. */
+static void test_damaged_session_record(void **state)
+{
+	fixture *f = *state;
+	decree_agent_sessions *l;
+	decree_rewind_list *rl;
+	journal_file jf;
+	buf text = BUF_INIT;
+	char *p;
+
+	put(f, "a.txt", "1\n");
+	turn(f, "ds", "m1", NULL, false);
+	assert_int_equal(journal_open(&jf, f->s, "ds", false), 0);
+	assert_int_equal(fs_read_path(jf.path, &text), 0);
+	assert_non_null(p = strstr(text.ptr, "\"session\":\"ds\""));
+	p[12] = 'X';
+	assert_int_equal(ftruncate(jf.fd, 0), 0);
+	assert_int_equal(fs_write_all(jf.fd, text.ptr, text.len), 0);
+	journal_close(&jf);
+	assert_int_equal(decree_rewind_list_get(&rl, f->s, "ds"), 0);
+	assert_int_equal(decree_rewind_list_count(rl), 1);
+	assert_int_equal(decree_rewind_list_damaged(rl), 1);
+	decree_rewind_list_free(rl);
+
+	put(f, "a.txt", "2\n");
+	turn(f, "ds", "m2", NULL, false);
+	assert_int_equal(decree_agent_sessions_get(&l, f->s), 0);
+	assert_int_equal(decree_agent_sessions_count(l), 1);
+	assert_string_equal(decree_agent_sessions_at(l, 0)->session, "ds");
+	assert_string_equal(decree_agent_sessions_at(l, 0)->agent, "test");
+	assert_int_equal(decree_agent_sessions_at(l, 0)->turns, 2);
+	decree_agent_sessions_free(l);
+	assert_int_equal(decree_rewind(NULL, f->s, NULL, 1, NULL), 0);
+	assert_string_equal(text_of(f, "a.txt"), "1\n");
+	buf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1257,6 +1296,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agent_only_twice, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_session_record,
+						setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

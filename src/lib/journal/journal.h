@@ -11,7 +11,8 @@
  * File: <store>/roots/<key>/journal/<first 32 hex of SHA-256(session)>,
  * append-only, one record per line (docs/format.md):
  *     <16 hex: the first 8 bytes of SHA-256 of JSON> ' ' JSON '\n'
- * The first record names the session.  Every append is one write(2) of
+ * The first record names the session (the next turn names it again when
+ * that record was damaged).  Every append is one write(2) of
  * whole lines with O_APPEND under an flock of the file, so parallel hooks
  * interleave whole records.  A line that does not check out (a torn last
  * line after a crash, damage) is skipped and counted: the journal is an

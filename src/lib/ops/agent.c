@@ -88,6 +88,15 @@ static void first_line(buf *out, const char *prompt)
 /* --- turns ------------------------------------------------------------------
  */
 
+/* The record naming the session (the first, unless it was damaged). */
+static const jr_record *session_record(const journal *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i].type == JR_SESSION)
+			return &j->v[i];
+	return NULL;
+}
+
 int decree_agent_turn(decree_turn_result *out, decree_store *s,
 		      const decree_turn_options *o)
 {
@@ -129,7 +138,7 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 		goto done;
 	}
 	memset(rec, 0, sizeof(rec));
-	if (!j.n) {
+	if (!session_record(&j)) { /* new, or its record was damaged */
 		rec[0].type = JR_SESSION;
 		rec[0].session = o->session;
 		rec[0].agent = o->agent;
@@ -552,6 +561,7 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 	while ((de = readdir(d)) != NULL) {
 		char path[PATH_MAX];
 		journal *j;
+		const jr_record *sr = NULL;
 		decree_agent_session_info *e;
 		if (strlen(de->d_name) != 32 ||
 		    strspn(de->d_name, "0123456789abcdef") != 32)
@@ -562,8 +572,8 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 			break;
 		j = &l->journals[l->n];
 		memset(j, 0, sizeof(*j));
-		if ((r = journal_read_path(j, path)) < 0 || !j->n ||
-		    j->v[0].type != JR_SESSION) {
+		if ((r = journal_read_path(j, path)) < 0 ||
+		    !(sr = session_record(j))) {
 			journal_release(j);
 			if (r < 0 && r != DECREE_ECORRUPT &&
 			    r != DECREE_ENOTFOUND)
@@ -574,8 +584,8 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 		}
 		e = &l->v[l->n++];
 		memset(e, 0, sizeof(*e));
-		e->session = j->v[0].session;
-		e->agent = j->v[0].agent;
+		e->session = sr->session;
+		e->agent = sr->agent;
 		for (size_t i = 0; i < j->n; i++) {
 			e->turns += j->v[i].type == JR_TURN;
 			if (j->v[i].time_ns > e->last_ns)

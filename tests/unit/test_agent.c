@@ -1085,6 +1085,48 @@ static void test_damaged_turn_record(void **state)
 	buf_release(&text);
 }
 
+/* An agent without turn ids (Gemini): the journal lost its last turn, so
+ * the next turn is numbered like it.  "turn-2" names the old checkpoint
+ * already; the new turn gets a checkpoint of its own, and rewinding it
+ * goes back to the tree before *it*. */
+static void test_turn_name_reused(void **state)
+{
+	fixture *f = *state;
+	decree_turn_result t1, t2, t2b;
+	decree_rewind_list *l;
+	decree_restore_result res;
+	journal_file jf;
+	buf text = BUF_INIT;
+	char *p;
+
+	put(f, "a.txt", "1\n");
+	t1 = turn(f, "gm", NULL, "first", false);
+	put(f, "a.txt", "2\n");
+	t2 = turn(f, "gm", NULL, "second", false);
+	/* lose the record of turn 2 (a torn last line) */
+	assert_int_equal(journal_open(&jf, f->s, "gm", false), 0);
+	assert_int_equal(fs_read_path(jf.path, &text), 0);
+	assert_non_null(p = strstr(text.ptr, "\"message\":\"turn-2\""));
+	assert_int_equal(ftruncate(jf.fd, (off_t)(p - text.ptr)), 0);
+	journal_close(&jf);
+	put(f, "a.txt", "3\n");
+	t2b = turn(f, "gm", NULL, "third", false);
+	assert_int_equal(t2b.turn, 2);
+	assert_true(t2b.started);
+	assert_string_not_equal(t2b.checkpoint, t2.checkpoint);
+	assert_string_not_equal(t2b.checkpoint, t1.checkpoint);
+	assert_int_equal(decree_rewind_list_get(&l, f->s, "gm"), 0);
+	assert_int_equal(decree_rewind_list_count(l), 2);
+	assert_string_equal(decree_rewind_list_at(l, 1)->checkpoint,
+			    t2b.checkpoint);
+	assert_memory_equal(decree_rewind_list_at(l, 1)->message, "turn-2-", 7);
+	decree_rewind_list_free(l);
+	put(f, "a.txt", "4\n");
+	assert_int_equal(decree_rewind(&res, f->s, "gm", 2, NULL), 0);
+	assert_string_equal(text_of(f, "a.txt"), "3\n");
+	buf_release(&text);
+}
+
 /* Session ids and messages are names decree keeps in JSON, where bytes
  * that are not UTF-8 do not survive: such a session could never be found
  * again, such a message never joined.  They are refused. */
@@ -1286,6 +1328,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_only_after_scan,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_turn_name_reused, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_turn_record, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_not_utf8, setup,

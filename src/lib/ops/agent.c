@@ -109,6 +109,7 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 	const jr_record *last;
 	buf label = BUF_INIT, message = BUF_INIT;
 	size_t nrec = 0;
+	bool created;
 	int r;
 
 	if (!out)
@@ -155,9 +156,19 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 	co.session = o->session;
 	co.message = message.ptr;
 	co.label = o->prompt ? label.ptr : NULL;
-	if ((r = decree_checkpoint_create(out->checkpoint, &out->started, s,
-					  &co)) < 0)
+	if ((r = decree_checkpoint_create(out->checkpoint, &created, s, &co)) <
+	    0)
 		goto done;
+	if (!created && !o->message) {
+		/* "turn-N" already names a checkpoint of the session (the
+		 * journal lost the turn that made it): this turn gets its own,
+		 * or rewinding it would go back to that older one */
+		buf_printf(&message, "-%lld", (long long)fs_now_ns());
+		co.message = message.ptr;
+		if ((r = decree_checkpoint_create(out->checkpoint, &created, s,
+						  &co)) < 0)
+			goto done;
+	}
 	out->started = true;
 	rec[nrec].type = JR_TURN;
 	rec[nrec].turn = out->turn;

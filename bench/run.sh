@@ -81,7 +81,7 @@ case $REPS in '' | *[!0-9]*) [ -z "$REPS" ] || usage ;; esac
 for n in $ONLY; do
 	case $n in
 	tiny | small | gen10k | linux | first | nochange | change | restore | list) ;;
-	diff | apply | pipeline) ;;
+	diff | apply | pipeline | hooks) ;;
 	*)
 		echo "run.sh: unknown --only '$n'" >&2
 		usage
@@ -157,14 +157,14 @@ selected_tree() {
 			st_any=1
 			[ "$n" = "$1" ] && return 0
 			;;
-		diff | apply | pipeline) st_grp=1 ;;
+		diff | apply | pipeline | hooks) st_grp=1 ;;
 		*) st_case=1 ;;
 		esac
 	done
 	# no tree named: all trees, unless only groups were named
 	[ $st_any = 0 ] && { [ $st_case = 1 ] || [ $st_grp = 0 ]; }
 }
-# selected_group diff|apply|pipeline: with no --only, or when named
+# selected_group diff|apply|pipeline|hooks: with no --only, or when named
 selected_group() {
 	[ -z "$ONLY" ] && return 0
 	for n in $ONLY; do
@@ -266,6 +266,8 @@ target() {
 	apply:apply) echo "ratio 2.0" ;;
 	pipeline:linuxover) echo "ratio 2.5" ;;
 	pipeline:genover) echo "abs 172" ;;
+	hooks:filetool) echo "abs 5" ;;
+	hooks:shellpost) echo "both 300:0.5" ;;
 	small:nochange) echo "abs 2" ;;
 	tiny:list | small:list | tiny:listjson | small:listjson) echo "abs 3" ;;
 	*) echo "none 0" ;;
@@ -1083,6 +1085,160 @@ bench_pipeline() {
 	[ "$KEEP" = 1 ] || [ "$PL_BAD" != 0 ] || rm -rf "$W"
 }
 
+# ---------------------------------------------------------------- hooks
+
+# hook_payload FILE EVENT TOOL TOOL_ID TOOL_INPUT: a Claude Code payload
+# in the shape the real agent sends (docs/agents.md) for the tree $T
+hook_payload() {
+	printf '{"hook_event_name":"%s","session_id":"bench-session","transcript_path":"/dev/null","cwd":"%s","prompt_id":"bench-turn-1","permission_mode":"default","prompt":"bench","tool_name":"%s","tool_input":%s,"tool_use_id":"%s"}' \
+		"$2" "$T" "$3" "$5" "$4" >"$1"
+}
+
+# The hook calls an agent makes, on the Linux tree: a file tool's
+# PostToolUse (one known path, no walk; target 5 ms), and the PreToolUse
+# and PostToolUse around a shell command on the unchanged tree (the walk;
+# target 0.3 s and half a shadow-git checkpoint of the same tree, taken in
+# the same loop).  The tree is only read: the hooks write to the store.
+hooks_linux() {
+	HR=7
+	[ -n "$REPS" ] && HR=$REPS
+	T=$LINUX S=$W/store GD=$W/git
+	say "[hooks] linux: the first turn (decree) and the first shadow-git commit (untimed)"
+	hook_payload "$RD/prompt.json" UserPromptSubmit Prompt p '{}'
+	"$DECREE" --store "$S" hook claude-code UserPromptSubmit \
+		<"$RD/prompt.json" >>"$LOG" 2>&1
+	git_init && git_ckpt >>"$LOG" 2>&1 || die "shadow git failed (see $LOG)"
+	hook_payload "$RD/edit.json" PostToolUse Edit e1 \
+		"{\"file_path\":\"$T/Makefile\",\"old_string\":\"a\",\"new_string\":\"a\",\"replace_all\":false}"
+	table_head "hooks, linux: decree hook claude-code EVENT (payload on stdin), reps $HR" \
+		"git commit"
+	i=1
+	while [ $i -le "$HR" ]; do
+		say "[hooks] linux: $i/$HR"
+		hook_payload "$RD/pre.json" PreToolUse Bash "b$i" '{"command":"make -n"}'
+		hook_payload "$RD/post.json" PostToolUse Bash "b$i" '{"command":"make -n"}'
+		tm "$RD/edit.res" "$DECREE" --store "$S" hook claude-code \
+			PostToolUse <"$RD/edit.json"
+		tm "$RD/pre.res" "$DECREE" --store "$S" hook claude-code \
+			PreToolUse <"$RD/pre.json"
+		tm "$RD/post.res" "$DECREE" --store "$S" hook claude-code \
+			PostToolUse <"$RD/post.json"
+		tm "$RD/git.res" git --git-dir="$GD" --work-tree="$T" add -A \
+			--- git --git-dir="$GD" --work-tree="$T" commit -q \
+			--allow-empty -m x
+		i=$((i + 1))
+	done
+	row hooks filetool "file tool (Edit), PostToolUse" ms \
+		"$(stats "$RD/edit.res")" NA
+	row hooks shellpre "shell command, PreToolUse" ms \
+		"$(stats "$RD/pre.res")" "$(stats "$RD/git.res")"
+	row hooks shellpost "shell command, PostToolUse (walk)" ms \
+		"$(stats "$RD/post.res")" "$(stats "$RD/git.res")"
+	pair_op + "$RD/pre.res" "$RD/post.res" "$RD/around.res"
+	row hooks shellaround "  both hooks around the command" ms \
+		"$(stats "$RD/around.res")" "$(stats "$RD/git.res")"
+	row hooks shellrss "  peak RSS, PostToolUse" MiB \
+		"$(maxrss "$RD/post.res" | awk '{ print $1 / 1024 }')" NA
+	out "   reference: shadow git 'git add -A && git commit' of the same unchanged tree"
+	# the hooks never fail their agent: check that they did their work
+	hk_turns=$("$DECREE" --store "$S" -C "$T" rewind --json 2>>"$LOG" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(len(d["turns"]), ",".join(d["turns"][0]["files"]))' 2>>"$LOG")
+	hk_err=$(cat "$S/hooks.log" 2>/dev/null | wc -l)
+	if [ "$hk_turns" = "1 Makefile" ] && [ "$hk_err" = 0 ]; then
+		out "   verified: one turn, the journal names exactly Makefile, no hook error logged"
+	else
+		HK_BAD=1
+		problem hooks "linux: turns/files '$hk_turns' (expected '1 Makefile'), $hk_err hook error(s) in $S/hooks.log"
+	fi
+}
+
+# agent_script FILE TURN: the scripted model of one turn (write, edit,
+# shell), in the format of ../shared/agents/README.md
+agent_script() {
+	printf '{"steps": [{"tool": "write", "path": "new-%s.txt", "content": "turn %s\\n"}, {"tool": "edit", "path": "edit-me.txt", "old": "beta", "new": "beta %s"}, {"tool": "shell", "command": "sed -i s/two/two%s/ shell-edit.txt && echo made > made-%s.txt"}, {"text": "done"}]}\n' \
+		"$2" "$2" "$2" "$2" "$2" >"$1"
+}
+
+# A real agent session: Claude Code (offline, scripted fake model, see
+# ../shared/agents/README.md) runs three turns with decree's hooks; each
+# hook call is timed by wrapping the installed command in timecmd, and the
+# sum is set against the agent's whole run time.  Skipped without the
+# agents (the agents test suites install them).
+hooks_agent() {
+	AG=${DECREE_AGENTS_DIR:-$ROOT/../shared/agents}
+	AP=${DECREE_AGENTS_PREFIX:-$HOME/.cache/decree-agents}
+	if [ ! -f "$AG/run_agent.py" ] || [ ! -e "$AP/bin/claude" ]; then
+		out ""
+		out "== hooks, agent session: skipped (no $AG/run_agent.py or $AP/bin/claude; 'sh tests/run-all.sh agents' installs the agents)"
+		return 0
+	fi
+	P=$W/agent-project AW=$W/agent-work
+	rm -rf "$P" "$AW"
+	mkdir -p "$P" || die "cannot create $P"
+	printf 'alpha\nbeta\ngamma\n' >"$P/edit-me.txt"
+	printf 'one\ntwo\n' >"$P/shell-edit.txt"
+	(cd "$P" && "$DECREE" hook install claude-code) >>"$LOG" 2>&1 ||
+		die "decree hook install failed (see $LOG)"
+	# time every hook call: "decree hook ..." -> "timecmd RES decree hook ..."
+	python3 -c '
+import json, shlex, sys
+path, timecmd, res = sys.argv[1:]
+d = json.load(open(path))
+for groups in d["hooks"].values():
+    for g in groups:
+        for h in g["hooks"]:
+            h["command"] = "%s %s %s" % (shlex.quote(timecmd), shlex.quote(res), h["command"])
+json.dump(d, open(path, "w"), indent=2)
+' "$P/.claude/settings.json" "$TIMECMD" "$RD/agent-hooks.res" ||
+		die "cannot wrap the hook commands"
+	: >"$RD/agent-hooks.res"
+	: >"$RD/agent-run.res"
+	for turn in 1 2 3; do
+		agent_script "$W/turn$turn.json" $turn
+		cont=""
+		[ $turn -gt 1 ] && cont=--continue
+		say "[hooks] agent session: claude turn $turn/3"
+		if ! tm "$RD/agent-run.res" python3 "$AG/run_agent.py" \
+			--agent claude --project "$P" --script "$W/turn$turn.json" \
+			--no-hooks --keep "$AW" $cont --npm-prefix "$AP"; then
+			HK_BAD=1
+			problem hooks "agent session: run_agent.py failed in turn $turn (see $LOG)"
+			return 0
+		fi
+	done
+	hk_calls=$(wc -l <"$RD/agent-hooks.res")
+	hk_sum=$(awk '{ s += $1 } END { printf "%.1f", s / 1e6 }' "$RD/agent-hooks.res")
+	hk_max=$(awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { printf "%.1f", m / 1e6 }' "$RD/agent-hooks.res")
+	ag_sum=$(awk '{ s += $1 } END { printf "%.0f", s / 1e6 }' "$RD/agent-run.res")
+	out ""
+	out "== hooks, agent session: Claude Code, 3 turns (write, edit, shell each), offline scripted model"
+	out "   $hk_calls hook calls took $hk_sum ms in all (slowest $hk_max ms); the agent ran $ag_sum ms in all: hooks $(awk -v h="$hk_sum" -v a="$ag_sum" 'BEGIN { printf "%.1f%%", 100 * h / a }') of the agent's time"
+	hk_turns=$("$DECREE" -C "$P" rewind --json 2>>"$LOG" |
+		python3 -c 'import json, sys; print(len(json.load(sys.stdin)["turns"]))' 2>>"$LOG")
+	if [ "$hk_turns" = 3 ]; then
+		out "   verified: 3 turns recorded"
+	else
+		HK_BAD=1
+		problem hooks "agent session: $hk_turns turns recorded, expected 3"
+	fi
+}
+
+bench_hooks() {
+	W=$BB/work/hooks
+	RD=$W/res
+	rm -rf "$W"
+	mkdir -p "$RD" || die "cannot create $W"
+	HK_BAD=0
+	if [ "$QUICK" = 1 ]; then
+		out ""
+		out "== hooks, linux: skipped (--quick)"
+	elif prepare_linux; then
+		hooks_linux
+	fi
+	hooks_agent
+	[ "$KEEP" = 1 ] || [ "$HK_BAD" != 0 ] || rm -rf "$W"
+}
+
 # ---------------------------------------------------------------- main
 
 out "decree benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -1135,6 +1291,9 @@ fi
 # own deletions at the end slow down nothing
 if selected_group pipeline; then
 	bench_pipeline
+fi
+if selected_group hooks; then
+	bench_hooks
 fi
 
 # ---------------------------------------------------------------- summary

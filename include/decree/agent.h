@@ -72,8 +72,8 @@ typedef struct {
  * Start a turn of an agent session: checkpoint the tree, then append the
  * turn to the journal.  The same message again (a repeated prompt event)
  * starts nothing and returns that turn.
- * @return 0, DECREE_EINVALID (no session, or one with ':' or a newline),
- *         DECREE_ELOCKED, -1.
+ * @return 0, DECREE_EINVALID (no session, or one with ':' or a newline;
+ *         a session or message that is not UTF-8), DECREE_ELOCKED, -1.
  */
 DECREE_API int decree_agent_turn(decree_turn_result *out, decree_store *s,
 				 const decree_turn_options *o);

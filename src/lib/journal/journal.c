@@ -17,6 +17,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "store/repo.h"
+#include "store/snap.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -36,8 +37,8 @@ void journal_dir(char *out, const decree_store *s)
 	repo_file(out, s, JOURNAL_DIR);
 }
 
-static int file_path(char *out, size_t len, const decree_store *s,
-		     const char *session)
+int journal_path(char *out, size_t len, const decree_store *s,
+		 const char *session)
 {
 	char dir[PATH_MAX], hex[SHA256_HEXLEN + 1];
 	oid h;
@@ -57,7 +58,7 @@ int journal_open(journal_file *f, decree_store *s, const char *session,
 	int r;
 
 	f->fd = -1;
-	if ((r = file_path(f->path, sizeof(f->path), s, session)) < 0)
+	if ((r = journal_path(f->path, sizeof(f->path), s, session)) < 0)
 		return r;
 	if (create) {
 		journal_dir(dir, s);
@@ -184,15 +185,18 @@ static int parse_line(journal *j, const char *line, size_t len)
 		bad = bad || !rec.session;
 	} else if (!strcmp(type, "turn")) {
 		const char *id;
+		oid ck;
 		rec.type = JR_TURN;
 		rec.message = str_member(j, o, "message", &bad);
 		rec.prompt = str_member(j, o, "prompt", &bad);
 		id = json_string_value(json_object_get(o, "checkpoint"));
-		if (!id || strlen(id) != SHA256_HEXLEN || !rec.message ||
+		/* an id (a reference like SESSION:MESSAGE would resolve to
+		 * another checkpoint) */
+		if (!id || oid_from_hex(&ck, id) < 0 || !rec.message ||
 		    !rec.turn)
 			bad = true;
 		else
-			memcpy(rec.checkpoint, id, SHA256_HEXLEN + 1);
+			oid_to_hex(rec.checkpoint, &ck);
 	} else if (!strcmp(type, "start") || !strcmp(type, "write")) {
 		rec.type = type[0] == 's' ? JR_START : JR_WRITE;
 		rec.tool = str_member(j, o, "tool", &bad);
@@ -209,8 +213,14 @@ static int parse_line(journal *j, const char *line, size_t len)
 			    (id && (!mode || oid_from_hex(&rec.id, id) < 0)))
 				bad = true;
 			if (mode) {
-				rec.mode = (uint32_t)strtoul(mode, &end, 8);
-				bad = bad || *end;
+				/* octal digits, a file's or a symlink's mode */
+				unsigned long m = strtoul(mode, &end, 8);
+				rec.mode = (uint32_t)m;
+				bad = bad || *end || !*mode ||
+				      mode[strspn(mode, "01234567")] ||
+				      m != rec.mode ||
+				      !(mode_is_file(rec.mode) ||
+					rec.mode == MODE_LINK);
 			}
 		}
 	} else {

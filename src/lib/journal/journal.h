@@ -11,7 +11,8 @@
  * File: <store>/roots/<key>/journal/<first 32 hex of SHA-256(session)>,
  * append-only, one record per line (docs/format.md):
  *     <16 hex: the first 8 bytes of SHA-256 of JSON> ' ' JSON '\n'
- * The first record names the session.  Every append is one write(2) of
+ * The first record names the session (the next turn names it again when
+ * that record was damaged).  Every append is one write(2) of
  * whole lines with O_APPEND under an flock of the file, so parallel hooks
  * interleave whole records.  A line that does not check out (a torn last
  * line after a crash, damage) is skipped and counted: the journal is an
@@ -78,7 +79,9 @@ void journal_close(journal_file *f);
 
 /* Read the whole journal of an open file (appends to j). */
 int journal_read(journal *j, journal_file *f);
-/* Read the journal at a path without locking it (listing). */
+/* Read the journal at a path without locking it (listing; a restore,
+ * which holds the store lock that a hook holding the journal's lock may
+ * be waiting for).  An append in progress reads as a torn last line. */
 int journal_read_path(journal *j, const char *path);
 void journal_release(journal *j);
 
@@ -88,6 +91,10 @@ int journal_append(journal_file *f, const jr_record *v, size_t n, bool sync);
 /* Replace the journal at `path` with the records of j (fsck --repair:
  * what could be read), atomically. */
 int journal_rewrite(const char *path, const journal *j);
+
+/* The journal file of `session` (whether it exists or not). */
+int journal_path(char *out, size_t len, const decree_store *s,
+		 const char *session);
 
 /* The journal directory of the handle's root (out: PATH_MAX). */
 void journal_dir(char *out, const decree_store *s);

@@ -29,6 +29,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/json.h"
 
 #include <dirent.h>
 #include <time.h>
@@ -48,6 +49,11 @@ static int check_session(const char *session)
 			DECREE_EINVALID,
 			"session id '%s' must not contain ':' or newlines",
 			session);
+	/* the journal keeps it in JSON, where other bytes do not survive */
+	if (!json_is_utf8(session, strlen(session)))
+		return decree_error_set(DECREE_EINVALID,
+					"session id '%s' is not UTF-8",
+					session);
 	return 0;
 }
 
@@ -82,6 +88,15 @@ static void first_line(buf *out, const char *prompt)
 /* --- turns ------------------------------------------------------------------
  */
 
+/* The record naming the session (the first, unless it was damaged). */
+static const jr_record *session_record(const journal *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i].type == JR_SESSION)
+			return &j->v[i];
+	return NULL;
+}
+
 int decree_agent_turn(decree_turn_result *out, decree_store *s,
 		      const decree_turn_options *o)
 {
@@ -94,6 +109,7 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 	const jr_record *last;
 	buf label = BUF_INIT, message = BUF_INIT;
 	size_t nrec = 0;
+	bool created;
 	int r;
 
 	if (!out)
@@ -104,6 +120,10 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 					"invalid turn options");
 	if ((r = check_session(o->session)) < 0 || (r = repo_need_root(s)) < 0)
 		return r;
+	if (o->message && !json_is_utf8(o->message, strlen(o->message)))
+		return decree_error_set(DECREE_EINVALID,
+					"turn id '%s' is not UTF-8",
+					o->message);
 	if ((r = repo_ensure(s)) < 0 ||
 	    (r = journal_open(&f, s, o->session, true)) < 0)
 		return r;
@@ -119,7 +139,7 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 		goto done;
 	}
 	memset(rec, 0, sizeof(rec));
-	if (!j.n) {
+	if (!session_record(&j)) { /* new, or its record was damaged */
 		rec[0].type = JR_SESSION;
 		rec[0].session = o->session;
 		rec[0].agent = o->agent;
@@ -136,9 +156,19 @@ int decree_agent_turn(decree_turn_result *out, decree_store *s,
 	co.session = o->session;
 	co.message = message.ptr;
 	co.label = o->prompt ? label.ptr : NULL;
-	if ((r = decree_checkpoint_create(out->checkpoint, &out->started, s,
-					  &co)) < 0)
+	if ((r = decree_checkpoint_create(out->checkpoint, &created, s, &co)) <
+	    0)
 		goto done;
+	if (!created && !o->message) {
+		/* "turn-N" already names a checkpoint of the session (the
+		 * journal lost the turn that made it): this turn gets its own,
+		 * or rewinding it would go back to that older one */
+		buf_printf(&message, "-%lld", (long long)fs_now_ns());
+		co.message = message.ptr;
+		if ((r = decree_checkpoint_create(out->checkpoint, &created, s,
+						  &co)) < 0)
+			goto done;
+	}
 	out->started = true;
 	rec[nrec].type = JR_TURN;
 	rec[nrec].turn = out->turn;
@@ -366,16 +396,24 @@ int decree_agent_record_scan(size_t *changed, decree_store *s,
 			: k >= base->n
 				? -1
 				: path_cmp(cur.v[i].path, base->v[k].path);
-		const snap_entry *e = c <= 0 ? &cur.v[i] : NULL;
+		snap_entry *e = c <= 0 ? &cur.v[i] : NULL;
 		const snap_entry *b = c >= 0 ? &base->v[k] : NULL;
 		jr_record rec;
 		if (c <= 0)
 			i++;
 		if (c >= 0)
 			k++;
-		if (e && (e->mode == MODE_SKIP || e->cached ||
-			  e->ctime_ns < since || same_state(e, b)))
-			continue; /* unchanged, or changed before the tool */
+		if (e &&
+		    (e->mode == MODE_SKIP || e->cached || same_state(e, b)))
+			continue; /* unchanged */
+		if (e && e->ctime_ns < since) {
+			/* changed before this tool started: maybe by a tool
+			 * still running (parallel calls, subagents), whose
+			 * own walk must not find it vouched for by the
+			 * cache this walk saves */
+			e->mtime_ns = 0;
+			continue;
+		}
 		if (!e && b->mode == MODE_SKIP)
 			continue;
 		memset(&rec, 0, sizeof(rec));
@@ -411,86 +449,6 @@ done:
 		repo_unlock(s);
 	journal_close(&f);
 	journal_release(&j);
-	return r;
-}
-
-/* --- what restore needs
- * -------------------------------------------------------
- */
-
-static int cmp_write(const void *a, const void *b)
-{
-	return path_cmp(((const agent_write *)a)->path,
-			((const agent_write *)b)->path);
-}
-
-void agent_writes_release(agent_writes *w)
-{
-	for (size_t i = 0; i < w->n; i++)
-		decree_free(w->v[i].path);
-	decree_free(w->v);
-	memset(w, 0, sizeof(*w));
-}
-
-int agent_writes_since(agent_writes *out, decree_store *s, const char *session,
-		       const char *checkpoint, int64_t created_ns)
-{
-	journal_file f;
-	journal j = JOURNAL_INIT;
-	strset seen = STRSET_INIT;
-	size_t from = 0, cap = 0;
-	bool found = false;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if ((r = journal_open(&f, s, session, false)) < 0) {
-		if (r == DECREE_ENOTFOUND)
-			decree_error_set(
-				r,
-				"session '%s' has no agent-write journal "
-				"(only agent sessions recorded by "
-				"'decree hook' have one)",
-				session);
-		return r;
-	}
-	r = journal_read(&j, &f);
-	journal_close(&f);
-	if (r < 0)
-		goto done;
-	for (size_t i = 0; i < j.n && !found; i++) {
-		if (j.v[i].type == JR_TURN &&
-		    !strcmp(j.v[i].checkpoint, checkpoint)) {
-			from = i;
-			found = true;
-		}
-	}
-	/* newest first: the first record seen of a path is its last write */
-	for (size_t i = j.n; i > from; i--) {
-		const jr_record *e = &j.v[i - 1];
-		agent_write *a;
-		if (e->type != JR_WRITE || strset_has(&seen, e->path) ||
-		    (!found && e->time_ns < created_ns))
-			continue;
-		if ((r = strset_put(&seen, e->path, 1)) < 0 ||
-		    (r = GROW(out->v, cap, out->n + 1)) < 0)
-			goto done;
-		a = &out->v[out->n];
-		if (!(a->path = decree_strdup(e->path))) {
-			r = -1;
-			goto done;
-		}
-		a->present = e->present;
-		a->mode = e->mode;
-		a->id = e->id;
-		out->n++;
-	}
-	qsort(out->v, out->n, sizeof(*out->v), cmp_write);
-	r = 0;
-done:
-	strset_release(&seen);
-	journal_release(&j);
-	if (r < 0)
-		agent_writes_release(out);
 	return r;
 }
 
@@ -533,6 +491,7 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 	while ((de = readdir(d)) != NULL) {
 		char path[PATH_MAX];
 		journal *j;
+		const jr_record *sr = NULL;
 		decree_agent_session_info *e;
 		if (strlen(de->d_name) != 32 ||
 		    strspn(de->d_name, "0123456789abcdef") != 32)
@@ -543,8 +502,8 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 			break;
 		j = &l->journals[l->n];
 		memset(j, 0, sizeof(*j));
-		if ((r = journal_read_path(j, path)) < 0 || !j->n ||
-		    j->v[0].type != JR_SESSION) {
+		if ((r = journal_read_path(j, path)) < 0 ||
+		    !(sr = session_record(j))) {
 			journal_release(j);
 			if (r < 0 && r != DECREE_ECORRUPT &&
 			    r != DECREE_ENOTFOUND)
@@ -555,8 +514,8 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 		}
 		e = &l->v[l->n++];
 		memset(e, 0, sizeof(*e));
-		e->session = j->v[0].session;
-		e->agent = j->v[0].agent;
+		e->session = sr->session;
+		e->agent = sr->agent;
 		for (size_t i = 0; i < j->n; i++) {
 			e->turns += j->v[i].type == JR_TURN;
 			if (j->v[i].time_ns > e->last_ns)
@@ -569,7 +528,8 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 		decree_agent_sessions_free(l);
 		return r;
 	}
-	qsort(l->v, l->n, sizeof(*l->v), cmp_session);
+	if (l->n > 1) /* qsort of a NULL array is undefined */
+		qsort(l->v, l->n, sizeof(*l->v), cmp_session);
 	*out = l;
 	return 0;
 }
@@ -636,7 +596,8 @@ static int collect_files(decree_rewind_list *l)
 				break;
 			te->files[te->nfiles++] = (char *)e->path;
 		}
-		qsort(te->files, te->nfiles, sizeof(char *), cmp_str);
+		if (te->nfiles > 1) /* qsort of a NULL array is undefined */
+			qsort(te->files, te->nfiles, sizeof(char *), cmp_str);
 		te->info.file_count = te->nfiles;
 	}
 	strset_release(&seen);
@@ -779,23 +740,29 @@ int decree_rewind(decree_restore_result *result, decree_store *s,
 		  const decree_restore_options *opts)
 {
 	decree_rewind_list *l;
+	const decree_turn_info *t = NULL;
 	char id[DECREE_ID_HEXLEN + 1];
 	int r;
 
 	if ((r = decree_rewind_list_get(&l, s, session)) < 0)
 		return r;
-	if (turn < 1 || turn > l->n) {
+	/* by its number: with a damaged turn record, the i-th turn listed
+	 * is not turn i */
+	for (size_t i = 0; i < l->n && !t; i++)
+		if (l->v[i].info.turn == turn)
+			t = &l->v[i].info;
+	if (!t) {
 		r = decree_error_set(DECREE_ENOTFOUND,
 				     "session '%s' has no turn %u (it has %zu)",
 				     l->session, turn, l->n);
-	} else if (!l->v[turn - 1].info.checkpoint_exists) {
+	} else if (!t->checkpoint_exists) {
 		r = decree_error_set(
 			DECREE_ENOTFOUND,
 			"the checkpoint of turn %u (%.12s) was deleted; that "
 			"turn cannot be rewound",
-			turn, l->v[turn - 1].info.checkpoint);
+			turn, t->checkpoint);
 	} else {
-		memcpy(id, l->v[turn - 1].info.checkpoint, sizeof(id));
+		memcpy(id, t->checkpoint, sizeof(id));
 		r = 0;
 	}
 	decree_rewind_list_free(l);

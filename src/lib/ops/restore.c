@@ -192,7 +192,8 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
  * since the checkpoint, select (into *only) those still exactly as the
  * agent's last write left them; the others the user changed after that
  * write, and go to *user (left alone, reported).  A path in neither the
- * tree nor the checkpoint, or above the size limit, is nothing to do.
+ * tree nor the checkpoint, one already as the checkpoint has it, or one
+ * above the size limit, is nothing to do.
  */
 static int select_agent_paths(strset *only, strset *user, decree_store *s,
 			      const record *rec, const snap *cur,
@@ -207,11 +208,12 @@ static int select_agent_paths(strset *only, strset *user, decree_store *s,
 	for (size_t i = 0; i < aw.n && r == 0; i++) {
 		const agent_write *a = &aw.v[i];
 		const snap_entry *now = snap_find(cur, a->path);
+		const snap_entry *then = snap_find(target, a->path);
 		bool as_left;
-		if (!snap_path_selected(paths, a->path) ||
-		    (!now && !snap_find(target, a->path)) ||
-		    (now && now->mode == MODE_SKIP))
-			continue;
+		if (!snap_path_selected(paths, a->path) || (!now && !then) ||
+		    (now && now->mode == MODE_SKIP) ||
+		    (now && then && snap_entry_same(now, then)))
+			continue; /* nothing to do (as the checkpoint has it) */
 		as_left = now ? a->present && now->mode == a->mode &&
 					  !oid_cmp(&now->id, &a->id)
 			      : !a->present;
@@ -295,10 +297,10 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		 * restore those rules are the tree's again */
 		r = worktree_scan(&cur, s, w, &cache, &target, false);
 		if (r == 0)
-			r = agent_only ? select_agent_paths(&only, &user, s,
-							    &rec, &cur, &target,
-							    o->paths)
-				       : check_paths(o->paths, &cur, &target);
+			r = check_paths(o->paths, &cur, &target);
+		if (r == 0 && agent_only)
+			r = select_agent_paths(&only, &user, s, &rec, &cur,
+					       &target, o->paths);
 		if (r == 0)
 			r = plan_restore(&ch, s, w, &cur, &target, rules,
 					 o->paths, agent_only ? &only : NULL);

@@ -39,8 +39,10 @@ static const char hook_help[] =
 	"           keeping every other setting and hook: the project's file\n"
 	"           (.claude/settings.json, .codex/hooks.json or\n"
 	"           .gemini/settings.json in the project root), or with --user\n"
-	"           the user's (~/.claude/settings.json, $CODEX_HOME/hooks.json\n"
-	"           (default ~/.codex), ~/.gemini/settings.json).  Events: the\n"
+	"           the user's ($CLAUDE_CONFIG_DIR/settings.json, default\n"
+	"           ~/.claude/settings.json; $CODEX_HOME/hooks.json, default\n"
+	"           ~/.codex/hooks.json; $GEMINI_CLI_HOME/.gemini/settings.json,\n"
+	"           default ~/.gemini/settings.json).  Events: the\n"
 	"           prompt, and before and after every tool (UserPromptSubmit,\n"
 	"           PreToolUse, PostToolUse; Gemini: BeforeAgent, BeforeTool,\n"
 	"           AfterTool), each running\n"
@@ -60,10 +62,11 @@ static const char hook_help[] =
 	"wrong goes to the hook log, <store>/hooks.log (else\n"
 	"$XDG_STATE_HOME/decree/hooks.log, ~/.local/state/decree/hooks.log),\n"
 	"one line per failure; 'status' shows this project's last one.\n\n"
-	"Codex runs the hooks of a project only when the project is trusted\n"
-	"(trust_level = \"trusted\" in ~/.codex/config.toml) and only hooks\n"
-	"that were trusted in codex's /hooks, or with\n"
-	"--dangerously-bypass-hook-trust.\n\n"
+	"Codex runs a project's hooks only when the project is trusted\n"
+	"('codex exec --trust', or trust_level = \"trusted\" in its\n"
+	"config.toml), and any hook only once it is trusted in codex (the\n"
+	"review at its start, or /hooks; again after a reinstall changes\n"
+	"the command), or with --dangerously-bypass-hook-trust.\n\n"
 	"--json: install and uninstall print {\"agent\",\"scope\",\"file\",\n"
 	"\"changed\",\"events\"}; status one object (docs/cli/hook.md).";
 
@@ -84,21 +87,31 @@ static int abs_root(char *out, size_t len, const cli_ctx *ctx)
 	return 0;
 }
 
-/* `p` made absolute against the current directory (it may not exist). */
+/* The directory `p` as an absolute path without "." or "..": resolved
+ * when it exists, else its parent resolved (a store not created yet). */
 static int abs_path(char *out, size_t len, const char *p)
 {
-	char cwd[PATH_MAX];
+	char dir[PATH_MAX], real[PATH_MAX], *slash;
+	const char *base;
 
 	if (realpath(p, out))
 		return 0;
-	if (*p == '/') {
-		snprintf(out, len, "%s", p);
-		return 0;
-	}
-	if (!getcwd(cwd, sizeof(cwd)))
-		return fail("cannot get the current directory: %s",
+	if (snprintf(dir, sizeof(dir), "%s", p) >= (int)sizeof(dir))
+		return fail("path too long: '%s'", p);
+	while ((slash = strrchr(dir, '/')) && slash != dir && !slash[1])
+		*slash = '\0'; /* "st/" */
+	slash = strrchr(dir, '/');
+	base = slash ? slash + 1 : dir;
+	if (slash == dir)
+		snprintf(real, sizeof(real), "/");
+	else if (!realpath(slash ? (*slash = '\0', dir) : ".", real))
+		return fail("cannot use '%s' as the store: %s", p,
 			    strerror(errno));
-	if (snprintf(out, len, "%s/%s", cwd, p) >= (int)len)
+	if (!strcmp(base, ".") || !strcmp(base, ".."))
+		return fail("cannot use '%s' as the store: it does not exist",
+			    p);
+	if (snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base) >=
+	    (int)len)
 		return fail("path too long: '%s'", p);
 	return 0;
 }
@@ -218,14 +231,19 @@ static int install(cli_ctx *ctx, bool uninstall)
 			"decree's hooks: gemini does not run them until they "
 			"are taken out of it\n",
 			cli_q(path));
+	/* codex 0.169.0 skips hooks silently unless the project is trusted
+	 * (project hooks) and each hook is trusted by its hash, which
+	 * changes with the command: both are codex's to grant */
 	if (!uninstall && !strcmp(a->name, "codex") && !ctx->quiet)
 		fprintf(stderr,
-			"decree: note: codex runs these hooks only %sonce "
-			"they are trusted: review them with /hooks in codex, "
-			"or run codex with --dangerously-bypass-hook-trust\n",
+			"decree: note: codex runs these hooks only %sonce you "
+			"trust them in codex (its start-up review or /hooks; "
+			"again after each change), or with "
+			"--dangerously-bypass-hook-trust\n",
 			user ? ""
-			     : "in a trusted project (trust_level = "
-			       "\"trusted\" in ~/.codex/config.toml) and ");
+			     : "in a trusted project ('codex exec --trust', "
+			       "or trust_level = \"trusted\" in "
+			       "config.toml) and ");
 	hook_file_release(&before);
 	hook_file_release(&f);
 	return EXIT_OK;

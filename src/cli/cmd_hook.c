@@ -226,11 +226,15 @@ static int install(cli_ctx *ctx, bool uninstall)
 			"'%s': it was false, so no hook ran\n",
 			cli_q(path));
 	if (f.hooks_off && !uninstall)
-		fprintf(stderr,
-			"decree: warning: hooksConfig.disabled in '%s' names "
-			"decree's hooks: gemini does not run them until they "
-			"are taken out of it\n",
-			cli_q(path));
+		fprintf(stderr, "decree: warning: %s in '%s'; %s\n",
+			a->timeout_ms ? "hooksConfig.disabled names decree's "
+					"hooks"
+				      : "\"disableAllHooks\": true",
+			cli_q(path),
+			a->timeout_ms ? "gemini does not run them until they "
+					"are taken out of it"
+				      : "Claude Code runs no hook until it is "
+					"removed");
 	/* codex 0.169.0 skips hooks silently unless the project is trusted
 	 * (project hooks) and each hook is trusted by its hash, which
 	 * changes with the command: both are codex's to grant */
@@ -381,7 +385,8 @@ static void status_scope(buf *b, const cli_ctx *ctx, const hook_agent *a,
 			buf_printf(b, "; its decree '%s' does not exist",
 				   cli_q(f.programs[i]));
 	if (f.hooks_off)
-		buf_puts(b, "; disabled by hooksConfig");
+		buf_puts(b, a->timeout_ms ? "; disabled by hooksConfig"
+					  : "; disabled by disableAllHooks");
 	buf_putc(b, '\n');
 	hook_file_release(&f);
 }

@@ -84,8 +84,9 @@ typedef struct {
 	char **programs;
 	/* gemini: install set hooksConfig.enabled, which was false */
 	bool enabled_hooks;
-	/* gemini: hooksConfig.enabled is false, or hooksConfig.disabled
-	 * names decree's hooks: they do not run */
+	/* the file stops decree's hooks: gemini's hooksConfig.enabled is
+	 * false or hooksConfig.disabled names them, Claude Code's
+	 * disableAllHooks is true */
 	bool hooks_off;
 } hook_file;
 #define HOOK_FILE_INIT                                     \

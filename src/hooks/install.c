@@ -23,7 +23,8 @@
  * when uninstall empties it.  Gemini's hooksConfig.enabled is added by
  * nobody: it defaults to true; install turns an explicit false into true
  * (the user asked for decree's hooks to run), and a hooksConfig.disabled
- * naming decree's hooks is reported (hooks_off), not edited.
+ * naming decree's hooks is reported (hooks_off), not edited, as is
+ * Claude Code's "disableAllHooks": true.
  *
  * Writes: temp file in the same directory, fsync, rename, fsync of the
  * directory (fs_write_atomic), with the old file's permission bits (a new
@@ -639,14 +640,19 @@ static int strip_events(edit *e, bool install, bool note_removed)
 	return 0;
 }
 
-/* Gemini: hooksConfig.enabled false stops every hook; decree listed in
- * hooksConfig.disabled stops decree's. */
-static void gemini_config(edit *e, bool install)
+/* The switches that stop decree's hooks.  Gemini: hooksConfig.enabled
+ * false stops every hook (install turns it on), decree listed in
+ * hooksConfig.disabled stops decree's.  Claude Code: "disableAllHooks":
+ * true, its kill switch, is the user's to flip. */
+static void hook_switches(edit *e, bool install)
 {
 	json_t *hc = json_object_get(e->root, "hooksConfig"), *v;
 	json_t *en = json_object_get(hc, "enabled");
 	size_t i;
 
+	if (!strcmp(e->a->name, "claude-code") &&
+	    json_is_true(json_object_get(e->root, "disableAllHooks")))
+		e->out->hooks_off = true;
 	if (!e->a->timeout_ms || !json_is_object(hc))
 		return;
 	if (json_is_false(en)) {
@@ -709,7 +715,7 @@ static int run(hook_file *out, const hook_agent *a, const char *path,
 				    arr) if (json_is_array(arr) &&
 					     (r = note(&e, k, arr)) <
 						     0) goto done;
-		gemini_config(&e, false);
+		hook_switches(&e, false);
 		goto done;
 	}
 	if (!e.hooks) {
@@ -749,7 +755,7 @@ static int run(hook_file *out, const hook_agent *a, const char *path,
 			goto done;
 		}
 	}
-	gemini_config(&e, verb == INSTALL);
+	hook_switches(&e, verb == INSTALL);
 	if (e.changed && (r = save(e.root, path, real, out->exists, &st)) < 0)
 		goto done;
 	out->changed = e.changed;

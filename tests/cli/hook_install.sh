@@ -259,6 +259,14 @@ p = sys.argv[1]; d = json.load(open(p)); d["hooksConfig"]["disabled"] = ["decree
 t_err "*hooksConfig.disabled*names decree's hooks*" "gemini: hooksConfig.disabled naming decree is reported" 0 \
 	"$DECREE" -C "$P" hook install gemini
 
+P=$SCRATCH/killswitch && mkdir -p "$P/.claude"
+printf '{"disableAllHooks": true}\n' >"$P/.claude/settings.json"
+t_err "*\"disableAllHooks\": true in '$P/.claude/settings.json'*" \
+	"claude-code: disableAllHooks is reported, not changed" 0 "$DECREE" -C "$P" hook install claude
+py "... it stays true" 'assert load(sys.argv[1])["disableAllHooks"] is True' "$P/.claude/settings.json"
+t_match "*claude-code  project  installed*; disabled by disableAllHooks*" "... status says the hooks are off" \
+	"$DECREE" -C "$P" hook status
+
 # --- --user ---------------------------------------------------------------------
 P=$SCRATCH/userproj && mkdir -p "$P" && cd "$P" || exit 1
 t_match "installed decree's claude-code hooks in '$HOME/.claude/settings.json'*" \

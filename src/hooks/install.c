@@ -352,17 +352,16 @@ static int real_digits(double v)
 static int max_digits(json_t *j)
 {
 	int p = 1, q;
-	const char *k;
-	json_t *v;
-	size_t i;
 
 	if (json_is_real(j))
 		return real_digits(json_real_value(j));
-	if (json_is_object(j)) {
-		json_object_foreach(j, k, v) if ((q = max_digits(v)) > p) p = q;
-	} else if (json_is_array(j)) {
-		json_array_foreach(j, i, v) if ((q = max_digits(v)) > p) p = q;
-	}
+	for (void *it = json_object_iter(j); it;
+	     it = json_object_iter_next(j, it))
+		if ((q = max_digits(json_object_iter_value(it))) > p)
+			p = q;
+	for (size_t i = 0; i < json_array_size(j); i++)
+		if ((q = max_digits(json_array_get(j, i))) > p)
+			p = q;
 	return p;
 }
 
@@ -443,27 +442,22 @@ static int is_ours(const edit *e, json_t *h, char **program, char **event)
 	}
 }
 
-/* Note decree's hooks found in an event's array (for inspect, outdated). */
+/* Note decree's hooks found in an event's array (inspect). */
 static int note(edit *e, const char *event, json_t *arr)
 {
-	size_t i, j;
-	json_t *g, *h;
-
-	json_array_foreach(arr, i, g)
-	{
-		json_array_foreach(json_object_get(g, "hooks"), j, h)
-		{
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *hs = json_object_get(json_array_get(arr, i), "hooks");
+		for (size_t j = 0; j < json_array_size(hs); j++) {
 			char *prog = NULL;
-			int r = is_ours(e, h, &prog, NULL);
-			if (r < 0)
-				return r;
-			if (r == 0)
+			int r = is_ours(e, json_array_get(hs, j), &prog, NULL);
+			if (r <= 0) {
+				if (r < 0)
+					return r;
 				continue;
-			r = list_add(&e->out->events, event) < 0 ||
-					    list_add(&e->out->programs, prog) <
-						    0
-				    ? oom()
-				    : 0;
+			}
+			if (list_add(&e->out->events, event) < 0 ||
+			    list_add(&e->out->programs, prog) < 0)
+				r = oom();
 			decree_free(prog);
 			if (r < 0)
 				return r;
@@ -536,7 +530,7 @@ static int install_event(edit *e, const hook_event *ev, const char *program,
 			 const char *store)
 {
 	json_t *arr = json_object_get(e->hooks, ev->event), *want, *keep = NULL;
-	json_t *keep_group = NULL, *g, *h;
+	json_t *keep_hooks = NULL, *g, *h, *hs;
 	buf cmd = BUF_INIT;
 	size_t i, j, removed;
 	int r = 0;
@@ -562,29 +556,28 @@ static int install_event(edit *e, const hook_event *ev, const char *program,
 	}
 	/* the first of decree's hooks in a group with the right matcher
 	 * stays where it is (rewritten if it differs) */
-	json_array_foreach(arr, i, g)
-	{
+	for (i = 0; i < json_array_size(arr) && !keep; i++) {
+		g = json_array_get(arr, i);
 		if (!json_is_object(g) || !matcher_is(g, ev->matcher))
 			continue;
-		json_array_foreach(json_object_get(g, "hooks"), j, h)
-		{
+		hs = json_object_get(g, "hooks");
+		for (j = 0; j < json_array_size(hs) && !keep; j++) {
+			h = json_array_get(hs, j);
 			if ((r = is_ours(e, h, NULL, NULL)) < 0)
 				goto done;
 			if (r) {
 				keep = h;
-				keep_group = g;
-				break;
+				keep_hooks = hs;
 			}
 		}
-		if (keep)
-			break;
 	}
 	if ((r = strip(e, arr, keep, &removed)) < 0)
 		goto done;
 	if (keep && !json_equal(keep, want)) {
-		json_t *hs = json_object_get(keep_group, "hooks");
-		json_array_foreach(hs, j, h) if (h == keep) break;
-		if (json_array_set(hs, j, want) < 0) {
+		/* strip may have moved it in its array */
+		for (j = 0; json_array_get(keep_hooks, j) != keep; j++)
+			;
+		if (json_array_set(keep_hooks, j, want) < 0) {
 			r = oom();
 			goto done;
 		}
@@ -612,20 +605,19 @@ done:
 	return r;
 }
 
-/* Remove decree's hooks from every event not in `except` (NULL: all);
- * an event array left empty goes.  Events removed from are noted when
- * `note_removed`. */
+/* Remove decree's hooks from every event (with `install`: every event
+ * decree does not install); an event array left empty goes.  Events
+ * removed from are noted when `note_removed`. */
 static int strip_events(edit *e, bool install, bool note_removed)
 {
-	const char *k;
-	json_t *arr;
-	void *tmp;
 	size_t removed;
 	int r;
 
-	json_object_foreach_safe(e->hooks, tmp, k, arr)
-	{
+	for (void *it = json_object_iter(e->hooks), *next; it; it = next) {
+		const char *k = json_object_iter_key(it);
+		json_t *arr = json_object_iter_value(it);
 		size_t before = json_array_size(arr);
+		next = json_object_iter_next(e->hooks, it);
 		if (!json_is_array(arr) ||
 		    (install && hook_event_find(e->a, k)))
 			continue;
@@ -646,9 +638,9 @@ static int strip_events(edit *e, bool install, bool note_removed)
  * true, its kill switch, is the user's to flip. */
 static void hook_switches(edit *e, bool install)
 {
-	json_t *hc = json_object_get(e->root, "hooksConfig"), *v;
+	json_t *hc = json_object_get(e->root, "hooksConfig");
 	json_t *en = json_object_get(hc, "enabled");
-	size_t i;
+	json_t *off = json_object_get(hc, "disabled");
 
 	if (!strcmp(e->a->name, "claude-code") &&
 	    json_is_true(json_object_get(e->root, "disableAllHooks")))
@@ -663,16 +655,11 @@ static void hook_switches(edit *e, bool install)
 			e->out->hooks_off = true;
 		}
 	}
-	json_array_foreach(json_object_get(hc, "disabled"), i, v)
-	{
-		char *prog = NULL;
-		if (!json_is_string(v))
-			continue;
-		if (!strcmp(json_string_value(v), "decree") ||
-		    hook_command_is_decree(e->a, json_string_value(v), &prog,
-					   NULL) == 1)
+	for (size_t i = 0; i < json_array_size(off); i++) {
+		const char *v = json_string_value(json_array_get(off, i));
+		if (v && (!strcmp(v, "decree") ||
+			  hook_command_is_decree(e->a, v, NULL, NULL) == 1))
 			e->out->hooks_off = true;
-		decree_free(prog);
 	}
 }
 
@@ -709,12 +696,11 @@ static int run(hook_file *out, const hook_agent *a, const char *path,
 		goto done;
 	}
 	if (verb == INSPECT) {
-		const char *k;
-		json_t *arr;
-		json_object_foreach(e.hooks, k,
-				    arr) if (json_is_array(arr) &&
-					     (r = note(&e, k, arr)) <
-						     0) goto done;
+		for (void *it = json_object_iter(e.hooks); it;
+		     it = json_object_iter_next(e.hooks, it))
+			if ((r = note(&e, json_object_iter_key(it),
+				      json_object_iter_value(it))) < 0)
+				goto done;
 		hook_switches(&e, false);
 		goto done;
 	}

@@ -159,5 +159,6 @@ int cmd_recover(cli_ctx *ctx);
 int cmd_gc(cli_ctx *ctx);
 int cmd_fsck(cli_ctx *ctx);
 int cmd_projects(cli_ctx *ctx);
+int cmd_hook(cli_ctx *ctx);
 
 #endif

@@ -36,6 +36,8 @@ static const command commands[] = {
 	{ "fsck", cmd_fsck, "verify every object and record of the store" },
 	{ "projects", cmd_projects,
 	  "the project roots a store serves; 'move' re-attaches one" },
+	{ "hook", cmd_hook,
+	  "hooks for coding agents: install, uninstall, status" },
 	{ "init", cmd_init, "make this directory a decree project (pipeline)" },
 	{ "run", cmd_run, "queue a message and process it with a routine" },
 	{ "process", cmd_process,

@@ -255,14 +255,6 @@ static int install(cli_ctx *ctx, bool uninstall)
 
 /* --- status ------------------------------------------------------------- */
 
-/*
- * TODO(journal): set to 1 once decree_agent_sessions_get and friends
- * (include/decree/agent.h, the agent-write journal being written in
- * /work/main) are implemented; until then the program would not link, and
- * status lists no session.
- */
-#define HAVE_AGENT_JOURNAL 0
-
 static uint64_t walk_bytes;
 
 static int add_size(const char *path, const struct stat *st, int type,
@@ -420,7 +412,6 @@ static void status_last_error(buf *b, const cli_ctx *ctx, const char *line,
 
 static void status_sessions(buf *b, const cli_ctx *ctx, decree_store *s)
 {
-#if HAVE_AGENT_JOURNAL
 	decree_agent_sessions *l = NULL;
 	size_t n;
 
@@ -454,11 +445,6 @@ static void status_sessions(buf *b, const cli_ctx *ctx, decree_store *s)
 	if (ctx->json)
 		buf_putc(b, ']');
 	decree_agent_sessions_free(l);
-#else
-	(void)s;
-	buf_puts(b, ctx->json ? ",\"sessions\":null"
-			      : "agent sessions: not recorded by this build\n");
-#endif
 }
 
 static int status(cli_ctx *ctx)
@@ -584,9 +570,9 @@ static const char *log_store(char *out, size_t len, const cli_ctx *ctx,
 	return stat(out, &st) == 0 && S_ISDIR(st.st_mode) ? out : NULL;
 }
 
-/* The project a hook is about, as run.c takes it: -C, the agent's
+/* The project a hook is about, as run.c takes it: -C, else the agent's
  * variable naming it, else the working directory (where agents run
- * hooks). */
+ * hooks); then, without -C, its nearest ancestor holding .decree/. */
 static void hook_root(char *out, size_t len, const cli_ctx *ctx,
 		      const hook_agent *a)
 {
@@ -594,10 +580,14 @@ static void hook_root(char *out, size_t len, const cli_ctx *ctx,
 	const char *dir = ctx->root_opt ? ctx->root_opt
 			  : env && *env ? env
 					: ".";
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], real[PATH_MAX];
 
-	if (realpath(dir, out))
+	if (realpath(dir, real)) {
+		if (ctx->root_opt ||
+		    decree_project_find_root(out, len, real) < 0)
+			snprintf(out, len, "%s", real);
 		return;
+	}
 	if (getcwd(cwd, sizeof(cwd)))
 		snprintf(out, len, "%s", *dir == '/' ? dir : cwd);
 	else

@@ -356,13 +356,22 @@ int hook_run(const hook_request *rq)
 	memset(&c, 0, sizeof(c));
 	c.rq = rq;
 	r = dispatch(&c);
-	if (r < 0)
-		hook_log_write(c.s ? decree_store_path(c.s) : NULL,
-			       rq->agent->name, rq->event,
-			       *c.root	  ? c.root
-			       : *c.start ? c.start
-					  : NULL,
-			       c.err.len ? c.err.ptr : "failed");
+	if (r < 0) {
+		/* the root as 'decree hook status' names it: resolved */
+		char real[PATH_MAX];
+		const char *root = c.s	      ? decree_store_root(c.s)
+				   : *c.root  ? c.root
+				   : *c.start ? c.start
+					      : NULL;
+		const char *msg = c.err.len ? c.err.ptr : "failed";
+		if (root && !c.s && realpath(root, real))
+			root = real;
+		if (!c.s ||
+		    hook_log_write(decree_store_path(c.s), rq->agent->name,
+				   rq->event, root, msg) < 0)
+			hook_log_write(NULL, rq->agent->name, rq->event, root,
+				       msg);
+	}
 	decree_store_free(c.s);
 	json_decref(c.p);
 	buf_release(&c.err);

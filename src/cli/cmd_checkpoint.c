@@ -96,11 +96,12 @@ static int ck_create(cli_ctx *ctx)
 /* --- list
  * --------------------------------------------------------------------- */
 
-/* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
- * there is no working tree to compare the newest checkpoint with) */
-static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
+/* The members every checkpoint object has (docs/schema/README.md), without
+ * the braces: "id", "session", "message", "label", "created_at",
+ * "file_count", "total_bytes". */
+static void info_members(buf *b, const decree_checkpoint_info *c)
 {
-	buf_printf(b, "{\"id\":\"%s\"", c->id);
+	buf_printf(b, "\"id\":\"%s\"", c->id);
 	json_kv_str(b, "session", c->session, true);
 	json_kv_str(b, "message", c->message, true);
 	json_kv_str(b, "label", c->label, true);
@@ -108,6 +109,14 @@ static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
 		   ",\"created_at\":\"%s\",\"file_count\":%" PRIu64
 		   ",\"total_bytes\":%" PRIu64,
 		   c->created_at, c->file_count, c->total_bytes);
+}
+
+/* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
+ * there is no working tree to compare the newest checkpoint with) */
+static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
+{
+	buf_putc(b, '{');
+	info_members(b, c);
 	if (has_changes)
 		buf_printf(b, ",\"has_changes\":%s",
 			   has_changes < 0  ? "null"
@@ -578,15 +587,9 @@ int cmd_rollback(cli_ctx *ctx)
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"",
-				   k ? "," : "", k + 1, c->id);
-			json_kv_str(&b, "session", c->session, true);
-			json_kv_str(&b, "label", c->label, true);
-			json_kv_str(&b, "message", c->message, true);
-			buf_printf(
-				&b,
-				",\"created_at\":\"%s\",\"files_differ\":%zu}",
-				c->created_at, differ);
+			buf_printf(&b, "%s{\"n\":%zu,", k ? "," : "", k + 1);
+			info_members(&b, c);
+			buf_printf(&b, ",\"files_differ\":%zu}", differ);
 		} else {
 			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
 				   k + 1, c->created_at, c->id,
@@ -736,7 +739,7 @@ int cmd_checkpoint(cli_ctx *ctx)
 			return EXIT_OK;
 		}
 		checkpoint_help(stderr);
-		return EXIT_USAGE;
+		return usage_error(ctx, "no checkpoint command given");
 	}
 	for (size_t i = 0; subs[i].name; i++) {
 		if (strcmp(ctx->argv[0], subs[i].name))
@@ -898,23 +901,35 @@ int cmd_fsck(cli_ctx *ctx)
 	o.payload = &fo;
 	r = decree_fsck_ext(s, &o);
 	close_store(s);
-	if (ctx->json) {
+	/* --json: the report, with the failure as its "error" member when
+	 * it names what is damaged; a failure to check at all (no store)
+	 * is the plain error document */
+	if (ctx->json && (r == 0 || fo.n[0] || fo.n[3])) {
+		buf err = BUF_INIT;
+		int rc = EXIT_OK;
+		if (r < 0) {
+			cli_error_capture(&err);
+			rc = lib_fail(r);
+			cli_error_capture(NULL);
+		}
 		printf("{\"ok\":%s,\"problems\":[%s]",
 		       r == 0 ? "true" : "false", fo.json[0].ptr);
 		if (repair)
 			printf(",\"repaired\":[%s],\"lost\":[%s],"
 			       "\"remaining\":[%s]",
 			       fo.json[1].ptr, fo.json[2].ptr, fo.json[3].ptr);
+		if (err.len)
+			printf(",\"error\":%s", err.ptr);
 		puts("}");
+		buf_release(&err);
+		r = rc;
+	} else if (r < 0) {
+		r = lib_fail(r);
 	}
 	for (int k = 0; k < 4; k++)
 		buf_release(&fo.json[k]);
-	if (ctx->json)
-		return r < 0 && !fo.n[0] && !fo.n[3] ? lib_fail(r)
-		       : r < 0			     ? EXIT_FAIL
-						     : EXIT_OK;
-	if (r < 0)
-		return lib_fail(r);
+	if (ctx->json || r)
+		return r;
 	if (!ctx->quiet)
 		puts(repair && (fo.n[1] || fo.n[2]) ? "store ok (repaired)"
 						    : "store ok");

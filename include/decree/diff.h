@@ -76,6 +76,9 @@ DECREE_API int decree_checkpoint_diff(decree_store *s, const char *ref,
  *  - text, len: the record as it stands in the patch, from its first line
  *    up to the next record (NULL when it holds a NUL byte).
  *
+ * An empty text has no records (cb is not called); any other text without
+ * a record is malformed, as for decree_apply.
+ *
  * @param name   how error messages call the patch ("changes.diff")
  * @param strip  leading path components to strip (-pN); -1: automatic
  * @return 0, what the callback returned, DECREE_EINVALID (malformed or

@@ -96,12 +96,11 @@ static int ck_create(cli_ctx *ctx)
 /* --- list
  * --------------------------------------------------------------------- */
 
-/* The members every checkpoint object has (docs/schema/README.md), without
- * the braces: "id", "session", "message", "label", "created_at",
- * "file_count", "total_bytes". */
-static void info_members(buf *b, const decree_checkpoint_info *c)
+/* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
+ * there is no working tree to compare the newest checkpoint with) */
+static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
 {
-	buf_printf(b, "\"id\":\"%s\"", c->id);
+	buf_printf(b, "{\"id\":\"%s\"", c->id);
 	json_kv_str(b, "session", c->session, true);
 	json_kv_str(b, "message", c->message, true);
 	json_kv_str(b, "label", c->label, true);
@@ -109,14 +108,6 @@ static void info_members(buf *b, const decree_checkpoint_info *c)
 		   ",\"created_at\":\"%s\",\"file_count\":%" PRIu64
 		   ",\"total_bytes\":%" PRIu64,
 		   c->created_at, c->file_count, c->total_bytes);
-}
-
-/* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
- * there is no working tree to compare the newest checkpoint with) */
-static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
-{
-	buf_putc(b, '{');
-	info_members(b, c);
 	if (has_changes)
 		buf_printf(b, ",\"has_changes\":%s",
 			   has_changes < 0  ? "null"
@@ -587,9 +578,15 @@ int cmd_rollback(cli_ctx *ctx)
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			buf_printf(&b, "%s{\"n\":%zu,", k ? "," : "", k + 1);
-			info_members(&b, c);
-			buf_printf(&b, ",\"files_differ\":%zu}", differ);
+			/* a checkpoint object with its number and how many
+			 * files differ */
+			buf e = BUF_INIT;
+			info_json(&e, c, 0);
+			buf_printf(&b,
+				   "%s{\"n\":%zu,%.*s,\"files_differ\":%zu}",
+				   k ? "," : "", k + 1, (int)(e.len - 2),
+				   e.ptr + 1, differ);
+			buf_release(&e);
 		} else {
 			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
 				   k + 1, c->created_at, c->id,

@@ -435,6 +435,9 @@ int decree_patch_files(const char *name, const char *text, size_t len,
 
 	DECREE_ASSERT_ARG(text || !len);
 	DECREE_ASSERT_ARG(cb);
+	if (!len)
+		return 0; /* an empty diff: no records (a run that changed
+			     nothing) */
 	po.strip = strip;
 	if ((r = patch_parse(&ps, name ? name : "<patch>", text ? text : "",
 			     len, &po)) < 0)

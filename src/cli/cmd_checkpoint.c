@@ -554,8 +554,10 @@ int cmd_rollback(cli_ctx *ctx)
 		if ((size_t)num > n) {
 			decree_checkpoint_list_free(l);
 			close_store(s);
-			return fail("no checkpoint number %ld (there are %zu)",
-				    num, n);
+			return fail_code(DECREE_ENOTFOUND,
+					 "no checkpoint number %ld (there are "
+					 "%zu)",
+					 num, n);
 		}
 		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id,
 		       sizeof(id));

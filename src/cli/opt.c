@@ -484,7 +484,8 @@ int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s)
 		if (!*arg) {
 			free(full);
 			cli_paths_free(paths);
-			return fail("an empty path names no file");
+			return fail_code(DECREE_EINVALID,
+					 "an empty path names no file");
 		}
 		snprintf(full, n, "%s/%s", arg[0] == '/' ? "" : base, arg);
 		normalize_abs(full);
@@ -494,7 +495,8 @@ int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s)
 		    (rel = below(real, root)))
 			memmove(full, rel, strlen(rel) + 1), rel = full;
 		if (!rel) {
-			int r = fail(
+			int r = fail_code(
+				DECREE_EINVALID,
 				"path '%s' is outside the project root '%s'",
 				arg, root);
 			free(full);

@@ -159,7 +159,7 @@ je "a global option without its value" 2 usage -- D --json --store
 je "an unknown option" 2 usage -- D --json checkpoint list --frob
 je "checkpoint without a subcommand" 2 usage -- D --json checkpoint
 je "an unknown checkpoint subcommand" 2 usage -- D --json checkpoint frob
-je "-C naming no directory" 1 error -- D --json -C "$SCRATCH/nowhere" checkpoint create
+je "-C naming no directory" 1 not_found -- D --json -C "$SCRATCH/nowhere" checkpoint create
 jv "--version" version 0 -- D --json --version
 
 # ===== checkpoints on an empty project ========================================================
@@ -217,7 +217,7 @@ jv "restore" checkpoint-restore 0 'd["operation"] == "restore" and d["checkpoint
 jv "restore again: nothing to do" checkpoint-restore 0 'd["changes"] == []' -- D --json checkpoint restore "$X"
 jv "restore -- PATH" checkpoint-restore 0 -- D --json checkpoint restore "$Y" -- plain.txt
 je "restore of an unknown checkpoint" 1 not_found -- D --json checkpoint restore ffffffff
-je "restore -- a path outside the root" 1 error -- D --json checkpoint restore "$X" -- ../outside
+je "restore -- a path outside the root" 1 invalid -- D --json checkpoint restore "$X" -- ../outside
 jv "undo --dry-run" checkpoint-restore 0 'd["operation"] == "undo" and d["checkpoint"] is None' -- D --json undo --dry-run
 jv "undo" checkpoint-restore 0 -- D --json undo
 jv "redo" checkpoint-restore 0 'd["operation"] == "redo"' -- D --json redo
@@ -226,7 +226,7 @@ jv "undo --drop-damaged: none damaged" undo-drop-damaged 0 'd == {"dropped": 0}'
 jv "redo --drop-damaged" undo-drop-damaged 0 -- D --json redo --drop-damaged
 jv "rollback" rollback 0 'd["checkpoints"][0]["n"] == 1 and len(d["checkpoints"]) >= 3' -- D --json rollback
 jv "rollback 1" checkpoint-restore 0 -- D --json rollback 1
-je "rollback 99" 1 error -- D --json rollback 99
+je "rollback 99" 1 not_found -- D --json rollback 99
 je "rollback x" 2 usage -- D --json rollback x
 jv "recover: nothing to recover" recover 0 'd == {"recovered": False, "left_alone": 0}' -- D --json recover
 jv "fsck" fsck 0 'd == {"ok": True, "problems": []}' -- D --json fsck
@@ -307,7 +307,7 @@ je "apply --check --exec" 2 usage -- D --json apply --check --exec true "$SCRATC
 # ===== the pipeline ==============================================================================
 Q=$SCRATCH/pipe
 mkdir -p "$Q" && cd "$Q" || exit 1
-je "status outside a project" 1 error -- D --json status
+je "status outside a project" 1 not_found -- D --json status
 jv "init" init 0 '".decree/config.yml" in d["created"] and ".decree/inbox/" in d["created"]' -- D --json init
 jv "init again: nothing created" init 0 'd["created"] == []' -- D --json init
 je "init with an argument" 2 usage -- D --json init extra

@@ -527,8 +527,15 @@ int cmd_run(cli_ctx *ctx)
 	    (!any && (r = take_interactive(ctx, &rq, p)) != 0))
 		goto done;
 	r = pipeline(ctx, p, &rq);
-	if (r == 0 && rq.interactive)
+	if (r == 0 && rq.interactive) {
+		/* the run happened: not saving the form's values is a note
+		 * on stderr, no failure of the command (nor a document) */
+		buf ignored = BUF_INIT;
+		cli_error_capture(&ignored);
 		last_run_save(p, &rq);
+		cli_error_capture(NULL);
+		buf_release(&ignored);
+	}
 done:
 	run_request_release(&rq);
 	decree_project_free(p);

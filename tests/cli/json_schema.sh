@@ -188,6 +188,12 @@ jv "create again for the same message: the existing one" checkpoint-create 0 "d 
 jv "create without message or label" checkpoint-create 0 -- D --json checkpoint create
 Y=$(printf '%s' "$OUT" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 je "create with an empty session" 2 usage -- D --json checkpoint create -s ''
+if command -v flock >/dev/null; then
+	je "create while another process holds the store lock" 1 locked \
+		-- flock .decree/store/lock env DECREE_LOCK_TIMEOUT_MS=0 "$DECREE" --json checkpoint create
+else
+	ok "a locked store # SKIP flock not installed"
+fi
 jv "list" checkpoint-list 0 'len(d["checkpoints"]) == 2' -- D --json checkpoint list
 jv "list --session nobody" checkpoint-list 0 'd["checkpoints"] == []' -- D --json checkpoint list --session nobody
 je "list with an argument" 2 usage -- D --json checkpoint list extra
@@ -360,6 +366,7 @@ jv "log ID: the text is exact" log 0 '"\x01binary\x00" in d["runs"][0]["logs"][0
 jv "log of a dead run: two attempts" log 0 '[l["attempt"] for l in d["runs"][0]["logs"]] == [1, 2]' -- D --json log "$F"
 jv "log of a chain" log 0 'len(d["runs"]) == 3' -- D --json log "$C"
 je "log of an unknown run" 1 not_found -- D --json log 1999
+je "log of a prefix of several runs" 1 ambiguous -- D --json log 20
 je "log with two IDs" 2 usage -- D --json log "$E" "$F"
 jv "diff ID" diff 0 'sorted((f["path"], f["status"]) for f in d["runs"][0]["files"]) == [("long.txt", "M"), ("new.txt", "A"), ("old.txt", "D")] and d["runs"][0]["insertions"] == 2' \
 	-- D --json diff "$E"

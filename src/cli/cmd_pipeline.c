@@ -142,10 +142,7 @@ static int check_request(const cli_ctx *ctx, const run_request *rq)
  * ------------------------------------------------------------
  */
 
-/* A run as --json shows it: the members of a run object
- * (docs/schema/README.md), from a run directory (ri) or from the events
- * of the run just processed (ri: its directory, for the times, or
- * NULL). */
+/* Unix seconds as RFC 3339 UTC; NULL for 0 (not known). */
 static const char *rfc3339(char out[32], int64_t t)
 {
 	struct tm tm;
@@ -157,6 +154,10 @@ static const char *rfc3339(char out[32], int64_t t)
 	return out;
 }
 
+/* A run as --json shows it: the members of a run object
+ * (docs/schema/README.md), from a run directory (run_info_members) or
+ * from the events of a run just processed (ri: its directory, for the
+ * times and the reason, or NULL). */
 static void run_members(buf *b, const char *id, decree_run_outcome outcome,
 			const char *routine, const char *message, int attempts,
 			const decree_run_info *ri)
@@ -398,9 +399,9 @@ static int pipeline(const cli_ctx *ctx, decree_project *p,
 		cli_error_capture(&err);
 	if (r == DECREE_ECANCELLED)
 		rc = fail_interrupted(
-			"interrupted; the routine that was running was stopped "
-			"and its changes reverted, and its message stays in "
-			"the inbox");
+			"interrupted; nothing was left half-done: a routine "
+			"that was running was stopped and its changes "
+			"reverted, and its message stays in the inbox");
 	else if (r < 0)
 		rc = lib_fail(r);
 	else if (o.oom)

@@ -62,9 +62,34 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s);
 void cli_paths_free(char **paths);
 
+/*
+ * Failures: one line "decree: <message>" on stderr.  With --json
+ * (cli_json_errors, set by main) the failure is also one document on
+ * stdout, {"error":{"code","message"}} (docs/schema/error.schema.json),
+ * the message being the stderr line without "decree: ".  At most one
+ * such document per run.  A command whose --json document reports its
+ * own failure (fsck, run, process, apply's "done" event) calls
+ * cli_error_capture(&b) before reporting it: the {"code","message"}
+ * object is then appended to b (for the document's "error" member)
+ * instead of printed; cli_error_capture(NULL) ends that.
+ *
+ * usage_error: code "usage", EXIT_USAGE, "(see 'decree CMD --help')"
+ * appended.  fail: code "error", EXIT_FAIL.  fail_code: the code of a
+ * decree_error_code, EXIT_FAIL (EXIT_CANCELLED for DECREE_ECANCELLED).
+ * fail_interrupted: code "interrupted", EXIT_CANCELLED (a signal).
+ * cli_note: the same "decree: " line for a note or a warning, never on
+ * stdout, changing nothing.
+ */
+void cli_json_errors(bool on);
+void cli_error_capture(buf *b);
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int fail_code(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int fail_interrupted(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Report the library's last error on one "decree: " line, followed by
  * what to type next when the error has a command of its own (the library
  * states what happened; the program knows its commands).  code: what the
@@ -122,6 +147,13 @@ int cli_read_file(buf *out, const char *path);
 /* Replace a file atomically: temp file, write, fsync, rename, fsync of
  * the directory.  0, or EXIT_FAIL after printing why. */
 int cli_write_atomic(const char *path, const void *data, size_t len);
+
+/* One file of a diff as a --json object, the same in `checkpoint diff`
+ * and the pipeline's `diff` (docs/schema/checkpoint-diff.schema.json):
+ * path, status, old_mode, new_mode ("644", "120000", null), binary,
+ * skipped, insertions, deletions, and with_text the record as "diff".
+ * 0, or -1 out of memory. */
+int cli_diff_file_json(buf *b, const decree_diff_file *f, bool with_text);
 
 /* "staging", "applying", "committing", "rolling_back", "done". */
 const char *cli_phase_name(decree_phase ph);

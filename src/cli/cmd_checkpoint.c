@@ -593,8 +593,10 @@ int cmd_rollback(cli_ctx *ctx)
 		if ((size_t)num > n) {
 			decree_checkpoint_list_free(l);
 			close_store(s);
-			return fail("no checkpoint number %ld (there are %zu)",
-				    num, n);
+			return fail_code(DECREE_ENOTFOUND,
+					 "no checkpoint number %ld (there are "
+					 "%zu)",
+					 num, n);
 		}
 		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id,
 		       sizeof(id));
@@ -617,15 +619,15 @@ int cmd_rollback(cli_ctx *ctx)
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"",
-				   k ? "," : "", k + 1, c->id);
-			json_kv_str(&b, "session", c->session, true);
-			json_kv_str(&b, "label", c->label, true);
-			json_kv_str(&b, "message", c->message, true);
-			buf_printf(
-				&b,
-				",\"created_at\":\"%s\",\"files_differ\":%zu}",
-				c->created_at, differ);
+			/* a checkpoint object with its number and how many
+			 * files differ */
+			buf e = BUF_INIT;
+			info_json(&e, c, 0);
+			buf_printf(&b,
+				   "%s{\"n\":%zu,%.*s,\"files_differ\":%zu}",
+				   k ? "," : "", k + 1, (int)(e.len - 2),
+				   e.ptr + 1, differ);
+			buf_release(&e);
 		} else {
 			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
 				   k + 1, c->created_at, c->id,
@@ -935,7 +937,7 @@ int cmd_checkpoint(cli_ctx *ctx)
 			return EXIT_OK;
 		}
 		checkpoint_help(stderr);
-		return EXIT_USAGE;
+		return usage_error(ctx, "no checkpoint command given");
 	}
 	for (size_t i = 0; subs[i].name; i++) {
 		if (strcmp(ctx->argv[0], subs[i].name))
@@ -1097,23 +1099,35 @@ int cmd_fsck(cli_ctx *ctx)
 	o.payload = &fo;
 	r = decree_fsck_ext(s, &o);
 	close_store(s);
-	if (ctx->json) {
+	/* --json: the report, with the failure as its "error" member when
+	 * it names what is damaged; a failure to check at all (no store)
+	 * is the plain error document */
+	if (ctx->json && (r == 0 || fo.n[0] || fo.n[3])) {
+		buf err = BUF_INIT;
+		int rc = EXIT_OK;
+		if (r < 0) {
+			cli_error_capture(&err);
+			rc = lib_fail(r);
+			cli_error_capture(NULL);
+		}
 		printf("{\"ok\":%s,\"problems\":[%s]",
 		       r == 0 ? "true" : "false", fo.json[0].ptr);
 		if (repair)
 			printf(",\"repaired\":[%s],\"lost\":[%s],"
 			       "\"remaining\":[%s]",
 			       fo.json[1].ptr, fo.json[2].ptr, fo.json[3].ptr);
+		if (err.len)
+			printf(",\"error\":%s", err.ptr);
 		puts("}");
+		buf_release(&err);
+		r = rc;
+	} else if (r < 0) {
+		r = lib_fail(r);
 	}
 	for (int k = 0; k < 4; k++)
 		buf_release(&fo.json[k]);
-	if (ctx->json)
-		return r < 0 && !fo.n[0] && !fo.n[3] ? lib_fail(r)
-		       : r < 0			     ? EXIT_FAIL
-						     : EXIT_OK;
-	if (r < 0)
-		return lib_fail(r);
+	if (ctx->json || r)
+		return r;
 	if (!ctx->quiet)
 		puts(repair && (fo.n[1] || fo.n[2]) ? "store ok (repaired)"
 						    : "store ok");

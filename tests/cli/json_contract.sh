@@ -4,7 +4,8 @@
 # "Checkpoints"): list, show, create, restore (and --dry-run), undo, redo,
 # rollback, prune, drop, gc, fsck, recover.  Strings with quotes, control
 # characters, non-ASCII and non-UTF-8 bytes must survive JSON encoding, and
-# failures print no partial JSON.
+# failures print no partial JSON, only the error document.  The schemas of
+# docs/schema/ are checked by json_schema.sh.
 . "$(dirname "$0")/lib.sh"
 unset DECREE_STORE
 
@@ -216,6 +217,7 @@ for args in "checkpoint show ffffffff" "checkpoint restore ffffffff" "undo" "red
 	else not_ok "--json $args: stdout empty or one JSON document" "$OUT"; fi
 done
 t_err 'decree: *' "--json with a usage error: exit 2" 2 D --json checkpoint list extra
-if [ -z "$OUT" ]; then ok "usage error prints nothing on stdout"; else not_ok "usage error prints nothing on stdout" "$OUT"; fi
+t_schema "usage error: stdout is the error document, code usage, the stderr message" '
+need(d == {"error": {"code": "usage", "message": "'"${ERR#decree: }"'"}}, "got %r" % d)'
 
 done_testing

@@ -452,15 +452,18 @@ hook_ok "hook: --json and -q change nothing" "$SCRATCH/payload" codex PreToolUse
 	not_ok "hook: closed stdin" "$(cat "$SCRATCH/.hout")"
 "$DECREE" hook codex PreToolUse <"$SCRATCH/payload" >&- 2>"$SCRATCH/.herr"
 [ $? -eq 0 ] && ok "hook: closed stdout: exit 0" || not_ok "hook: closed stdout" "$(cat "$SCRATCH/.herr")"
+# the hooks above made a store in $P (their payloads were handled): from
+# then on a hook logs to <store>/hooks.log, before to the fallback log
+hooklogs() { cat "$FALLBACK_LOG" "$P/.decree/store/hooks.log" 2>/dev/null; }
 head -c $((33 << 20)) /dev/zero >"$SCRATCH/huge"
 hook_ok "hook: a payload over 32 MiB: exit 0" "$SCRATCH/huge" claude-code PostToolUse
-grep -q "claude-code PostToolUse $P: payload over 32 MiB" "$FALLBACK_LOG" && ok "... logged" ||
-	not_ok "... logged" "$(tail -3 "$FALLBACK_LOG")"
-grep -q "cline PreToolUse $P: unknown agent 'cline'" "$FALLBACK_LOG" &&
-	grep -q "codex AfterTool $P: codex has no event 'AfterTool' decree handles" "$FALLBACK_LOG" &&
-	grep -q "codex PreToolUse $P: usage: decree hook AGENT EVENT" "$FALLBACK_LOG" &&
+hooklogs | grep -q "claude-code PostToolUse $P: payload over 32 MiB" && ok "... logged" ||
+	not_ok "... logged" "$(hooklogs | tail -3)"
+hooklogs | grep -q "cline PreToolUse $P: unknown agent 'cline'" &&
+	hooklogs | grep -q "codex AfterTool $P: codex has no event 'AfterTool' decree handles" &&
+	hooklogs | grep -q "codex PreToolUse $P: usage: decree hook AGENT EVENT" &&
 	ok "hook: unknown agent, event and wrong arguments are in the hook log" ||
-	not_ok "hook: errors logged" "$(cat "$FALLBACK_LOG")"
+	not_ok "hook: errors logged" "$(hooklogs)"
 rm -f "$SCRATCH/huge"
 
 # a stdin that never ends: the alarm stops the hook within its budget
@@ -471,8 +474,8 @@ rc=$? ms=$((($(date +%s%N) - start) / 1000000))
 exec 3<&-
 [ $rc -eq 0 ] && [ $ms -lt 5000 ] && [ ! -s "$SCRATCH/.hout" ] && ok "hook: a stdin that never ends: exit 0 after the budget (${ms} ms)" ||
 	not_ok "hook: budget" "exit $rc after $ms ms: $(cat "$SCRATCH/.hout")"
-grep -q "codex PreToolUse $P: did not finish within 1 s" "$FALLBACK_LOG" && ok "... and one line in the hook log" ||
-	not_ok "... logged" "$(tail -2 "$FALLBACK_LOG")"
+hooklogs | grep -q "codex PreToolUse $P: did not finish within 1 s" && ok "... and one line in the hook log" ||
+	not_ok "... logged" "$(hooklogs | tail -2)"
 
 # on a terminal, a person gets the usage error
 if script -qec true /dev/null >/dev/null 2>&1; then

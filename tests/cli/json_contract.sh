@@ -53,8 +53,9 @@ def changes_report(d, op):
     # "replace" (a directory or special file in the way) counts as restored
     for k, a in (("created", ("create",)), ("restored", ("restore", "replace")), ("deleted", ("delete",))):
         if k in d:
-            need(isint(d[k]) and d[k] == sum(1 for c in d["changes"] if c.get("action") in a),
-                 "%s=%r does not count the %s changes" % (k, d[k], "/".join(a)))
+            need(isinstance(d[k], list) and d[k] == [c["path"] for c in d["changes"] if c.get("action") in a],
+                 "%s=%r does not list the paths of the %s changes" % (k, d[k], "/".join(a)))
+    need(isinstance(d.get("skipped_user_edits"), list), "skipped_user_edits not a list")
     if "dry_run" in d: need(isinstance(d["dry_run"], bool), "dry_run not bool")
     if "operation" in d: need(d["operation"] == op, "operation %r, wanted %r" % (d["operation"], op))
 exec(sys.argv[1])

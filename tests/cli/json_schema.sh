@@ -407,6 +407,37 @@ else
 	not_ok "run interrupted: exit 130, the document carries the error" "$why"
 fi
 
+# ===== agent hooks and rewind ====================================================================
+A=$SCRATCH/agentproj
+mkdir -p "$A" && cd "$A" || exit 1
+printf 'alpha\nbeta\n' >edit-me.txt
+printf 'keep\n' >keep.txt
+jv "hook install claude-code" hook-install 0 'd["changed"] is True and d["scope"] == "project"' -- D --json hook install claude-code
+jv "hook install claude-code again: nothing to change" hook-install 0 'd["changed"] is False' -- D --json hook install claude-code
+jv "hook install gemini --user" hook-install 0 'd["scope"] == "user"' -- env HOME="$SCRATCH/home" "$DECREE" --json hook install gemini --user
+jv "hook uninstall gemini --user" hook-install 0 'd["changed"] is True' -- env HOME="$SCRATCH/home" "$DECREE" --json hook uninstall gemini --user
+je "hook install of an unknown agent" 2 usage -- D --json hook install frobnicator
+je "rewind before any agent session" 1 not_found -- D --json rewind
+hook() { # EVENT PAYLOAD: what Claude Code runs
+	printf '%s' "$2" | "$DECREE" hook claude-code "$1" >/dev/null 2>&1
+}
+pl='"session_id":"js-1","cwd":"'"$A"'","prompt_id":"p1"'
+hook UserPromptSubmit "{$pl,\"prompt\":\"Edit it\"}"
+printf 'alpha\nBETA\n' >edit-me.txt
+hook PostToolUse "{$pl,\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"$A/edit-me.txt\"}}"
+hook PreToolUse "{$pl,\"tool_name\":\"Bash\",\"tool_use_id\":\"b1\",\"tool_input\":{\"command\":\"x\"}}"
+sleep 0.05
+printf 'made\n' >made.txt
+hook PostToolUse "{$pl,\"tool_name\":\"Bash\",\"tool_use_id\":\"b1\",\"tool_input\":{\"command\":\"x\"}}"
+jv "hook status" hook-status 0 'd["hooks"][0]["installed"] is True and d["sessions"][0]["session"] == "js-1" and d["last_error"] is None' -- D --json hook status
+jv "rewind: the turns" rewind 0 'd["turns"][0]["files"] == ["edit-me.txt", "made.txt"]' -- D --json rewind
+jv "rewind 1 --agent-only --dry-run" checkpoint-restore 0 'd["operation"] == "rewind" and d["dry_run"] and d["deleted"] == ["made.txt"] and d["restored"] == ["edit-me.txt"]' -- D --json rewind 1 --agent-only --dry-run
+printf 'alpha\nmine\n' >edit-me.txt
+jv "rewind 1 --agent-only: a user edit kept" checkpoint-restore 0 'd["skipped_user_edits"] == ["edit-me.txt"] and d["deleted"] == ["made.txt"] and d["changes"] == [{"path": "made.txt", "action": "delete"}]' -- D --json rewind 1 --agent-only
+je "rewind a turn that does not exist" 1 not_found -- D --json rewind 7
+je "rewind --agent-only without a turn" 2 usage -- D --json rewind --agent-only
+cd "$P" || exit 1
+
 # ===== every schema was used ======================================================================
 for f in "$SCHEMAS"/*.schema.json; do
 	n=$(basename "$f" .schema.json)

@@ -6,6 +6,7 @@
 #include "util/common.h"
 #include "cli.h"
 #include "util/json.h"
+#include "util/size.h"
 
 #include <time.h>
 
@@ -53,48 +54,90 @@ static int start_plain(decree_store **s, cli_ctx *ctx, const opt_spec *specs,
 static int ck_create(cli_ctx *ctx)
 {
 	const char *session = NULL, *message = NULL, *label = NULL;
+	const char *max_size = NULL;
+	bool if_changed = false;
 	decree_checkpoint_create_options o =
 		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
 	opt_spec specs[] = {
 		{ "session", 's', true, &session, NULL, NULL },
 		{ "message", 'm', true, &message, NULL, NULL },
 		{ "label", 'l', true, &label, NULL, NULL },
+		{ "if-changed", 0, false, NULL, &if_changed, NULL },
+		{ "max-file-size", 0, true, &max_size, NULL, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
-	char id[DECREE_ID_HEXLEN + 1];
+	const char **excludes;
+	size_t nex = 0;
+	opt_list lists[] = {
+		{ "exclude", NULL, &nex },
+		{ NULL, NULL, NULL },
+	};
+	decree_checkpoint_created res;
 	decree_store *s;
-	bool created;
 	int r;
 
-	if (opt_parse(ctx, specs) != 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx,
-				   "'checkpoint create' takes no arguments");
-	if (session && !*session)
-		return usage_error(ctx, "--session needs a non-empty name");
+	/* one slot per word at most, and the NULL that ends the list */
+	if (!(excludes = calloc((size_t)ctx->argc + 1, sizeof(*excludes))))
+		return fail("out of memory");
+	lists[0].values = excludes;
+	if (opt_parse_lists(ctx, specs, lists) != 0) {
+		r = EXIT_USAGE;
+		goto done;
+	}
+	if (ctx->argc || ctx->rest_argc) {
+		r = usage_error(ctx, "'checkpoint create' takes no arguments");
+		goto done;
+	}
+	if (session && !*session) {
+		r = usage_error(ctx, "--session needs a non-empty name");
+		goto done;
+	}
+	if (max_size && size_parse(&o.max_file_size, max_size) < 0) {
+		r = usage_error(ctx,
+				"--max-file-size needs a positive size like "
+				"52428800 or 50M, not '%s'",
+				max_size);
+		goto done;
+	}
 	if ((r = open_store(&s, ctx)) != 0)
-		return r;
+		goto done;
 	o.session = session;
 	o.message = message;
 	o.label = label;
-	r = decree_checkpoint_create(id, &created, s, &o);
+	o.if_changed = if_changed;
+	o.excludes = nex ? excludes : NULL;
+	r = decree_checkpoint_create_ext(&res, s, &o);
 	close_store(s);
-	if (r < 0)
-		return lib_fail(r);
+	if (r < 0) {
+		r = lib_fail(r);
+		goto done;
+	}
 	if (ctx->json) {
 		buf b = BUF_INIT;
-		buf_printf(&b, "{\"id\":\"%s\",\"created\":%s}\n", id,
-			   created ? "true" : "false");
+		buf_printf(&b,
+			   "{\"id\":\"%s\",\"created\":%s,\"tree\":\"%s\"}\n",
+			   res.id, res.created ? "true" : "false", res.tree);
 		emit(&b);
 	} else if (!ctx->quiet) {
-		printf("%s\n", id);
+		printf("%s\n", res.id);
 	}
-	return EXIT_OK;
+	r = EXIT_OK;
+done:
+	free(excludes);
+	return r;
 }
 
 /* --- list
  * --------------------------------------------------------------------- */
+
+/* ,"key":N, or "key":null for -1 (unknown) */
+static void json_kv_count(buf *b, const char *key, int64_t v)
+{
+	if (v < 0)
+		buf_printf(b, ",\"%s\":null", key);
+	else
+		buf_printf(b, ",\"%s\":%" PRId64, key, v);
+}
 
 /* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
  * there is no working tree to compare the newest checkpoint with) */
@@ -104,10 +147,16 @@ static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
 	json_kv_str(b, "session", c->session, true);
 	json_kv_str(b, "message", c->message, true);
 	json_kv_str(b, "label", c->label, true);
-	buf_printf(b,
-		   ",\"created_at\":\"%s\",\"file_count\":%" PRIu64
-		   ",\"total_bytes\":%" PRIu64,
-		   c->created_at, c->file_count, c->total_bytes);
+	buf_printf(
+		b,
+		",\"created_at\":\"%s\",\"tree\":\"%s\",\"file_count\":%" PRIu64
+		",\"total_bytes\":%" PRIu64,
+		c->created_at, c->tree, c->file_count, c->total_bytes);
+	/* against the session's previous checkpoint; null: made before
+	 * decree counted them */
+	json_kv_count(b, "files_changed", c->files_changed);
+	json_kv_count(b, "insertions", c->insertions);
+	json_kv_count(b, "deletions", c->deletions);
 	if (has_changes)
 		buf_printf(b, ",\"has_changes\":%s",
 			   has_changes < 0  ? "null"
@@ -155,10 +204,16 @@ static int ck_list(cli_ctx *ctx)
 		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
 			const decree_checkpoint_info *c =
 				decree_checkpoint_list_at(l, i);
+			char counts[64] = "";
+			if (c->insertions >= 0 && c->deletions >= 0)
+				snprintf(counts, sizeof(counts),
+					 "+%" PRId64 " -%" PRId64,
+					 c->insertions, c->deletions);
 			buf_printf(
-				&b, "%.12s  %s  %-10s %6" PRIu64 " files  %s",
+				&b,
+				"%.12s  %s  %-10s %6" PRIu64 " files %-15s %s",
 				c->id, c->created_at, cli_q(c->session),
-				c->file_count,
+				c->file_count, counts,
 				here && c->has_changes ? "changed" : "       ");
 			if (c->label)
 				buf_printf(&b, "  [%s]", cli_q(c->label));
@@ -578,8 +633,9 @@ int cmd_rollback(cli_ctx *ctx)
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"",
-				   k ? "," : "", k + 1, c->id);
+			buf_printf(&b,
+				   "%s{\"n\":%zu,\"id\":\"%s\",\"tree\":\"%s\"",
+				   k ? "," : "", k + 1, c->id, c->tree);
 			json_kv_str(&b, "session", c->session, true);
 			json_kv_str(&b, "label", c->label, true);
 			json_kv_str(&b, "message", c->message, true);
@@ -685,6 +741,33 @@ static int ck_drop(cli_ctx *ctx)
 	return EXIT_OK;
 }
 
+static int ck_delete(cli_ctx *ctx)
+{
+	char id[DECREE_ID_HEXLEN + 1];
+	decree_store *s;
+	int r;
+
+	if (opt_parse(ctx, NULL) != 0)
+		return EXIT_USAGE;
+	if (ctx->argc != 1 || ctx->rest_argc)
+		return usage_error(ctx, "usage: decree checkpoint delete REF");
+	if ((r = open_store_any_root(&s, ctx)) != 0)
+		return r;
+	/* the full id, for the report; delete resolves it again under the
+	 * lock */
+	if ((r = decree_checkpoint_resolve(id, s, ctx->argv[0])) == 0)
+		r = decree_checkpoint_delete(s, id);
+	close_store(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"deleted\":\"%s\"}\n", id);
+	else if (!ctx->quiet)
+		printf("deleted checkpoint %s; 'decree gc' frees its storage\n",
+		       id);
+	return EXIT_OK;
+}
+
 /* --- the "checkpoint" command
  * ------------------------------------------------------ */
 
@@ -695,7 +778,9 @@ static const struct {
 	const char *cmdname;
 } subs[] = {
 	{ "create", ck_create,
-	  "checkpoint create [--session S] [--message M] [--label TEXT]",
+	  "checkpoint create [--session S] [--message M] [--label TEXT]\n"
+	  "                         [--if-changed] [--exclude PATTERN]... "
+	  "[--max-file-size BYTES]",
 	  "checkpoint create" },
 	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list" },
 	{ "show", ck_show, "checkpoint show REF", "checkpoint show" },
@@ -710,6 +795,7 @@ static const struct {
 	  "checkpoint prune" },
 	{ "drop", ck_drop, "checkpoint drop --session S | --all",
 	  "checkpoint drop" },
+	{ "delete", ck_delete, "checkpoint delete REF", "checkpoint delete" },
 	{ NULL, NULL, NULL, NULL },
 };
 

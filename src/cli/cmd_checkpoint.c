@@ -771,32 +771,51 @@ static int ck_delete(cli_ctx *ctx)
 /* --- the "checkpoint" command
  * ------------------------------------------------------ */
 
+/* What `decree checkpoint create --help` says after the usage line. */
+static const char create_help[] =
+	"\nSnapshot the project and print the checkpoint's id.\n\n"
+	"  --if-changed            create nothing when the tree equals (same tree\n"
+	"                          id) the session's latest checkpoint: print that\n"
+	"  --exclude PATTERN       an ignore pattern (gitignore syntax), repeatable\n"
+	"  --max-file-size BYTES   store no file above this size (K, M, G suffixes)\n\n"
+	"The checkpoint keeps --exclude and --max-file-size: every later restore,\n"
+	"diff and has_changes of it scans with them, so a restore never deletes\n"
+	"what they left out.\n"
+	"--json: {\"id\",\"created\",\"tree\"}";
+
+static const char delete_help[] =
+	"\nDelete one checkpoint record (all or nothing; 'decree gc' frees its\n"
+	"storage).  --json: {\"deleted\":\"<id>\"}";
+
 static const struct {
 	const char *name;
 	int (*fn)(cli_ctx *);
 	const char *usage;
 	const char *cmdname;
+	const char *help; /* more for --help, or NULL */
 } subs[] = {
 	{ "create", ck_create,
 	  "checkpoint create [--session S] [--message M] [--label TEXT]\n"
-	  "                         [--if-changed] [--exclude PATTERN]... "
+	  "         [--if-changed] [--exclude PATTERN]... "
 	  "[--max-file-size BYTES]",
-	  "checkpoint create" },
-	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list" },
-	{ "show", ck_show, "checkpoint show REF", "checkpoint show" },
+	  "checkpoint create", create_help },
+	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list",
+	  NULL },
+	{ "show", ck_show, "checkpoint show REF", "checkpoint show", NULL },
 	{ "diff", cmd_checkpoint_diff,
 	  "checkpoint diff REF [REF2] [--stat | --name-status] [-- PATH...]",
-	  "checkpoint diff" },
+	  "checkpoint diff", NULL },
 	{ "restore", ck_restore,
 	  "checkpoint restore REF [--dry-run] [-- PATH...]",
-	  "checkpoint restore" },
+	  "checkpoint restore", NULL },
 	{ "prune", ck_prune,
 	  "checkpoint prune [--session S] --keep N | --older-than DAYS",
-	  "checkpoint prune" },
+	  "checkpoint prune", NULL },
 	{ "drop", ck_drop, "checkpoint drop --session S | --all",
-	  "checkpoint drop" },
-	{ "delete", ck_delete, "checkpoint delete REF", "checkpoint delete" },
-	{ NULL, NULL, NULL, NULL },
+	  "checkpoint drop", NULL },
+	{ "delete", ck_delete, "checkpoint delete REF", "checkpoint delete",
+	  delete_help },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static void checkpoint_help(FILE *f)
@@ -810,7 +829,8 @@ static void checkpoint_help(FILE *f)
 	      "scanned tree becomes exactly the checkpoint (files created since are\n"
 	      "deleted); the state before is captured (label pre-restore) and\n"
 	      "'decree undo' brings it back.  Ignored and too-large files are never\n"
-	      "deleted.\n",
+	      "deleted, nor files a checkpoint's own --exclude or --max-file-size\n"
+	      "left out.  drop --all, then 'decree gc', forgets this project.\n",
 	      f);
 }
 
@@ -829,6 +849,8 @@ int cmd_checkpoint(cli_ctx *ctx)
 			continue;
 		if (ctx->help) {
 			printf("usage: decree %s\n", subs[i].usage);
+			if (subs[i].help)
+				puts(subs[i].help);
 			return EXIT_OK;
 		}
 		ctx->argc--;

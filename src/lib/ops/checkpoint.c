@@ -1,6 +1,6 @@
 /*
- * checkpoint.c - create, list, resolve, show, compare, prune and drop
- * checkpoints (decree/checkpoint.h).
+ * checkpoint.c - create, list, resolve, show, compare, prune, drop and
+ * delete checkpoints (decree/checkpoint.h).
  *
  * A checkpoint = stored objects (blobs + trees) + one record.  The record
  * is written last, atomically, after the pack holding every object it
@@ -9,7 +9,16 @@
  *
  * One checkpoint per (session, message): creating it again returns the
  * existing id, which makes "checkpoint before each user message" safe to
- * retry.
+ * retry; with if_changed, a tree equal to the session's latest returns
+ * that one too.
+ *
+ * A checkpoint made with scan rules of its own (excludes, a size limit)
+ * keeps them in its record, and everything here that compares it with
+ * the working tree scans with them (worktree_scan_view): what they left
+ * out is never reported, nor deleted by a restore (restore.c does the
+ * same).  The change counts against the session's previous checkpoint
+ * are computed once, when the record is written, so listing reads no
+ * blob.
  */
 #include "util/common.h"
 #include "ops/checkpoint.h"
@@ -399,6 +408,8 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	oid root;
 	int r;
 
+	DECREE_ASSERT_ARG(out);
+	DECREE_ASSERT_ARG(s);
 	memset(out, 0, sizeof(*out));
 	out->files_changed = out->insertions = out->deletions = -1;
 	if (!o)

@@ -53,6 +53,19 @@ typedef struct {
  * ctx->argv.  0, or EXIT_USAGE after printing the usage error. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
+/* A repeatable long option with a value ("--exclude A --exclude=B"): each
+ * value (borrowed from argv) is appended to `values`, which must have
+ * room for ctx->argc entries; *n counts them. */
+typedef struct {
+	const char *name; /* long name without "--"; NULL ends a table */
+	const char **values;
+	size_t *n;
+} opt_list;
+
+/* opt_parse with repeatable options (lists: a table ended by a NULL
+ * name, or NULL). */
+int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists);
+
 /* The "--" paths as root-relative paths for the library: each is taken
  * relative to the current directory (to the root with -C), as in git,
  * normalized (".", "..", "//", a trailing '/'), and must stay inside the

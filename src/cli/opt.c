@@ -346,7 +346,20 @@ static void seen(const opt_spec *s, const char *val)
 		(*s->count)++;
 }
 
+static const opt_list *find_list(const opt_list *l, const char *name, size_t n)
+{
+	for (; l && l->name; l++)
+		if (strlen(l->name) == n && !strncmp(l->name, name, n))
+			return l;
+	return NULL;
+}
+
 int opt_parse(cli_ctx *ctx, const opt_spec *specs)
+{
+	return opt_parse_lists(ctx, specs, NULL);
+}
+
+int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists)
 {
 	int out = 0;
 
@@ -360,6 +373,17 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			const opt_list *l = find_list(lists, name, n);
+			if (l) {
+				if (!eq && i + 1 >= ctx->argc)
+					return usage_error(
+						ctx,
+						"option '--%s' needs a value",
+						l->name);
+				l->values[(*l->n)++] = eq ? eq + 1
+							  : ctx->argv[++i];
+				continue;
+			}
 			if (!(s = find_long(specs, name, n))) {
 				return usage_error(ctx,
 						   "unknown option '--%.*s'",

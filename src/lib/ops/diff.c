@@ -18,6 +18,7 @@
 #include "util/common.h"
 #include "decree/diff.h"
 #include "util/alloc.h"
+#include "ops/checkpoint.h"
 #include "store/record.h"
 #include "scan/worktree.h"
 #include "util/error.h"
@@ -376,10 +377,14 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = worktree_scan(&sb, s, NULL, NULL, sa, !o->no_text)) <
-		   0) {
-		/* (lazy: changed files are read once, by the diff itself) */
-		goto done;
+	} else {
+		/* the working tree as the checkpoint's rules see it (lazy:
+		 * changed files are read once, by the diff itself) */
+		worktree_view view;
+		checkpoint_view(&view, &a);
+		if ((r = worktree_scan_view(&sb, s, NULL, NULL, sa, !o->no_text,
+					    &view)) < 0)
+			goto done;
 	}
 	if ((r = snap_diff(sa, &sb, collect, &c)) == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -22,6 +22,7 @@
  */
 #include "util/common.h"
 #include "ops/checkpoint.h"
+#include "journal/journal.h"
 #include "store/record.h"
 #include "scan/worktree.h"
 #include "util/alloc.h"
@@ -831,16 +832,17 @@ static int commit_removal(decree_store *s, const buf *ids, size_t count,
 }
 
 /* Remove the `count` records in `ids` (and with RECORD_DROP_ALL the
- * history, stat cache and agent journals; with `journal` the agent
+ * history, stat cache and agent journals; with `with_journal` the agent
  * journal of `session`): all or nothing.  The damaged records of
  * `session` among them are marked removed (for the caller's report). */
 static int remove_records(decree_store *s, const buf *ids, size_t count,
-			  unsigned flags, const char *session, bool journal)
+			  unsigned flags, const char *session,
+			  bool with_journal)
 {
 	int r;
 
 	if ((r = commit_removal(s, ids, count, flags,
-				journal ? session : NULL)) < 0)
+				with_journal ? session : NULL)) < 0)
 		return r;
 	for (size_t i = 0; i < s->ndamaged; i++)
 		if (damaged_in(&s->damaged[i], session))
@@ -911,13 +913,11 @@ done:
 /* Does `session` have an agent journal (decree/agent.h) here? */
 static bool has_journal(decree_store *s, const char *session)
 {
-	char path[PATH_MAX], key[33];
+	char path[PATH_MAX];
 	struct stat st;
 
-	record_journal_key(key, session);
-	repo_file(path, s, "journal/");
-	snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s", key);
-	return lstat(path, &st) == 0;
+	return journal_path(path, sizeof(path), s, session) == 0 &&
+	       lstat(path, &st) == 0;
 }
 
 int decree_checkpoint_drop(size_t *removed, decree_store *s,
@@ -926,7 +926,7 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 	record *v = NULL;
 	size_t n = 0, count = 0;
 	buf ids = BUF_INIT;
-	bool journal = false;
+	bool with_journal = false;
 	struct stat st;
 	int r;
 
@@ -952,10 +952,10 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 		goto done;
 	/* the session's agent journal goes with its checkpoints; for every
 	 * session, the history, the stat cache and every journal go too */
-	journal = session && has_journal(s, session);
-	if ((count || journal || !session) &&
+	with_journal = session && has_journal(s, session);
+	if ((count || with_journal || !session) &&
 	    (r = remove_records(s, &ids, count, session ? 0 : RECORD_DROP_ALL,
-				session, journal)) == 0)
+				session, with_journal)) == 0)
 		*removed = count;
 done:
 	buf_release(&ids);

@@ -254,7 +254,7 @@ t "k: drop --session of its only session" D --store "$S" -C k checkpoint drop --
 t "gc" D --store "$S" -C k gc
 check "k has a journal left: its entry stays" test -f "$RK/journal/$(key k1)"
 t "projects --json" D --store "$S" --json projects
-same "... and is listed" "$(py '[(p["root"], p["checkpoints"]) for p in d["projects"]]')" "[('$SCRATCH/k', 0)]"
+same "... and is listed" "$(py '[(p["root"], p["checkpoint_count"]) for p in d["projects"]]')" "[('$SCRATCH/k', 0)]"
 echo mine >"$RK/hook-state"
 rm -f "$RK/journal/$(key k1)"
 t "gc" D --store "$S" -C k gc

@@ -38,10 +38,15 @@ make_base() {
 	# agent journals (decree/agent.h) of S and of the default session
 	rd=$(rootdir "$W")
 	mkdir -p "$rd/journal" || return 1
-	echo turn >"$rd/journal/$(jkey S)" && echo turn >"$rd/journal/$(jkey default)"
+	jline S >"$rd/journal/$(jkey S)" && jline default >"$rd/journal/$(jkey default)"
 	cd - >/dev/null
 }
 jkey() { printf '%s' "$1" | sha256sum | cut -c1-32; }
+# a journal's first record, checksummed as docs/format.md says (fsck reads it)
+jline() {
+	local j='{"type":"session","v":1,"session":"'"$1"'","agent":null,"time":1}'
+	printf '%s %s\n' "$(printf '%s' "$j" | sha256sum | cut -c1-16)" "$j"
+}
 # which journals are left: "S default", "default", "none"
 journals() {
 	local rd j=""

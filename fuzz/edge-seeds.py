@@ -105,6 +105,37 @@ w("record", "edge-cache-nul-in-string", cache([centry(id1, (b"a\0b", b"", b"", b
 w("record", "edge-cache-string-overrun", cache([centry(id1, (b"chat", b"m", None, None))[:-2] + struct.pack("<H", 0xfffe)]) + S + r1)
 w("record", "edge-cache-bad-sum", cache([centry(id1)])[:-1] + b"\0" + S + r1)
 w("record", "edge-cache-trailing", fixsum(cache([centry(id1)])[:-32] + b"x") + S + r1)
+# version 2 records (scan rules) and caches (counts, rules)
+recs2 = {
+ "rules": rec(version=2, excludes=["big/", "!big/keep", "*.o"], max_file_size=2048,
+              files_changed=3, insertions=10, deletions=2),
+ "rules-v1": rec(excludes=["x/"]), "rules-empty": rec(version=2, excludes=[]),
+ "rules-not-array": rec(version=2, excludes="big/"), "rules-not-strings": rec(version=2, excludes=["a", 5]),
+ "rules-max-zero": rec(version=2, max_file_size=0), "rules-max-string": rec(version=2, max_file_size="2K"),
+ "rules-max-null": rec(version=2, max_file_size=None), "counts-negative2": rec(files_changed=-1, insertions="x"),
+ "version-3": rec(version=3),
+}
+for k, v in recs2.items(): w("record", "edge-rec-" + k, S + v)
+def cache2(entries, count=None):
+    b = b"DCKC" + struct.pack("<II", 2, len(entries) if count is None else count)
+    for e in entries: b += e
+    return fixsum(b)
+def centry2(idhex, strs=(b"chat",b"m",None,b"/r"), ex=(b"big/",), ns=1, counts=(3, 10, 2), mx=2048, nex=None):
+    b = bytes.fromhex(idhex) + bytes.fromhex(tree) + struct.pack("<qQQQqqqQ", ns, 1, 2, 0, *counts, mx)
+    for s in strs:
+        if s is None: b += struct.pack("<H", 0xffff)
+        else: b += struct.pack("<H", len(s)) + s
+    b += struct.pack("<H", len(ex) if nex is None else nex)
+    for e in ex:
+        if e is None: b += struct.pack("<H", 0xffff)
+        else: b += struct.pack("<H", len(e)) + e
+    return b
+r2 = recs2["rules"]; id2 = hashlib.sha256(r2).hexdigest()
+w("record", "edge-cache2-rules", cache2([centry2(id2), centry2(id1, ex=())]) + S + r2 + S + r1)
+w("record", "edge-cache2-unknown-counts", cache2([centry2(id1, counts=(-1, -1, -1), mx=0, ex=())]) + S + r1)
+w("record", "edge-cache2-exclude-none", cache2([centry2(id2, ex=(None,))]) + S + r2)
+w("record", "edge-cache2-excludes-overrun", cache2([centry2(id2, ex=(b"a",), nex=0xfffe)]) + S + r2)
+w("record", "edge-cache2-no-exclude-count", cache2([centry2(id2, ex=())[:-2]]) + S + r2)
 
 # ---- statcache ----
 def sc(recs, count=None, written=2_000_000_000_000_000_000, magic=b"DSTC"):

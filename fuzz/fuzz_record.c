@@ -13,8 +13,9 @@
  * name) and the cache part as checkpoints.cache.  Then, beyond "no crash,
  * no leak, no undefined behaviour":
  *   - each record file is read alone under its name (accepted or
- *     DECREE_ECORRUPT; accepted means a version 1 object with a session
- *     and a well-formed tree id, and the info names the same id and tree)
+ *     DECREE_ECORRUPT; accepted means a version 1 or 2 object with a
+ *     session and a well-formed tree id, and the info names the same id
+ *     and tree; its excludes, if any, are a NULL-terminated list)
  *     and under a wrong name (always DECREE_ECORRUPT: the id is the hash);
  *   - the listing is read with the given cache, and with the cache's
  *     checksum made right (so mutations reach the cache parser): it is
@@ -77,6 +78,16 @@ static void same_record(const record *a, const record *b)
 	fuzz_check(same_str(a->message, b->message));
 	fuzz_check(same_str(a->label, b->label));
 	fuzz_check(same_str(a->root, b->root));
+	fuzz_check(a->info.files_changed == b->info.files_changed);
+	fuzz_check(a->info.insertions == b->info.insertions);
+	fuzz_check(a->info.deletions == b->info.deletions);
+	fuzz_check(a->max_file_size == b->max_file_size);
+	fuzz_check(!a->excludes == !b->excludes);
+	for (size_t i = 0; a->excludes && b->excludes; i++) {
+		fuzz_check(same_str(a->excludes[i], b->excludes[i]));
+		if (!a->excludes[i])
+			break;
+	}
 }
 
 /* What every accepted record, from a file or from the cache, holds. */
@@ -90,6 +101,8 @@ static void check_record(const record *r)
 	oid_to_hex(hex, &r->tree);
 	fuzz_check(!strcmp(hex, r->info.tree));
 	fuzz_check(strlen(r->info.created_at) < sizeof(r->info.created_at));
+	/* a list that is there holds at least one pattern */
+	fuzz_check(!r->excludes || r->excludes[0]);
 }
 
 static void load_one(const fuzz_part *p)

@@ -4,7 +4,8 @@
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
 pkgs="build-essential pkg-config libssl-dev libzstd-dev libyaml-dev libjansson-dev
-      libcmocka-dev git patch diffutils strace python3 clang-format nodejs npm $*"
+      libcmocka-dev git patch diffutils strace python3 python3-jsonschema
+      clang-format nodejs npm $*"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue

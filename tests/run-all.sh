@@ -72,9 +72,10 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 	[ -f "$t" ] || continue
 	case "$(basename "$t")" in lib.sh) continue ;; esac
 	run_suite "$(basename "$(dirname "$t")")/$(basename "$t" .sh)" tap bash "$t"
-	case "$t" in */cli/lifecycle.sh | */cli/apply.sh | */cli/refs_and_errors.sh)
+	case "$t" in */cli/lifecycle.sh | */cli/apply.sh | */cli/refs_and_errors.sh | */cli/embed.sh)
 		# the shared library must serve the whole program: store,
-		# checkpoints, restore, apply and the error messages
+		# checkpoints, restore, apply, the error messages and what an
+		# embedding app calls (create_ext, delete)
 		run_suite "cli-shared/$(basename "$t" .sh)" tap \
 			env DECREE="$top/$B/decree-shared" bash "$t" ;;
 	esac

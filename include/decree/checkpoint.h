@@ -6,7 +6,9 @@
  * A checkpoint is a snapshot of the scanned part of the project root (see
  * docs/scanning.md), with a session (timeline), optional message and label.
  * Ids are 64 lowercase hex digits; references (REF) accept a full id, a
- * unique prefix of at least 4 hex digits, or "SESSION:MESSAGE".
+ * unique prefix of at least 4 hex digits, or "SESSION:MESSAGE".  Every
+ * checkpoint also has a tree id: the id of its root tree object (64 hex),
+ * equal for two checkpoints exactly when they hold the same files.
  *
  * Ownership: lists and snapshots returned through **out belong to the
  * caller and are freed with their _free function (NULL is fine).  Pointers
@@ -38,29 +40,71 @@ typedef struct {
 	uint64_t skipped_count;
 	bool has_changes; /**< only set by decree_checkpoint_list */
 	char tree[DECREE_ID_HEXLEN + 1]; /**< root tree object id */
+	/** Against the previous checkpoint of the same session (the first
+	 *  one: against an empty tree): files added, deleted or changed
+	 *  (content or mode), and lines inserted and deleted in text files
+	 *  (a binary or skipped file counts as changed with 0 lines).
+	 *  Computed when the checkpoint is made; -1 for checkpoints made
+	 *  before decree kept them. */
+	int64_t files_changed;
+	int64_t insertions;
+	int64_t deletions;
 } decree_checkpoint_info;
 
-#define DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION 1
+#define DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION 2
 typedef struct {
 	unsigned version;
 	const char *session; /**< NULL: "default" */
 	const char *message; /**< one checkpoint per (session, message) */
 	const char *label;
+	/* version 2: */
+	/** Create nothing when the working tree equals (same tree id) the
+	 *  session's latest checkpoint: that one is returned, *created
+	 *  false. */
+	bool if_changed;
+	/** Extra ignore patterns (gitignore syntax, one line of UTF-8 each),
+	 *  NULL-terminated, added to the store's.  They are kept in the
+	 *  checkpoint: every later restore, diff or compare of it honours
+	 *  them, so a restore never deletes what they exclude. */
+	const char *const *excludes;
+	/** Files above this many bytes are not stored, only recorded as
+	 *  skipped (0: the store's limit).  Kept in the checkpoint, as
+	 *  excludes are: it replaces the store's limit for every later
+	 *  comparison with it. */
+	uint64_t max_file_size;
 } decree_checkpoint_create_options;
-#define DECREE_CHECKPOINT_CREATE_OPTIONS_INIT                              \
-	{                                                                  \
-		DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION, NULL, NULL, NULL \
+#define DECREE_CHECKPOINT_CREATE_OPTIONS_INIT                               \
+	{                                                                   \
+		DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION, NULL, NULL, NULL, \
+			false, NULL, 0                                      \
 	}
+
+/** What decree_checkpoint_create_ext made or found. */
+typedef struct {
+	char id[DECREE_ID_HEXLEN + 1];
+	char tree[DECREE_ID_HEXLEN + 1]; /**< its root tree object id */
+	bool created; /**< false: an existing checkpoint was returned */
+	/** as in decree_checkpoint_info (-1: unknown) */
+	int64_t files_changed, insertions, deletions;
+} decree_checkpoint_created;
 
 /**
  * Snapshot the working tree.  With a message that already has a checkpoint
- * in the session, nothing is created and that id is returned (*created
- * false).  @return 0, DECREE_ELOCKED, DECREE_EINVALID, -1.
+ * in the session, or with if_changed and a tree equal to the session's
+ * latest checkpoint, nothing is created and that checkpoint is returned
+ * (*created false).  Options of version 1 are accepted.
+ * @return 0, DECREE_ELOCKED, DECREE_EINVALID (bad options, session name or
+ *         exclude pattern), -1.
  */
 DECREE_API int
 decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 			 decree_store *s,
 			 const decree_checkpoint_create_options *opts);
+
+/** The same, saying also the tree id and the change counts. */
+DECREE_API int
+decree_checkpoint_create_ext(decree_checkpoint_created *out, decree_store *s,
+			     const decree_checkpoint_create_options *opts);
 
 typedef struct decree_checkpoint_list decree_checkpoint_list;
 
@@ -137,10 +181,26 @@ DECREE_API int decree_checkpoint_prune(size_t *removed, decree_store *s,
 				       const char *session, long keep,
 				       long older_than_days);
 
-/** Delete a session's records for this root; session NULL = every record
- * and the undo/redo history of this root. */
+/**
+ * Delete a session's records for this root and the session's agent
+ * journal (decree/agent.h); session NULL = every record, the undo/redo
+ * history and every agent journal of this root.  All or nothing, as
+ * prune.  Then decree_gc frees the storage (and forgets a root left with
+ * nothing).  @return 0, DECREE_ELOCKED, -1.
+ */
 DECREE_API int decree_checkpoint_drop(size_t *removed, decree_store *s,
 				      const char *session);
+
+/**
+ * Delete one checkpoint record (any one, the newest of a session too), all
+ * or nothing, as prune: under the lock, after recovery, so an interrupted
+ * transaction that cannot be finished makes it refuse
+ * (DECREE_EUNFINISHED or DECREE_ELOGDAMAGED) and nothing is deleted.
+ * @return 0, DECREE_ENOTFOUND, DECREE_EAMBIGUOUS, DECREE_EINVALID (a bad
+ *         reference), DECREE_ECORRUPT (the record is damaged: fsck
+ *         --repair deletes it), DECREE_ELOCKED, -1.
+ */
+DECREE_API int decree_checkpoint_delete(decree_store *s, const char *ref);
 
 /** Per-path difference between a checkpoint and the working tree (ref2 NULL)
  * or another checkpoint.  status: 'A' added, 'D' deleted, 'M' modified

@@ -61,6 +61,33 @@ DECREE_API int decree_checkpoint_diff(decree_store *s, const char *ref,
 				      const decree_diff_options *opts,
 				      decree_diff_cb cb, void *payload);
 
+/**
+ * The file records of a unified diff, without applying it: the format
+ * decree_checkpoint_diff writes (a pipeline run's changes.diff), or any
+ * patch decree_apply reads (decree/apply.h).  For each file patch, in the
+ * patch's order, `cb` gets:
+ *  - path: the new path (the old one for a deletion);
+ *  - status: 'A' created, 'D' deleted, 'M' modified, 'R' renamed, 'C'
+ *    copied;
+ *  - old_mode, new_mode: as decree_checkpoint_diff gives them, 0 for an
+ *    absent side and when the patch does not say (a plain diff -u);
+ *  - binary, added, removed (lines; 0 for binary content); skipped is
+ *    always false;
+ *  - text, len: the record as it stands in the patch, from its first line
+ *    up to the next record (NULL when it holds a NUL byte).
+ *
+ * An empty text has no records (cb is not called); any other text without
+ * a record is malformed, as for decree_apply.
+ *
+ * @param name   how error messages call the patch ("changes.diff")
+ * @param strip  leading path components to strip (-pN); -1: automatic
+ * @return 0, what the callback returned, DECREE_EINVALID (malformed or
+ *         unsafe: the message names the patch line), -1.
+ */
+DECREE_API int decree_patch_files(const char *name, const char *text,
+				  size_t len, int strip, decree_diff_cb cb,
+				  void *payload);
+
 DECREE_END_DECL
 
 #endif

@@ -53,6 +53,19 @@ typedef struct {
  * ctx->argv.  0, or EXIT_USAGE after printing the usage error. */
 int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 
+/* A repeatable long option with a value ("--exclude A --exclude=B"): each
+ * value (borrowed from argv) is appended to `values`, which must have
+ * room for ctx->argc entries; *n counts them. */
+typedef struct {
+	const char *name; /* long name without "--"; NULL ends a table */
+	const char **values;
+	size_t *n;
+} opt_list;
+
+/* opt_parse with repeatable options (lists: a table ended by a NULL
+ * name, or NULL). */
+int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists);
+
 /* The "--" paths as root-relative paths for the library: each is taken
  * relative to the current directory (to the root with -C), as in git,
  * normalized (".", "..", "//", a trailing '/'), and must stay inside the
@@ -62,9 +75,34 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs);
 int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s);
 void cli_paths_free(char **paths);
 
+/*
+ * Failures: one line "decree: <message>" on stderr.  With --json
+ * (cli_json_errors, set by main) the failure is also one document on
+ * stdout, {"error":{"code","message"}} (docs/schema/error.schema.json),
+ * the message being the stderr line without "decree: ".  At most one
+ * such document per run.  A command whose --json document reports its
+ * own failure (fsck, run, process, apply's "done" event) calls
+ * cli_error_capture(&b) before reporting it: the {"code","message"}
+ * object is then appended to b (for the document's "error" member)
+ * instead of printed; cli_error_capture(NULL) ends that.
+ *
+ * usage_error: code "usage", EXIT_USAGE, "(see 'decree CMD --help')"
+ * appended.  fail: code "error", EXIT_FAIL.  fail_code: the code of a
+ * decree_error_code, EXIT_FAIL (EXIT_CANCELLED for DECREE_ECANCELLED).
+ * fail_interrupted: code "interrupted", EXIT_CANCELLED (a signal).
+ * cli_note: the same "decree: " line for a note or a warning, never on
+ * stdout, changing nothing.
+ */
+void cli_json_errors(bool on);
+void cli_error_capture(buf *b);
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int fail_code(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int fail_interrupted(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Report the library's last error on one "decree: " line, followed by
  * what to type next when the error has a command of its own (the library
  * states what happened; the program knows its commands).  code: what the
@@ -123,6 +161,13 @@ int cli_read_file(buf *out, const char *path);
  * the directory.  0, or EXIT_FAIL after printing why. */
 int cli_write_atomic(const char *path, const void *data, size_t len);
 
+/* One file of a diff as a --json object, the same in `checkpoint diff`
+ * and the pipeline's `diff` (docs/schema/checkpoint-diff.schema.json):
+ * path, status, old_mode, new_mode ("644", "120000", null), binary,
+ * skipped, insertions, deletions, and with_text the record as "diff".
+ * 0, or -1 out of memory. */
+int cli_diff_file_json(buf *b, const decree_diff_file *f, bool with_text);
+
 /* "staging", "applying", "committing", "rolling_back", "done". */
 const char *cli_phase_name(decree_phase ph);
 
@@ -159,5 +204,6 @@ int cmd_recover(cli_ctx *ctx);
 int cmd_gc(cli_ctx *ctx);
 int cmd_fsck(cli_ctx *ctx);
 int cmd_projects(cli_ctx *ctx);
+int cmd_hook(cli_ctx *ctx);
 
 #endif

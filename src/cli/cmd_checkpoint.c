@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "util/json.h"
 #include "decree/agent.h"
+#include "util/size.h"
 
 #include <time.h>
 
@@ -54,48 +55,90 @@ static int start_plain(decree_store **s, cli_ctx *ctx, const opt_spec *specs,
 static int ck_create(cli_ctx *ctx)
 {
 	const char *session = NULL, *message = NULL, *label = NULL;
+	const char *max_size = NULL;
+	bool if_changed = false;
 	decree_checkpoint_create_options o =
 		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
 	opt_spec specs[] = {
 		{ "session", 's', true, &session, NULL, NULL },
 		{ "message", 'm', true, &message, NULL, NULL },
 		{ "label", 'l', true, &label, NULL, NULL },
+		{ "if-changed", 0, false, NULL, &if_changed, NULL },
+		{ "max-file-size", 0, true, &max_size, NULL, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
-	char id[DECREE_ID_HEXLEN + 1];
+	const char **excludes;
+	size_t nex = 0;
+	opt_list lists[] = {
+		{ "exclude", NULL, &nex },
+		{ NULL, NULL, NULL },
+	};
+	decree_checkpoint_created res;
 	decree_store *s;
-	bool created;
 	int r;
 
-	if (opt_parse(ctx, specs) != 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx,
-				   "'checkpoint create' takes no arguments");
-	if (session && !*session)
-		return usage_error(ctx, "--session needs a non-empty name");
+	/* one slot per word at most, and the NULL that ends the list */
+	if (!(excludes = calloc((size_t)ctx->argc + 1, sizeof(*excludes))))
+		return fail("out of memory");
+	lists[0].values = excludes;
+	if (opt_parse_lists(ctx, specs, lists) != 0) {
+		r = EXIT_USAGE;
+		goto done;
+	}
+	if (ctx->argc || ctx->rest_argc) {
+		r = usage_error(ctx, "'checkpoint create' takes no arguments");
+		goto done;
+	}
+	if (session && !*session) {
+		r = usage_error(ctx, "--session needs a non-empty name");
+		goto done;
+	}
+	if (max_size && size_parse(&o.max_file_size, max_size) < 0) {
+		r = usage_error(ctx,
+				"--max-file-size needs a positive size like "
+				"52428800 or 50M, not '%s'",
+				max_size);
+		goto done;
+	}
 	if ((r = open_store(&s, ctx)) != 0)
-		return r;
+		goto done;
 	o.session = session;
 	o.message = message;
 	o.label = label;
-	r = decree_checkpoint_create(id, &created, s, &o);
+	o.if_changed = if_changed;
+	o.excludes = nex ? excludes : NULL;
+	r = decree_checkpoint_create_ext(&res, s, &o);
 	close_store(s);
-	if (r < 0)
-		return lib_fail(r);
+	if (r < 0) {
+		r = lib_fail(r);
+		goto done;
+	}
 	if (ctx->json) {
 		buf b = BUF_INIT;
-		buf_printf(&b, "{\"id\":\"%s\",\"created\":%s}\n", id,
-			   created ? "true" : "false");
+		buf_printf(&b,
+			   "{\"id\":\"%s\",\"created\":%s,\"tree\":\"%s\"}\n",
+			   res.id, res.created ? "true" : "false", res.tree);
 		emit(&b);
 	} else if (!ctx->quiet) {
-		printf("%s\n", id);
+		printf("%s\n", res.id);
 	}
-	return EXIT_OK;
+	r = EXIT_OK;
+done:
+	free(excludes);
+	return r;
 }
 
 /* --- list
  * --------------------------------------------------------------------- */
+
+/* ,"key":N, or "key":null for -1 (unknown) */
+static void json_kv_count(buf *b, const char *key, int64_t v)
+{
+	if (v < 0)
+		buf_printf(b, ",\"%s\":null", key);
+	else
+		buf_printf(b, ",\"%s\":%" PRId64, key, v);
+}
 
 /* has_changes: 0 leave it out, 1 the value, -1 null (the root is gone:
  * there is no working tree to compare the newest checkpoint with) */
@@ -105,10 +148,16 @@ static void info_json(buf *b, const decree_checkpoint_info *c, int has_changes)
 	json_kv_str(b, "session", c->session, true);
 	json_kv_str(b, "message", c->message, true);
 	json_kv_str(b, "label", c->label, true);
-	buf_printf(b,
-		   ",\"created_at\":\"%s\",\"file_count\":%" PRIu64
-		   ",\"total_bytes\":%" PRIu64,
-		   c->created_at, c->file_count, c->total_bytes);
+	buf_printf(
+		b,
+		",\"created_at\":\"%s\",\"tree\":\"%s\",\"file_count\":%" PRIu64
+		",\"total_bytes\":%" PRIu64,
+		c->created_at, c->tree, c->file_count, c->total_bytes);
+	/* against the session's previous checkpoint; null: made before
+	 * decree counted them */
+	json_kv_count(b, "files_changed", c->files_changed);
+	json_kv_count(b, "insertions", c->insertions);
+	json_kv_count(b, "deletions", c->deletions);
 	if (has_changes)
 		buf_printf(b, ",\"has_changes\":%s",
 			   has_changes < 0  ? "null"
@@ -156,10 +205,16 @@ static int ck_list(cli_ctx *ctx)
 		for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
 			const decree_checkpoint_info *c =
 				decree_checkpoint_list_at(l, i);
+			char counts[64] = "";
+			if (c->insertions >= 0 && c->deletions >= 0)
+				snprintf(counts, sizeof(counts),
+					 "+%" PRId64 " -%" PRId64,
+					 c->insertions, c->deletions);
 			buf_printf(
-				&b, "%.12s  %s  %-10s %6" PRIu64 " files  %s",
+				&b,
+				"%.12s  %s  %-10s %6" PRIu64 " files %-15s %s",
 				c->id, c->created_at, cli_q(c->session),
-				c->file_count,
+				c->file_count, counts,
 				here && c->has_changes ? "changed" : "       ");
 			if (c->label)
 				buf_printf(&b, "  [%s]", cli_q(c->label));
@@ -593,8 +648,10 @@ int cmd_rollback(cli_ctx *ctx)
 		if ((size_t)num > n) {
 			decree_checkpoint_list_free(l);
 			close_store(s);
-			return fail("no checkpoint number %ld (there are %zu)",
-				    num, n);
+			return fail_code(DECREE_ENOTFOUND,
+					 "no checkpoint number %ld (there are "
+					 "%zu)",
+					 num, n);
 		}
 		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id,
 		       sizeof(id));
@@ -617,15 +674,15 @@ int cmd_rollback(cli_ctx *ctx)
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			buf_printf(&b, "%s{\"n\":%zu,\"id\":\"%s\"",
-				   k ? "," : "", k + 1, c->id);
-			json_kv_str(&b, "session", c->session, true);
-			json_kv_str(&b, "label", c->label, true);
-			json_kv_str(&b, "message", c->message, true);
-			buf_printf(
-				&b,
-				",\"created_at\":\"%s\",\"files_differ\":%zu}",
-				c->created_at, differ);
+			/* a checkpoint object with its number and how many
+			 * files differ */
+			buf e = BUF_INIT;
+			info_json(&e, c, 0);
+			buf_printf(&b,
+				   "%s{\"n\":%zu,%.*s,\"files_differ\":%zu}",
+				   k ? "," : "", k + 1, (int)(e.len - 2),
+				   e.ptr + 1, differ);
+			buf_release(&e);
 		} else {
 			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
 				   k + 1, c->created_at, c->id,
@@ -884,32 +941,81 @@ int cmd_rewind(cli_ctx *ctx)
 			      r == 0 ? target : NULL);
 }
 
+static int ck_delete(cli_ctx *ctx)
+{
+	char id[DECREE_ID_HEXLEN + 1];
+	decree_store *s;
+	int r;
+
+	if (opt_parse(ctx, NULL) != 0)
+		return EXIT_USAGE;
+	if (ctx->argc != 1 || ctx->rest_argc)
+		return usage_error(ctx, "usage: decree checkpoint delete REF");
+	if ((r = open_store_any_root(&s, ctx)) != 0)
+		return r;
+	/* the full id, for the report; delete resolves it again under the
+	 * lock */
+	if ((r = decree_checkpoint_resolve(id, s, ctx->argv[0])) == 0)
+		r = decree_checkpoint_delete(s, id);
+	close_store(s);
+	if (r < 0)
+		return lib_fail(r);
+	if (ctx->json)
+		printf("{\"deleted\":\"%s\"}\n", id);
+	else if (!ctx->quiet)
+		printf("deleted checkpoint %s; 'decree gc' frees its storage\n",
+		       id);
+	return EXIT_OK;
+}
+
 /* --- the "checkpoint" command
  * ------------------------------------------------------ */
+
+/* What `decree checkpoint create --help` says after the usage line. */
+static const char create_help[] =
+	"\nSnapshot the project and print the checkpoint's id.\n\n"
+	"  --if-changed            create nothing when the tree equals (same tree\n"
+	"                          id) the session's latest checkpoint: print that\n"
+	"  --exclude PATTERN       an ignore pattern (gitignore syntax), repeatable\n"
+	"  --max-file-size BYTES   store no file above this size (K, M, G suffixes)\n\n"
+	"The checkpoint keeps --exclude and --max-file-size: every later restore,\n"
+	"diff and has_changes of it scans with them, so a restore never deletes\n"
+	"what they left out.\n"
+	"--json: {\"id\",\"created\",\"tree\"}";
+
+static const char delete_help[] =
+	"\nDelete one checkpoint record (all or nothing; 'decree gc' frees its\n"
+	"storage).  --json: {\"deleted\":\"<id>\"}";
 
 static const struct {
 	const char *name;
 	int (*fn)(cli_ctx *);
 	const char *usage;
 	const char *cmdname;
+	const char *help; /* more for --help, or NULL */
 } subs[] = {
 	{ "create", ck_create,
-	  "checkpoint create [--session S] [--message M] [--label TEXT]",
-	  "checkpoint create" },
-	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list" },
-	{ "show", ck_show, "checkpoint show REF", "checkpoint show" },
+	  "checkpoint create [--session S] [--message M] [--label TEXT]\n"
+	  "         [--if-changed] [--exclude PATTERN]... "
+	  "[--max-file-size BYTES]",
+	  "checkpoint create", create_help },
+	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list",
+	  NULL },
+	{ "show", ck_show, "checkpoint show REF", "checkpoint show", NULL },
 	{ "diff", cmd_checkpoint_diff,
 	  "checkpoint diff REF [REF2] [--stat | --name-status] [-- PATH...]",
-	  "checkpoint diff" },
+	  "checkpoint diff", NULL },
 	{ "restore", ck_restore,
 	  "checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]",
-	  "checkpoint restore" },
+	  "checkpoint restore", NULL },
 	{ "prune", ck_prune,
 	  "checkpoint prune [--session S] --keep N | --older-than DAYS",
-	  "checkpoint prune" },
+	  "checkpoint prune", NULL },
 	{ "drop", ck_drop, "checkpoint drop --session S | --all",
-	  "checkpoint drop" },
-	{ NULL, NULL, NULL, NULL },
+	  "checkpoint drop", NULL },
+	{ "delete", ck_delete, "checkpoint delete REF", "checkpoint delete",
+	  delete_help },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static void checkpoint_help(FILE *f)
@@ -923,7 +1029,8 @@ static void checkpoint_help(FILE *f)
 	      "scanned tree becomes exactly the checkpoint (files created since are\n"
 	      "deleted); the state before is captured (label pre-restore) and\n"
 	      "'decree undo' brings it back.  Ignored and too-large files are never\n"
-	      "deleted.\n",
+	      "deleted, nor files a checkpoint's own --exclude or --max-file-size\n"
+	      "left out.  drop --all, then 'decree gc', forgets this project.\n",
 	      f);
 }
 
@@ -935,13 +1042,15 @@ int cmd_checkpoint(cli_ctx *ctx)
 			return EXIT_OK;
 		}
 		checkpoint_help(stderr);
-		return EXIT_USAGE;
+		return usage_error(ctx, "no checkpoint command given");
 	}
 	for (size_t i = 0; subs[i].name; i++) {
 		if (strcmp(ctx->argv[0], subs[i].name))
 			continue;
 		if (ctx->help) {
 			printf("usage: decree %s\n", subs[i].usage);
+			if (subs[i].help)
+				puts(subs[i].help);
 			return EXIT_OK;
 		}
 		ctx->argc--;
@@ -1097,23 +1206,35 @@ int cmd_fsck(cli_ctx *ctx)
 	o.payload = &fo;
 	r = decree_fsck_ext(s, &o);
 	close_store(s);
-	if (ctx->json) {
+	/* --json: the report, with the failure as its "error" member when
+	 * it names what is damaged; a failure to check at all (no store)
+	 * is the plain error document */
+	if (ctx->json && (r == 0 || fo.n[0] || fo.n[3])) {
+		buf err = BUF_INIT;
+		int rc = EXIT_OK;
+		if (r < 0) {
+			cli_error_capture(&err);
+			rc = lib_fail(r);
+			cli_error_capture(NULL);
+		}
 		printf("{\"ok\":%s,\"problems\":[%s]",
 		       r == 0 ? "true" : "false", fo.json[0].ptr);
 		if (repair)
 			printf(",\"repaired\":[%s],\"lost\":[%s],"
 			       "\"remaining\":[%s]",
 			       fo.json[1].ptr, fo.json[2].ptr, fo.json[3].ptr);
+		if (err.len)
+			printf(",\"error\":%s", err.ptr);
 		puts("}");
+		buf_release(&err);
+		r = rc;
+	} else if (r < 0) {
+		r = lib_fail(r);
 	}
 	for (int k = 0; k < 4; k++)
 		buf_release(&fo.json[k]);
-	if (ctx->json)
-		return r < 0 && !fo.n[0] && !fo.n[3] ? lib_fail(r)
-		       : r < 0			     ? EXIT_FAIL
-						     : EXIT_OK;
-	if (r < 0)
-		return lib_fail(r);
+	if (ctx->json || r)
+		return r;
 	if (!ctx->quiet)
 		puts(repair && (fo.n[1] || fo.n[2]) ? "store ok (repaired)"
 						    : "store ok");

@@ -54,47 +54,23 @@ static int keep_row(diff_out *d, const char *path, const char *text)
 	return 0;
 }
 
-/* As git writes it: "100644", "100600", "120000" */
-static const char *mode_name(char out[8], unsigned mode)
-{
-	snprintf(out, 8, "%06o", mode == 0120000 ? mode : 0100000 | mode);
-	return out;
-}
-
 static int on_diff_file(void *payload, const decree_diff_file *f)
 {
 	diff_out *d = payload;
-	char row[128], m1[8], m2[8];
+	char row[128];
 
 	d->added += f->added;
 	d->removed += f->removed;
 	if (f->skipped && !d->ctx->json)
-		fail("'%s' is larger than the size limit and was never "
-		     "stored; not diffed",
-		     f->path); /* a note, not a failure: fail() prints it */
+		cli_note("'%s' is larger than the size limit and was never "
+			 "stored; not diffed",
+			 f->path);
 	if (d->ctx->json) {
-		buf *b = &d->json;
-		buf_puts(b, d->n ? ",{" : "{");
-		json_kv_path(b, "path", f->path, false);
-		buf_printf(b, ",\"status\":\"%c\"", f->status);
-		json_kv_str(b, "old_mode",
-			    f->status != 'A' ? mode_name(m1, f->old_mode)
-					     : NULL,
-			    true);
-		json_kv_str(b, "new_mode",
-			    f->status != 'D' ? mode_name(m2, f->new_mode)
-					     : NULL,
-			    true);
-		buf_printf(b,
-			   ",\"binary\":%s,\"skipped\":%s,\"added\":%" PRIu64
-			   ",\"removed\":%" PRIu64,
-			   f->binary ? "true" : "false",
-			   f->skipped ? "true" : "false", f->added, f->removed);
-		/* the text is NUL-free and NUL-terminated (diff.h); bytes that
-		 * are not UTF-8 also go into an exact "diff_base64" */
-		if (f->text && !d->stat && !d->name_status)
-			json_kv_path(b, "diff", f->text, true);
-		buf_putc(b, '}');
+		if (d->n && buf_putc(&d->json, ',') < 0)
+			return -1;
+		if (cli_diff_file_json(&d->json, f,
+				       !d->stat && !d->name_status) < 0)
+			return -1;
 	} else if (d->name_status) {
 		printf("%c\t%s\n", f->status, cli_q(f->path));
 	} else if (d->stat) {
@@ -216,9 +192,10 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 		return lib_fail(r);
 	}
 	if (ctx->json)
-		printf("{\"files\":[%s],\"added\":%" PRIu64
-		       ",\"removed\":%" PRIu64 "}\n",
-		       d.json.ptr ? d.json.ptr : "", d.added, d.removed);
+		printf("{\"files\":[%s],\"files_changed\":%zu,"
+		       "\"insertions\":%" PRIu64 ",\"deletions\":%" PRIu64
+		       "}\n",
+		       d.json.ptr ? d.json.ptr : "", d.n, d.added, d.removed);
 	else if (stat && d.n)
 		print_stat(&d);
 	diff_out_release(&d);
@@ -251,14 +228,14 @@ static const char *apply_action_word(decree_apply_action a)
 }
 
 static void event(const char *phase, const char *path, const char *action,
-		  const char *message)
+		  const char *detail)
 {
 	buf b = BUF_INIT;
 	json_kv_str(&b, "phase", phase, false);
 	json_kv_path(&b, "path", path, true);
 	json_kv_str(&b, "action", action, true);
-	if (message)
-		json_kv_str(&b, "message", message, true);
+	if (detail)
+		json_kv_str(&b, "detail", detail, true);
 	printf("{%s}\n", b.ptr);
 	buf_release(&b);
 }
@@ -303,6 +280,26 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 		 !(ph == DECREE_PHASE_ROLLING_BACK && cli_cancelled()))
 		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
 			action ? action : "", cli_q(path));
+}
+
+/* The exit status of an apply that returned r, after reporting a
+ * failure (or a signal that came after the commit). */
+static int apply_status(int r, const decree_apply_result *res, bool check)
+{
+	if (r == DECREE_ECANCELLED)
+		return cli_cancel_report(r, "apply");
+	if (r == 0 && !check)
+		return cli_cancel_report(r, "apply");
+	if (r < 0 && res->exec_ran && res->exec_status && r != DECREE_EEXEC)
+		/* the command failed, and so did putting the tree back */
+		return lib_fail_hint(r,
+				     r == DECREE_EUNFINISHED
+					     ? "run 'decree recover', then "
+					       "'decree undo' reverts the patch"
+					     : "'decree undo' reverts it");
+	if (r < 0)
+		return lib_fail_hint(r, fsck_hint(r));
+	return EXIT_OK;
 }
 
 static const char apply_help[] =
@@ -395,7 +392,13 @@ int cmd_apply(cli_ctx *ctx)
 	close_store(s);
 	buf_release(&text);
 	if (ctx->json) {
-		buf b = BUF_INIT;
+		/* the "done" event is the last line; a failure is its
+		 * "error" member (opt.c) */
+		buf b = BUF_INIT, err = BUF_INIT;
+		int rc;
+		cli_error_capture(&err);
+		rc = apply_status(r, &res, check);
+		cli_error_capture(NULL);
 		buf_printf(
 			&b,
 			"{\"phase\":\"done\",\"path\":null,\"action\":null,"
@@ -413,26 +416,16 @@ int cmd_apply(cli_ctx *ctx)
 		json_kv_str(&b, "exec_checkpoint",
 			    res.exec_checkpoint[0] ? res.exec_checkpoint : NULL,
 			    true);
-		json_kv_str(&b, "error", r < 0 ? decree_error_last() : NULL,
-			    true);
-		buf_puts(&b, "}\n");
+		buf_printf(&b, ",\"error\":%s}\n", err.len ? err.ptr : "null");
 		fwrite(b.ptr, 1, b.len, stdout);
 		buf_release(&b);
+		buf_release(&err);
+		return rc;
 	}
-	if (r == DECREE_ECANCELLED)
-		return cli_cancel_report(r, "apply");
-	if (r == 0 && !check)
-		cli_cancel_report(r, "apply");
-	if (r < 0 && res.exec_ran && res.exec_status && r != DECREE_EEXEC)
-		/* the command failed, and so did putting the tree back */
-		return lib_fail_hint(r,
-				     r == DECREE_EUNFINISHED
-					     ? "run 'decree recover', then "
-					       "'decree undo' reverts the patch"
-					     : "'decree undo' reverts it");
 	if (r < 0)
-		return lib_fail_hint(r, fsck_hint(r));
-	if (ctx->json || ctx->quiet)
+		return apply_status(r, &res, check);
+	apply_status(r, &res, check); /* a signal after the commit: a note */
+	if (ctx->quiet)
 		return EXIT_OK;
 	if (check)
 		printf("%s applies cleanly: would create %zu, modify %zu, delete %zu; "

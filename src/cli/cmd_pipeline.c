@@ -8,22 +8,39 @@
 #include "util/json.h"
 
 #include <signal.h>
+#include <time.h>
 
 /* --- init
  * -------------------------------------------------------------------------
  */
 
+typedef struct {
+	const cli_ctx *ctx;
+	buf json; /* --json: the paths created */
+	size_t n;
+} init_out;
+
 static void print_created(void *payload, const char *path, bool is_dir)
 {
-	const cli_ctx *ctx = payload;
-	if (!ctx->quiet && !ctx->json)
+	init_out *o = payload;
+	if (o->ctx->json) {
+		buf p = BUF_INIT;
+		buf_printf(&p, "%s%s", path, is_dir ? "/" : "");
+		if (o->n++)
+			buf_putc(&o->json, ',');
+		json_str(&o->json, p.ptr);
+		buf_release(&p);
+	} else if (!o->ctx->quiet) {
 		printf("created %s%s\n", cli_q(path), is_dir ? "/" : "");
+	}
 }
 
 int cmd_init(cli_ctx *ctx)
 {
 	char root[PATH_MAX], abs[PATH_MAX];
+	init_out o = { ctx, BUF_INIT, 0 };
 	size_t made = 0;
+	int r;
 
 	if (ctx->help) {
 		puts("usage: decree init\n\nMake the project root a decree project: "
@@ -43,16 +60,21 @@ int cmd_init(cli_ctx *ctx)
 	else if (!getcwd(root, sizeof(root)))
 		return fail("cannot get the current directory: %s",
 			    strerror(errno));
-	if (decree_project_init(&made, root, print_created, ctx) < 0)
+	if (decree_project_init(&made, root, print_created, &o) < 0) {
+		buf_release(&o.json);
 		return lib_fail(-1);
-	if (!realpath(root, abs))
-		return fail("cannot use '%s' as project root: %s", root,
-			    strerror(errno));
+	}
+	if (!realpath(root, abs)) {
+		r = fail("cannot use '%s' as project root: %s", root,
+			 strerror(errno));
+		buf_release(&o.json);
+		return r;
+	}
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_puts(&b, "{");
 		json_kv_path(&b, "root", abs, false);
-		buf_printf(&b, ",\"created\":%zu}\n", made);
+		buf_printf(&b, ",\"created\":[%s]}\n", o.json.ptr);
 		fwrite(b.ptr, 1, b.len, stdout);
 		buf_release(&b);
 	} else if (!ctx->quiet) {
@@ -60,6 +82,7 @@ int cmd_init(cli_ctx *ctx)
 			    : "%s is already a decree project; nothing to do\n",
 		       cli_q(abs));
 	}
+	buf_release(&o.json);
 	return EXIT_OK;
 }
 
@@ -119,11 +142,100 @@ static int check_request(const cli_ctx *ctx, const run_request *rq)
  * ------------------------------------------------------------
  */
 
+/* Unix seconds as RFC 3339 UTC; NULL for 0 (not known). */
+static const char *rfc3339(char out[32], int64_t t)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t <= 0 || !gmtime_r(&tt, &tm))
+		return NULL;
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return out;
+}
+
+/* A run as --json shows it: the members of a run object
+ * (docs/schema/README.md), from a run directory (run_info_members) or
+ * from the events of a run just processed (ri: its directory, for the
+ * times and the reason, or NULL). */
+static void run_members(buf *b, const char *id, decree_run_outcome outcome,
+			const char *routine, const char *message, int attempts,
+			const decree_run_info *ri)
+{
+	char t1[32], t2[32];
+
+	json_kv_str(b, "id", id, false);
+	json_kv_str(b, "outcome", decree_run_outcome_name(outcome), true);
+	json_kv_str(b, "routine", routine, true);
+	json_kv_path(b, "message", message, true);
+	buf_printf(b, ",\"attempts\":%d", attempts);
+	json_kv_str(b, "started_at", ri ? rfc3339(t1, ri->started) : NULL,
+		    true);
+	json_kv_str(b, "finished_at", ri ? rfc3339(t2, ri->finished) : NULL,
+		    true);
+	json_kv_str(b, "reason", ri ? ri->reason : NULL, true);
+}
+
+static void run_info_members(buf *b, const decree_run_info *ri)
+{
+	run_members(b, ri->id, ri->outcome, ri->routine, ri->message,
+		    ri->attempts, ri);
+}
+
+/* A run that finished during this command (DECREE_EVENT_FINISHED). */
+typedef struct {
+	char *id, *message, *routine;
+	decree_run_outcome outcome;
+	int attempts;
+} finished_run;
+
 typedef struct {
 	const cli_ctx *ctx;
-	buf runs; /* --json: the runs processed */
-	size_t nruns;
+	finished_run *runs; /* --json: the runs processed */
+	size_t nruns, cap;
+	bool oom;
+	bool dead_unrun; /* a message dead-lettered without an attempt */
 } run_output;
+
+static void run_output_release(run_output *o)
+{
+	for (size_t i = 0; i < o->nruns; i++) {
+		free(o->runs[i].id);
+		free(o->runs[i].message);
+		free(o->runs[i].routine);
+	}
+	free(o->runs);
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d = s ? strdup(s) : NULL;
+	if (s && !d)
+		*oom = true;
+	return d;
+}
+
+static void keep_finished(run_output *o, const decree_pipeline_event *ev)
+{
+	finished_run *f;
+
+	if (o->nruns == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 16;
+		finished_run *a = realloc(o->runs, cap * sizeof(*a));
+		if (!a) {
+			o->oom = true;
+			return;
+		}
+		o->runs = a;
+		o->cap = cap;
+	}
+	f = &o->runs[o->nruns++];
+	f->id = dup_or_null(ev->id, &o->oom);
+	f->message = dup_or_null(ev->file, &o->oom);
+	f->routine = dup_or_null(ev->routine, &o->oom);
+	f->outcome = ev->outcome;
+	f->attempts = ev->attempt;
+}
 
 static void say(const run_output *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -148,7 +260,6 @@ static void say(const run_output *o, const char *fmt, ...)
 static void on_event(void *payload, const decree_pipeline_event *ev)
 {
 	run_output *o = payload;
-	buf *b = &o->runs;
 
 	switch (ev->kind) {
 	case DECREE_EVENT_WAITING:
@@ -189,18 +300,13 @@ static void on_event(void *payload, const decree_pipeline_event *ev)
 		say(o, "skipping %s: %s", ev->path, ev->reason);
 		break;
 	case DECREE_EVENT_WARNING:
-		fail("%s", ev->reason); /* a warning: fail() only prints */
+		cli_note("%s", ev->reason);
 		break;
 	case DECREE_EVENT_FINISHED:
-		if (!o->ctx->json)
-			break;
-		buf_puts(b, o->nruns++ ? ",{" : "{");
-		json_kv_str(b, "id", ev->id, false);
-		json_kv_path(b, "message", ev->file, true);
-		json_kv_str(b, "routine", ev->routine, true);
-		json_kv_str(b, "outcome", decree_run_outcome_name(ev->outcome),
-			    true);
-		buf_printf(b, ",\"attempts\":%d}", ev->attempt);
+		if (ev->outcome == DECREE_RUN_DEAD && !ev->attempt)
+			o->dead_unrun = true;
+		if (o->ctx->json)
+			keep_finished(o, ev);
 		break;
 	}
 }
@@ -226,15 +332,53 @@ static void catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* The --json document of run and process: the runs processed (with
+ * their times from the run directories), the counts, and the failure as
+ * its "error" member (err: the object, or empty). */
+static void print_runs(run_output *o, decree_project *p,
+		       const decree_pipeline_result *res, bool interrupted,
+		       const buf *err)
+{
+	decree_run_list *l = NULL;
+	buf b = BUF_INIT;
+
+	if (decree_run_list_get(&l, p) < 0)
+		l = NULL; /* no times then */
+	buf_puts(&b, "{\"runs\":[");
+	for (size_t i = 0; i < o->nruns; i++) {
+		const finished_run *f = &o->runs[i];
+		const decree_run_info *ri = NULL;
+		for (size_t k = 0; l && f->id && k < decree_run_list_count(l);
+		     k++)
+			if (!strcmp(decree_run_list_at(l, k)->id, f->id))
+				ri = decree_run_list_at(l, k);
+		buf_puts(&b, i ? ",{" : "{");
+		run_members(&b, f->id, f->outcome, f->routine, f->message,
+			    f->attempts, ri);
+		buf_putc(&b, '}');
+	}
+	buf_printf(&b, "],\"done\":%zu,\"dead\":%zu,\"interrupted\":%s",
+		   res->done, res->dead, interrupted ? "true" : "false");
+	if (err->len)
+		buf_printf(&b, ",\"error\":%s", err->ptr);
+	buf_puts(&b, "}\n");
+	fwrite(b.ptr, 1, b.len, stdout);
+	buf_release(&b);
+	decree_run_list_free(l);
+}
+
 /* Run `process` (rq NULL) or `run`; print --json; the exit code. */
 static int pipeline(const cli_ctx *ctx, decree_project *p,
 		    const run_request *rq)
 {
 	decree_pipeline_options po = DECREE_PIPELINE_OPTIONS_INIT;
 	decree_pipeline_result res = { 0, 0 };
-	run_output o = { ctx, BUF_INIT, 0 };
-	int r;
+	run_output o;
+	buf err = BUF_INIT;
+	int r, rc;
 
+	memset(&o, 0, sizeof(o));
+	o.ctx = ctx;
 	po.events = on_event;
 	po.payload = &o;
 	po.cancel = (const volatile int *)&cancel_flag;
@@ -250,16 +394,33 @@ static int pipeline(const cli_ctx *ctx, decree_project *p,
 	} else {
 		r = decree_pipeline_process(&res, p, &po);
 	}
+	/* --json: the failure goes into the document (opt.c) */
 	if (ctx->json)
-		printf("{\"runs\":[%s],\"done\":%zu,\"dead\":%zu,\"interrupted\":%s}\n",
-		       o.runs.ptr, res.done, res.dead,
-		       r == DECREE_ECANCELLED ? "true" : "false");
-	buf_release(&o.runs);
+		cli_error_capture(&err);
 	if (r == DECREE_ECANCELLED)
-		return EXIT_CANCELLED;
-	if (r < 0)
-		return lib_fail(r);
-	return res.dead ? EXIT_FAIL : EXIT_OK;
+		rc = fail_interrupted(
+			"interrupted; nothing was left half-done: a routine "
+			"that was running was stopped and its changes "
+			"reverted, and its message stays in the inbox");
+	else if (r < 0)
+		rc = lib_fail(r);
+	else if (o.oom)
+		rc = fail("out of memory");
+	else if (res.dead)
+		/* a routine that failed every attempt is a command decree
+		 * ran that failed; a chain too deep is not */
+		rc = fail_code(o.dead_unrun ? DECREE_ERROR : DECREE_EEXEC,
+			       "%zu message%s dead-lettered (see "
+			       ".decree/inbox/dead/)",
+			       res.dead, res.dead == 1 ? " was" : "s were");
+	else
+		rc = EXIT_OK;
+	cli_error_capture(NULL);
+	if (ctx->json)
+		print_runs(&o, p, &res, r == DECREE_ECANCELLED, &err);
+	buf_release(&err);
+	run_output_release(&o);
+	return rc;
 }
 
 /* --- run, process
@@ -319,8 +480,9 @@ static int take_interactive(const cli_ctx *ctx, run_request *rq,
 					"give -p PROMPT or -v input_file=...");
 	r = interactive_request(rq, p, tty);
 	close(tty);
-	if (r == EXIT_CANCELLED && !ctx->quiet)
-		fputs("cancelled; nothing was created\n", stderr);
+	if (r == EXIT_CANCELLED)
+		return fail_code(DECREE_ECANCELLED,
+				 "cancelled; nothing was created");
 	return r;
 }
 
@@ -366,8 +528,15 @@ int cmd_run(cli_ctx *ctx)
 	    (!any && (r = take_interactive(ctx, &rq, p)) != 0))
 		goto done;
 	r = pipeline(ctx, p, &rq);
-	if (r == 0 && rq.interactive)
+	if (r == 0 && rq.interactive) {
+		/* the run happened: not saving the form's values is a note
+		 * on stderr, no failure of the command (nor a document) */
+		buf ignored = BUF_INIT;
+		cli_error_capture(&ignored);
 		last_run_save(p, &rq);
+		cli_error_capture(NULL);
+		buf_release(&ignored);
+	}
 done:
 	run_request_release(&rq);
 	decree_project_free(p);
@@ -449,11 +618,8 @@ int cmd_status(cli_ctx *ctx)
 		const char *out = decree_run_outcome_name(ri->outcome);
 		if (ctx->json) {
 			buf_puts(&j, i > n - show ? ",{" : "{");
-			json_kv_str(&j, "id", ri->id, false);
-			json_kv_str(&j, "outcome", out, true);
-			json_kv_str(&j, "routine", ri->routine, true);
-			json_kv_path(&j, "message", ri->message, true);
-			buf_printf(&j, ",\"attempts\":%d}", ri->attempts);
+			run_info_members(&j, ri);
+			buf_putc(&j, '}');
 		} else {
 			printf("  %-20s %-11s %-12s %s%s", cli_q(ri->id), out,
 			       ri->routine ? cli_q(ri->routine) : "-",
@@ -526,10 +692,14 @@ static void run_sel_close(run_sel *rs)
 }
 
 /* Print `help`, or call fn for each selected run, in order, until one
- * fails. */
+ * fails; with --json, fn appends the run's object to `json` (its members
+ * and a leading ',' for every run but the first it appends), and the
+ * document {"runs":[...]} is printed when all succeeded. */
 static int each_run(cli_ctx *ctx, const char *help,
-		    int (*fn)(const run_sel *rs, const decree_run_info *ri))
+		    int (*fn)(const run_sel *rs, const decree_run_info *ri,
+			      buf *json))
 {
+	buf json = BUF_INIT;
 	run_sel rs;
 	int r;
 
@@ -539,37 +709,76 @@ static int each_run(cli_ctx *ctx, const char *help,
 	}
 	r = run_sel_open(&rs, ctx, false);
 	for (size_t i = rs.first; r == 0 && i < rs.first + rs.count; i++)
-		r = fn(&rs, decree_run_list_at(rs.l, i));
+		r = fn(&rs, decree_run_list_at(rs.l, i),
+		       ctx->json ? &json : NULL);
 	run_sel_close(&rs);
+	if (r == 0 && ctx->json)
+		printf("{\"runs\":[%s]}\n", json.ptr);
+	buf_release(&json);
 	return r;
 }
 
-static int show_log(const run_sel *rs, const decree_run_info *ri)
+/* The path of attempt k's log (base "routine" or "papermill"). */
+static void log_path(char *out, size_t len, const decree_run_info *ri,
+		     const char *base, int k)
+{
+	if (k == 1)
+		snprintf(out, len, "%s/%s.log", ri->dir, base);
+	else
+		snprintf(out, len, "%s/%s-%d.log", ri->dir, base, k);
+}
+
+static int show_log(const run_sel *rs, const decree_run_info *ri, buf *json)
 {
 	const char *root = decree_project_root(rs->p);
 	char path[PATH_MAX + 100], head[PATH_MAX + 200];
+	size_t nlogs = 0;
 
-	printf("%s== run %s: %s ==\n",
-	       ri != decree_run_list_at(rs->l, rs->first) ? "\n" : "", ri->id,
-	       decree_run_outcome_name(ri->outcome));
+	if (json) {
+		buf_puts(json, json->len ? ",{" : "{");
+		run_info_members(json, ri);
+		buf_puts(json, ",\"logs\":[");
+	} else {
+		printf("%s== run %s: %s ==\n",
+		       ri != decree_run_list_at(rs->l, rs->first) ? "\n" : "",
+		       ri->id, decree_run_outcome_name(ri->outcome));
+	}
 	for (int k = 1; k < 1000; k++) {
 		bool any = false;
 		for (int nb = 0; nb < 2; nb++) {
-			const char *base = nb ? "papermill" : "routine";
-			if (k == 1)
-				snprintf(path, sizeof(path), "%s/%s.log",
-					 ri->dir, base);
-			else
-				snprintf(path, sizeof(path), "%s/%s-%d.log",
-					 ri->dir, base, k);
-			snprintf(head, sizeof(head), "-- attempt %d (%s) --\n",
-				 k, path + strlen(root) + 1);
-			if (cat_file(path, head) == 0)
-				any = true;
+			const char *rel;
+			buf text = BUF_INIT;
+			log_path(path, sizeof(path), ri,
+				 nb ? "papermill" : "routine", k);
+			rel = path + strlen(root) + 1;
+			if (!json) {
+				snprintf(head, sizeof(head),
+					 "-- attempt %d (%s) --\n", k, rel);
+				if (cat_file(path, head) == 0)
+					any = true;
+				continue;
+			}
+			if (cli_read_file(&text, path) < 0) {
+				int e = errno;
+				buf_release(&text);
+				if (e == ENOENT)
+					continue;
+				return fail("cannot read '%s': %s", rel,
+					    strerror(e));
+			}
+			any = true;
+			buf_printf(json, "%s{\"attempt\":%d",
+				   nlogs++ ? "," : "", k);
+			json_kv_path(json, "path", rel, true);
+			json_kv_bytes(json, "text", text.ptr, text.len, true);
+			buf_putc(json, '}');
+			buf_release(&text);
 		}
 		if (!any)
 			break;
 	}
+	if (json)
+		buf_puts(json, "]}");
 	return 0;
 }
 
@@ -582,16 +791,65 @@ int cmd_log(cli_ctx *ctx)
 			show_log);
 }
 
-static int show_diff(const run_sel *rs, const decree_run_info *ri)
+typedef struct {
+	buf *json;
+	size_t n;
+	uint64_t insertions, deletions;
+} run_diff_out;
+
+static int on_run_diff_file(void *payload, const decree_diff_file *f)
 {
+	run_diff_out *d = payload;
+
+	if (d->n++ && buf_putc(d->json, ',') < 0)
+		return -1;
+	d->insertions += f->added;
+	d->deletions += f->removed;
+	return cli_diff_file_json(d->json, f, true);
+}
+
+static int show_diff(const run_sel *rs, const decree_run_info *ri, buf *json)
+{
+	const char *root = decree_project_root(rs->p);
 	char path[PATH_MAX + 100];
+	run_diff_out d = { json, 0, 0, 0 };
+	buf text = BUF_INIT;
+	int r;
 
 	snprintf(path, sizeof(path), "%s/changes.diff", ri->dir);
-	if (cat_file(path, NULL) == 0 || rs->count > 1)
-		return 0; /* in a chain, runs without a diff print nothing */
-	return fail("run %s has no changes.diff (%s); the diffs of failed "
-		    "attempts are changes-<k>.diff in its directory",
-		    ri->id, decree_run_outcome_name(ri->outcome));
+	if (!json) {
+		if (cat_file(path, NULL) == 0 || rs->count > 1)
+			return 0; /* in a chain, runs without a diff print
+				     nothing */
+	} else if (cli_read_file(&text, path) == 0) {
+		/* the records of changes.diff, as checkpoint diff gives
+		 * them */
+		buf_puts(json, json->len ? ",{" : "{");
+		run_info_members(json, ri);
+		buf_puts(json, ",\"files\":[");
+		r = decree_patch_files(path + strlen(root) + 1, text.ptr,
+				       text.len, -1, on_run_diff_file, &d);
+		buf_release(&text);
+		if (r < 0)
+			return lib_fail(r);
+		buf_printf(json,
+			   "],\"files_changed\":%zu,\"insertions\":%" PRIu64
+			   ",\"deletions\":%" PRIu64 "}",
+			   d.n, d.insertions, d.deletions);
+		return 0;
+	} else {
+		int e = errno;
+		buf_release(&text);
+		if (e != ENOENT)
+			return fail("cannot read '%s': %s",
+				    path + strlen(root) + 1, strerror(e));
+		if (rs->count > 1)
+			return 0;
+	}
+	return fail_code(DECREE_ENOTFOUND,
+			 "run %s has no changes.diff (%s); the diffs of failed "
+			 "attempts are changes-<k>.diff in its directory",
+			 ri->id, decree_run_outcome_name(ri->outcome));
 }
 
 int cmd_diff(cli_ctx *ctx)
@@ -635,10 +893,10 @@ int cmd_revert(cli_ctx *ctx)
 		return lib_fail(-1);
 	}
 	if (ctx->json)
-		printf("{\"id\":\"%s\",\"restored\":%zu,\"created\":%zu,"
-		       "\"deleted\":%zu,\"unchanged\":%zu}\n",
-		       res.id, res.apply.modified, res.apply.created,
-		       res.apply.deleted, res.apply.skipped);
+		printf("{\"run\":\"%s\",\"created\":%zu,\"restored\":%zu,"
+		       "\"deleted\":%zu,\"skipped\":%zu,\"verified\":%zu}\n",
+		       res.id, res.apply.created, res.apply.modified,
+		       res.apply.deleted, res.apply.skipped, res.verified);
 	else if (res.empty && !ctx->quiet)
 		printf("run %s changed nothing; nothing to revert\n", res.id);
 	else if (!ctx->quiet)

@@ -57,7 +57,7 @@ static int list(cli_ctx *ctx)
 			json_kv_str(&b, "key", p->key, false);
 			buf_printf(&b,
 				   ",\"exists\":%s,\"current\":%s,"
-				   "\"checkpoints\":%zu,\"damaged\":%zu,"
+				   "\"checkpoint_count\":%zu,\"damaged\":%zu,"
 				   "\"history\":%zu,\"bytes\":%" PRIu64,
 				   p->exists ? "true" : "false",
 				   p->is_current ? "true" : "false",

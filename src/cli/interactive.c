@@ -122,13 +122,13 @@ static void last_run_load(last_run *lr, const decree_project *p)
 		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0) {
 			if (errno != ENOENT)
-				fail("ignoring '%s': %s", path,
-				     strerror(errno));
+				cli_note("ignoring '%s': %s", path,
+					 strerror(errno));
 			return;
 		}
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    !(f = fdopen(fd, "rb"))) {
-			fail("ignoring '%s': not a regular file", path);
+			cli_note("ignoring '%s': not a regular file", path);
 			close(fd);
 			return;
 		}
@@ -136,9 +136,9 @@ static void last_run_load(last_run *lr, const decree_project *p)
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
-		fail("ignoring '%s': line %lu: %s", path,
-		     (unsigned long)parser.problem_mark.line + 1,
-		     parser.problem ? parser.problem : "invalid YAML");
+		cli_note("ignoring '%s': line %lu: %s", path,
+			 (unsigned long)parser.problem_mark.line + 1,
+			 parser.problem ? parser.problem : "invalid YAML");
 		yaml_parser_delete(&parser);
 		fclose(f);
 		return;

@@ -7,6 +7,10 @@
  * warning the library left (decree_warning_last) is printed after a
  * command that succeeded as one "decree: warning: ..." line on stderr; it
  * never changes the exit status.
+ *
+ * --json is taken first, so that every failure, also one raised before a
+ * command runs (a bad global option, an unknown command), prints its
+ * {"error":...} document (opt.c).
  */
 #include "util/common.h"
 #include "cli.h"
@@ -36,6 +40,8 @@ static const command commands[] = {
 	{ "fsck", cmd_fsck, "verify every object and record of the store" },
 	{ "projects", cmd_projects,
 	  "the project roots a store serves; 'move' re-attaches one" },
+	{ "hook", cmd_hook,
+	  "hooks for coding agents: install, uninstall, status" },
 	{ "init", cmd_init, "make this directory a decree project (pipeline)" },
 	{ "run", cmd_run, "queue a message and process it with a routine" },
 	{ "process", cmd_process,
@@ -89,6 +95,7 @@ static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help,
 			ctx->store_opt = a + 8;
 		} else if (!strcmp(a, "--json")) {
 			ctx->json = true;
+			cli_json_errors(true);
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			ctx->quiet = true;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -117,12 +124,19 @@ int main(int argc, char **argv)
 	if ((r = extract_globals(&ctx, &argc, argv, &help, &version)) != 0)
 		return r;
 	if (version) {
-		printf("decree %s\n", decree_version());
+		if (ctx.json)
+			printf("{\"version\":\"%s\"}\n", decree_version());
+		else
+			printf("decree %s\n", decree_version());
+		return EXIT_OK;
+	}
+	if (argc < 2 && help) {
+		usage(stdout);
 		return EXIT_OK;
 	}
 	if (argc < 2) {
-		usage(help ? stdout : stderr);
-		return help ? EXIT_OK : EXIT_USAGE;
+		usage(stderr);
+		return usage_error(&ctx, "no command given");
 	}
 	for (const command *c = commands; c->name; c++) {
 		if (strcmp(argv[1], c->name))

@@ -11,17 +11,96 @@
  */
 #include "util/common.h"
 #include "cli.h"
+#include "util/json.h"
+
 #include <signal.h>
 
-/* "decree: " + the message with control bytes escaped (quote.c) + tail. */
-static void print_error(const char *msg, const char *tail)
+/* --- failures ---------------------------------------------------------------
+ *
+ * Every failure is one line "decree: <message>" on stderr.  With --json
+ * it is also a document on stdout, {"error":{"code":"...","message":"..."}}
+ * (docs/schema/error.schema.json): the code names the class of failure
+ * (code_name), the message is the stderr line without "decree: ".  One
+ * failure document per run: a command that has printed or captured one
+ * prints no second.  A document that reports its own failure (fsck's
+ * report, run's, apply's "done" event) captures the object instead
+ * (cli_error_capture) and carries it as its "error" member, so stdout
+ * still holds exactly one document.
+ */
+
+static bool json_errors;   /* --json: failures also go to stdout */
+static bool error_given;   /* the failure's object is out */
+static buf *error_capture; /* where the next failure's object goes */
+
+void cli_json_errors(bool on)
 {
-	buf b = BUF_INIT;
+	json_errors = on;
+}
+
+void cli_error_capture(buf *b)
+{
+	error_capture = b;
+}
+
+/* The "code" of a failure: one per decree_error_code. */
+static const char *code_name(int code)
+{
+	switch (code) {
+	case DECREE_ENOTFOUND:
+		return "not_found";
+	case DECREE_EEXISTS:
+		return "exists";
+	case DECREE_ELOCKED:
+		return "locked";
+	case DECREE_ECONFLICT:
+		return "conflict";
+	case DECREE_ECORRUPT:
+		return "corrupt";
+	case DECREE_EAPPLY:
+		return "apply";
+	case DECREE_EINVALID:
+		return "invalid";
+	case DECREE_EAMBIGUOUS:
+		return "ambiguous";
+	case DECREE_EVERIFY:
+		return "verify";
+	case DECREE_EEXEC:
+		return "exec";
+	case DECREE_EUNFINISHED:
+		return "unfinished";
+	case DECREE_ECANCELLED:
+		return "cancelled";
+	case DECREE_ELOGDAMAGED:
+		return "log_damaged";
+	default:
+		return "error";
+	}
+}
+
+/* "decree: " + the message with control bytes escaped (quote.c) + tail on
+ * stderr; with --json and a code (a failure, not a note), the JSON too. */
+static void report(const char *code, const char *msg, const char *tail)
+{
+	buf b = BUF_INIT, j = BUF_INIT;
 
 	if (cli_sanitize(&b, msg) < 0)
 		buf_puts(&b, "(message lost: out of memory)");
 	fprintf(stderr, "decree: %s%s\n", b.ptr, tail);
+	if (code && json_errors && !error_given) {
+		error_given = true;
+		buf_puts(&b, tail);
+		buf_puts(&j, "{\"code\":");
+		json_str(&j, code);
+		buf_puts(&j, ",\"message\":");
+		json_str(&j, b.ptr);
+		buf_putc(&j, '}');
+		if (error_capture)
+			buf_put(error_capture, j.ptr, j.len);
+		else
+			printf("{\"error\":%s}\n", j.ptr);
+	}
 	buf_release(&b);
+	buf_release(&j);
 }
 
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
@@ -38,12 +117,57 @@ int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 			 ctx->cmdname);
 	else
 		snprintf(see, sizeof(see), " (see 'decree --help')");
-	print_error(b.ptr, see);
+	report("usage", b.ptr, see);
 	buf_release(&b);
 	return EXIT_USAGE;
 }
 
+static int vfail(const char *code, int status, const char *fmt, va_list ap)
+{
+	buf b = BUF_INIT;
+
+	buf_vprintf(&b, fmt, ap);
+	report(code, b.ptr, "");
+	buf_release(&b);
+	return status;
+}
+
 int fail(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfail("error", EXIT_FAIL, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int fail_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfail(code_name(code),
+		  code == DECREE_ECANCELLED ? EXIT_CANCELLED : EXIT_FAIL, fmt,
+		  ap);
+	va_end(ap);
+	return r;
+}
+
+int fail_interrupted(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfail("interrupted", EXIT_CANCELLED, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void cli_note(const char *fmt, ...)
 {
 	buf b = BUF_INIT;
 	va_list ap;
@@ -51,9 +175,8 @@ int fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	print_error(b.ptr, "");
+	report(NULL, b.ptr, "");
 	buf_release(&b);
-	return EXIT_FAIL;
 }
 
 int lib_fail_hint(int code, const char *hint)
@@ -73,7 +196,7 @@ int lib_fail_hint(int code, const char *hint)
 		       "still names";
 	snprintf(tail, sizeof(tail), "%s%s", hint ? "; " : "",
 		 hint ? hint : "");
-	print_error(*msg ? msg : "operation failed", tail);
+	report(code_name(code), *msg ? msg : "operation failed", tail);
 	return EXIT_FAIL;
 }
 
@@ -85,9 +208,10 @@ void lib_warn(void)
 		return;
 	buf_puts(&b, "warning: ");
 	buf_puts(&b, decree_warning_last());
-	print_error(b.ptr, decree_warning_last_code() == DECREE_EUNFINISHED
-				   ? "; 'decree recover' does it now"
-				   : "");
+	report(NULL, b.ptr,
+	       decree_warning_last_code() == DECREE_EUNFINISHED
+		       ? "; 'decree recover' does it now"
+		       : "");
 	buf_release(&b);
 }
 
@@ -154,18 +278,14 @@ int cli_cancel_release(void)
 
 int cli_cancel_report(int r, const char *verb)
 {
-	if (r == DECREE_ECANCELLED) {
-		fprintf(stderr,
-			"decree: interrupted; the %s was rolled back, nothing "
-			"changed\n",
+	if (r == DECREE_ECANCELLED)
+		return fail_interrupted(
+			"interrupted; the %s was rolled back, nothing changed",
 			verb);
-		return EXIT_CANCELLED;
-	}
 	if (r == 0 && cancel_sig)
-		fprintf(stderr,
-			"decree: interrupted, but the %s was already "
-			"committed; it was completed\n",
-			verb);
+		cli_note("interrupted, but the %s was already committed; it "
+			 "was completed",
+			 verb);
 	return EXIT_OK;
 }
 
@@ -226,7 +346,20 @@ static void seen(const opt_spec *s, const char *val)
 		(*s->count)++;
 }
 
+static const opt_list *find_list(const opt_list *l, const char *name, size_t n)
+{
+	for (; l && l->name; l++)
+		if (strlen(l->name) == n && !strncmp(l->name, name, n))
+			return l;
+	return NULL;
+}
+
 int opt_parse(cli_ctx *ctx, const opt_spec *specs)
+{
+	return opt_parse_lists(ctx, specs, NULL);
+}
+
+int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists)
 {
 	int out = 0;
 
@@ -240,6 +373,17 @@ int opt_parse(cli_ctx *ctx, const opt_spec *specs)
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			const opt_list *l = find_list(lists, name, n);
+			if (l) {
+				if (!eq && i + 1 >= ctx->argc)
+					return usage_error(
+						ctx,
+						"option '--%s' needs a value",
+						l->name);
+				l->values[(*l->n)++] = eq ? eq + 1
+							  : ctx->argv[++i];
+				continue;
+			}
 			if (!(s = find_long(specs, name, n))) {
 				return usage_error(ctx,
 						   "unknown option '--%.*s'",
@@ -364,7 +508,8 @@ int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s)
 		if (!*arg) {
 			free(full);
 			cli_paths_free(paths);
-			return fail("an empty path names no file");
+			return fail_code(DECREE_EINVALID,
+					 "an empty path names no file");
 		}
 		snprintf(full, n, "%s/%s", arg[0] == '/' ? "" : base, arg);
 		normalize_abs(full);
@@ -374,7 +519,8 @@ int cli_paths(char ***out, const cli_ctx *ctx, const decree_store *s)
 		    (rel = below(real, root)))
 			memmove(full, rel, strlen(rel) + 1), rel = full;
 		if (!rel) {
-			int r = fail(
+			int r = fail_code(
+				DECREE_EINVALID,
 				"path '%s' is outside the project root '%s'",
 				arg, root);
 			free(full);
@@ -477,6 +623,44 @@ int cli_write_atomic(const char *path, const void *data, size_t len)
 				    path, strerror(e));
 	}
 	return 0;
+}
+
+/* A mode in --json, as in every document and in manifest.json: a file's
+ * permission bits in octal ("644", "600"), "120000" for a symlink; NULL
+ * when there is none (0). */
+static const char *json_mode(char out[8], unsigned mode)
+{
+	if (!mode)
+		return NULL;
+	snprintf(out, 8, "%o", mode & 0177777u);
+	return out;
+}
+
+int cli_diff_file_json(buf *b, const decree_diff_file *f, bool with_text)
+{
+	char m1[8], m2[8];
+	int r = 0;
+
+	r |= buf_putc(b, '{');
+	r |= json_kv_path(b, "path", f->path, false);
+	r |= buf_printf(b, ",\"status\":\"%c\"", f->status);
+	r |= json_kv_str(b, "old_mode",
+			 f->status != 'A' ? json_mode(m1, f->old_mode) : NULL,
+			 true);
+	r |= json_kv_str(b, "new_mode",
+			 f->status != 'D' ? json_mode(m2, f->new_mode) : NULL,
+			 true);
+	r |= buf_printf(b,
+			",\"binary\":%s,\"skipped\":%s,\"insertions\":%" PRIu64
+			",\"deletions\":%" PRIu64,
+			f->binary ? "true" : "false",
+			f->skipped ? "true" : "false", f->added, f->removed);
+	/* the text is NUL-free and NUL-terminated (diff.h); bytes that are
+	 * not UTF-8 also go into an exact "diff_base64" */
+	if (f->text && with_text)
+		r |= json_kv_path(b, "diff", f->text, true);
+	r |= buf_putc(b, '}');
+	return r < 0 ? -1 : 0;
 }
 
 const char *cli_phase_name(decree_phase ph)

@@ -17,13 +17,16 @@ int cli_project_root(char *out, size_t len, const cli_ctx *ctx)
 
 	if (ctx->root_opt) {
 		if (stat(ctx->root_opt, &st) < 0 && errno == ENOENT)
-			return fail("cannot use '%s' as project root: it does "
-				    "not exist (moved? see 'decree projects')",
-				    ctx->root_opt);
+			return fail_code(DECREE_ENOTFOUND,
+					 "cannot use '%s' as project root: it "
+					 "does not exist (moved? see 'decree "
+					 "projects')",
+					 ctx->root_opt);
 		if (stat(ctx->root_opt, &st) < 0 || !S_ISDIR(st.st_mode))
-			return fail("cannot use '%s' as project root: not a "
-				    "directory",
-				    ctx->root_opt);
+			return fail_code(DECREE_EINVALID,
+					 "cannot use '%s' as project root: not "
+					 "a directory",
+					 ctx->root_opt);
 		snprintf(out, len, "%s", ctx->root_opt);
 		return 0;
 	}
@@ -104,6 +107,6 @@ int cli_open_project(decree_project **out, const cli_ctx *ctx)
 	o.root = root;
 	handle_settings(&o.store_path, &o.lock_timeout_ms, &o.threads, ctx);
 	if ((r = decree_project_open(out, &o)) == DECREE_ENOTFOUND)
-		return fail("not a decree project (run decree init)");
+		return fail_code(r, "not a decree project (run decree init)");
 	return r < 0 ? lib_fail(r) : 0;
 }

@@ -28,16 +28,18 @@ static const hook_event gemini_events[] = {
 };
 
 const hook_agent hook_agents[] = {
-	{ "claude-code", "claude", ".claude/settings.json", NULL, NULL,
-	  ".claude/settings.json", "CLAUDE_PROJECT_DIR", 60, false,
-	  claude_events },
+	/* Claude Code's user settings follow CLAUDE_CONFIG_DIR (checked with
+	 * 2.1.331), Gemini's GEMINI_CLI_HOME (its homedir(), 0.61.0) */
+	{ "claude-code", "claude", ".claude/settings.json", "CLAUDE_CONFIG_DIR",
+	  "settings.json", ".claude/settings.json", "CLAUDE_PROJECT_DIR", 60,
+	  false, claude_events },
 	/* codex reads PROJECT/.codex/hooks.json and $CODEX_HOME/hooks.json
 	 * (CODEX_HOME defaults to ~/.codex); same shape as Claude's */
 	{ "codex", NULL, ".codex/hooks.json", "CODEX_HOME", "hooks.json",
 	  ".codex/hooks.json", NULL, 60, false, claude_events },
-	{ "gemini", "gemini-cli", ".gemini/settings.json", NULL, NULL,
-	  ".gemini/settings.json", "GEMINI_PROJECT_DIR", 60000, true,
-	  gemini_events },
+	{ "gemini", "gemini-cli", ".gemini/settings.json", "GEMINI_CLI_HOME",
+	  ".gemini/settings.json", ".gemini/settings.json",
+	  "GEMINI_PROJECT_DIR", 60000, true, gemini_events },
 	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, false, NULL },
 };
 

@@ -22,6 +22,7 @@
 #include "decree/agent.h"
 #include "util/buf.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -58,6 +59,73 @@ const hook_agent *hook_agent_find(const char *name);
 /* The agent's event named `event` (exact, as the agent spells it), else
  * NULL. */
 const hook_event *hook_event_find(const hook_agent *a, const char *event);
+
+/*
+ * install.c: decree's entries in an agent's hook settings file.
+ *
+ * decree's own entry is a command hook whose command, split into shell
+ * words, starts with a program whose basename starts with "decree",
+ * followed by "hook <agent>" (its name or alias): whatever decree binary
+ * or store it names, it is decree's, so a reinstall replaces it and
+ * uninstall removes it.  Every other setting and hook is kept (the file
+ * is parsed and rewritten with jansson: key order kept, 2-space indent);
+ * a file is rewritten only when decree's entries change, atomically and
+ * keeping its mode.  Errors name the file and leave it untouched.
+ */
+typedef struct {
+	char path[PATH_MAX]; /* the settings file (absolute) */
+	bool exists;	     /* it existed before the call */
+	bool changed;	     /* the call rewrote it */
+	/* events with decree's entry: after install or for inspect; the
+	 * ones it was removed from for uninstall (NULL-ended, never NULL
+	 * after a successful call) */
+	char **events;
+	/* the decree programs those entries run (NULL-ended) */
+	char **programs;
+	/* gemini: install set hooksConfig.enabled, which was false */
+	bool enabled_hooks;
+	/* the file stops decree's hooks: gemini's hooksConfig.enabled is
+	 * false or hooksConfig.disabled names them, Claude Code's
+	 * disableAllHooks is true */
+	bool hooks_off;
+} hook_file;
+#define HOOK_FILE_INIT                                     \
+	{                                                  \
+		"", false, false, NULL, NULL, false, false \
+	}
+void hook_file_release(hook_file *f);
+
+/* The settings file of agent `a`: <root>/<project_file>, or with `user`
+ * the user's ($<user_env>/<user_env_rel> when that variable is set, else
+ * $HOME/<user_home_rel>).  0, or -1 with an error set. */
+int hook_settings_path(char *out, size_t len, const hook_agent *a, bool user,
+		       const char *root);
+
+/* The command decree installs for `event`: '<program>' hook <agent>
+ * <event> [--store '<store>'] (shell-quoted). */
+int hook_command(buf *out, const hook_agent *a, const char *event,
+		 const char *program, const char *store);
+
+/* Whether `command` is decree's hook for `a`: 1 (and, when not NULL,
+ * *program and *event get malloc'ed copies of the program and the event
+ * word, "" if none), 0 not, -1 out of memory. */
+int hook_command_is_decree(const hook_agent *a, const char *command,
+			   char **program, char **event);
+
+/* Merge decree's entries for every event of `a` into the settings file
+ * `path` (created with its directory when missing), running `program`
+ * with `store` (NULL: none).  Idempotent.  0, or a negative code with an
+ * error naming the file (DECREE_EINVALID: not a JSON object, "hooks" not
+ * an object, an event not an array); nothing is written then. */
+int hook_install(hook_file *out, const hook_agent *a, const char *path,
+		 const char *program, const char *store);
+/* Remove decree's entries for `a` from `path` (and the matcher groups,
+ * event arrays and "hooks" object left empty by that); a missing file is
+ * left missing. */
+int hook_uninstall(hook_file *out, const hook_agent *a, const char *path);
+/* What `path` holds of decree's for `a` (writes nothing; a missing file
+ * is exists = false). */
+int hook_inspect(hook_file *out, const hook_agent *a, const char *path);
 
 /*
  * Run one hook: read the payload (JSON) from `payload`, act on it.  Never

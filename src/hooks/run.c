@@ -85,18 +85,18 @@ static int lib_failed(hook_ctx *c, const char *what)
 	return fail(c, "%s: %s", what, decree_error_last());
 }
 
-static int open_store(hook_ctx *c)
+/* The project: -C, else the agent's variable naming its project, else
+ * the payload's cwd, else the working directory (where agents run
+ * hooks); without -C, its nearest ancestor holding .decree/, as for
+ * every command.  Without a payload (it could not be read) the root is
+ * still found, for the log. */
+static int find_root(hook_ctx *c)
 {
-	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
-	decree_config *cfg;
-	const char *env = getenv("DECREE_STORE");
-	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS");
 	const char *dir = c->rq->root_opt;
-	int r;
 
 	if (!dir && c->rq->agent->root_env)
 		dir = getenv(c->rq->agent->root_env);
-	if (!dir || *dir != '/')
+	if ((!dir || *dir != '/') && c->p)
 		dir = pstr(c->p, "cwd");
 	if (!dir || *dir != '/')
 		dir = getcwd(c->start, sizeof(c->start)) ? c->start : NULL;
@@ -109,6 +109,19 @@ static int open_store(hook_ctx *c)
 	else if (decree_project_find_root(c->root, sizeof(c->root), c->start) <
 		 0)
 		return lib_failed(c, "cannot find the project root");
+	return 0;
+}
+
+static int open_store(hook_ctx *c)
+{
+	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
+	decree_config *cfg;
+	const char *env = getenv("DECREE_STORE");
+	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS");
+	int r;
+
+	if ((r = find_root(c)) < 0)
+		return r;
 	if (decree_config_load(&cfg, c->root) < 0)
 		return lib_failed(c, "cannot read the configuration");
 	decree_config_store_options(&o, cfg, c->root);
@@ -356,13 +369,29 @@ int hook_run(const hook_request *rq)
 	memset(&c, 0, sizeof(c));
 	c.rq = rq;
 	r = dispatch(&c);
-	if (r < 0)
-		hook_log_write(c.s ? decree_store_path(c.s) : NULL,
-			       rq->agent->name, rq->event,
-			       *c.root	  ? c.root
-			       : *c.start ? c.start
-					  : NULL,
-			       c.err.len ? c.err.ptr : "failed");
+	if (r < 0) {
+		/* the root as 'decree hook status' names it: resolved */
+		char real[PATH_MAX];
+		if (!*c.root) {
+			buf keep = BUF_INIT; /* the first failure is the one */
+			buf_puts(&keep, c.err.ptr ? c.err.ptr : "failed");
+			(void)find_root(&c);
+			buf_release(&c.err);
+			c.err = keep;
+		}
+		const char *root = c.s	      ? decree_store_root(c.s)
+				   : *c.root  ? c.root
+				   : *c.start ? c.start
+					      : NULL;
+		const char *msg = c.err.len ? c.err.ptr : "failed";
+		if (root && !c.s && realpath(root, real))
+			root = real;
+		if (!c.s ||
+		    hook_log_write(decree_store_path(c.s), rq->agent->name,
+				   rq->event, root, msg) < 0)
+			hook_log_write(NULL, rq->agent->name, rq->event, root,
+				       msg);
+	}
 	decree_store_free(c.s);
 	json_decref(c.p);
 	buf_release(&c.err);

@@ -26,6 +26,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/size.h"
 
 #include <yaml.h>
 
@@ -78,40 +79,6 @@ static bool mapping_or_empty(const yaml_node_t *n)
 {
 	return !n || n->type == YAML_MAPPING_NODE ||
 	       (n->type == YAML_SCALAR_NODE && !n->data.scalar.length);
-}
-
-static int parse_size(uint64_t *out, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-	if (*end || v == 0)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 static int bad(const char *file, const yaml_node_t *n, const char *what)
@@ -259,7 +226,7 @@ static int read_document(config_data *c, yaml_document_t *doc, const char *root,
 	{
 		yaml_node_t *n = map_get(doc, cp, "max_file_size");
 		const char *v = scalar(n);
-		if (n && (!v || parse_size(&c->pub.max_file_size, v) < 0))
+		if (n && (!v || size_parse(&c->pub.max_file_size, v) < 0))
 			return bad(
 				path, n,
 				"'max_file_size' must be a positive size like 52428800 or 50M");

@@ -109,11 +109,14 @@ int json_kv_str(buf *b, const char *key, const char *value, bool comma)
 
 int json_kv_path(buf *b, const char *key, const char *value, bool comma)
 {
-	size_t n;
-
 	if (!value)
 		return json_kv_str(b, key, NULL, comma);
-	n = strlen(value);
+	return json_kv_bytes(b, key, value, strlen(value), comma);
+}
+
+int json_kv_bytes(buf *b, const char *key, const char *value, size_t n,
+		  bool comma)
+{
 	if (buf_printf(b, "%s\"%s\":", comma ? "," : "", key) < 0 ||
 	    json_strn(b, value, n) < 0)
 		return -1;

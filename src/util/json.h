@@ -17,11 +17,10 @@ int json_strn(buf *b, const char *s, size_t n);
 bool json_is_utf8(const char *s, size_t n);
 /* ["," if comma] "key":"value", or "key":null when value is NULL */
 int json_kv_str(buf *b, const char *key, const char *value, bool comma);
-/* ["," if comma] "key":"value"[,"key_base64":"..."] */
-int json_kv_path(buf *b, const char *key, const char *value,
-		 bool comma); /* NULL
-				 value:
-				 null
-			       */
+/* ["," if comma] "key":"value"[,"key_base64":"..."]; NULL value: null */
+int json_kv_path(buf *b, const char *key, const char *value, bool comma);
+/* The same for n bytes that may hold NUL bytes (written as \u0000). */
+int json_kv_bytes(buf *b, const char *key, const char *value, size_t n,
+		  bool comma);
 
 #endif

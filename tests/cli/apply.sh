@@ -197,12 +197,12 @@ decree:"
 same "... the summary counts them" "$(printf '%s\n' "$ERR" | tail -1)" "decree: 4 of 5 file(s) in $P do not apply ('a.txt', 'b.txt', 'c.txt', 'gone.txt'); nothing was written"
 same "... nothing written, not even dir/x.txt which applies" "$(stamps "$W")" "$B"
 t_exit 1 "... --json: exit 1" D --json apply "$P"
-same "... --json: a checking/conflict event per file with its message, then done with ok false" "$(j '"\n".join("%s %s %s %s" % (o["phase"], o["path"], o["action"], bool(o.get("message"))) for o in L[:-1]) + "\n%s %s %s %s" % (L[-1]["phase"], L[-1]["ok"], L[-1]["conflicts"], L[-1]["error"])')" \
+same "... --json: a checking/conflict event per file with its detail, then done with ok false and the error" "$(j '"\n".join("%s %s %s %s" % (o["phase"], o["path"], o["action"], bool(o.get("detail"))) for o in L[:-1]) + "\n%s %s %s %s %s" % (L[-1]["phase"], L[-1]["ok"], L[-1]["conflicts"], L[-1]["error"]["code"], L[-1]["error"]["message"])')" \
 "checking a.txt conflict True
 checking b.txt conflict True
 checking c.txt conflict True
 checking gone.txt conflict True
-done False 4 4 of 5 file(s) in $P do not apply ('a.txt', 'b.txt', 'c.txt', 'gone.txt'); nothing was written"
+done False 4 conflict 4 of 5 file(s) in $P do not apply ('a.txt', 'b.txt', 'c.txt', 'gone.txt'); nothing was written"
 same "... still nothing written" "$(stamps "$W")" "$B"
 
 # a hunk is found after unrelated lines were inserted above it (offset),

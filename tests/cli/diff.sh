@@ -485,20 +485,20 @@ t_out "$(printf 'M\ta.txt\nD\tb.txt\nM\tc.bin\nA\td.txt\nM\tlong.txt\nM\t"q\\"uo
 t "--json" D --store "$S" --json checkpoint diff "$SM"
 printf '%s\n' "$OUT" >"$SCRATCH/d.json"
 check "--json is valid JSON (python3 -m json.tool)" python3 -m json.tool "$SCRATCH/d.json" /dev/null
-same "--json: per-file status, added, removed, binary; totals" "$(python3 -c '
+same "--json: per-file status, insertions, deletions, binary; totals" "$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 for f in d["files"]:
-    print(f["path"], f["status"], f["added"], f["removed"], f["binary"], f["old_mode"], f["new_mode"])
-print("total", d["added"], d["removed"])' "$SCRATCH/d.json" 2>&1)" \
-'a.txt M 1 1 False 100644 100644
-b.txt D 0 1 False 100644 None
-c.bin M 0 0 True 100644 100644
-d.txt A 2 0 False None 100644
-long.txt M 1 1 False 100644 100644
-q"uote.txt M 1 1 False 100644 100644
-sub/s.txt M 1 0 False 100644 100644
-total 6 4'
+    print(f["path"], f["status"], f["insertions"], f["deletions"], f["binary"], f["old_mode"], f["new_mode"])
+print("total", d["files_changed"], d["insertions"], d["deletions"])' "$SCRATCH/d.json" 2>&1)" \
+'a.txt M 1 1 False 644 644
+b.txt D 0 1 False 644 None
+c.bin M 0 0 True 644 644
+d.txt A 2 0 False None 644
+long.txt M 1 1 False 644 644
+q"uote.txt M 1 1 False 644 644
+sub/s.txt M 1 0 False 644 644
+total 7 6 4'
 dto "$SCRATCH/small.diff" D --store "$S" checkpoint diff "$SM"
 same "--json: the \"diff\" texts concatenated are the text diff" "$(python3 -c '
 import json, sys
@@ -508,7 +508,7 @@ t "--json --stat" D --store "$S" --json checkpoint diff "$SM" --stat
 same "--json --stat: no \"diff\" keys, same counts" "$(printf '%s' "$OUT" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print(any("diff" in f for f in d["files"]), len(d["files"]), d["added"], d["removed"])' 2>&1)" "False 7 6 4"
+print(any("diff" in f for f in d["files"]), len(d["files"]), d["insertions"], d["deletions"])' 2>&1)" "False 7 6 4"
 t "--json --name-status" D --store "$S" --json checkpoint diff "$SM" --name-status
 same "--json --name-status: statuses, no \"diff\" keys" "$(printf '%s' "$OUT" | python3 -c '
 import json, sys
@@ -546,7 +546,8 @@ same "... nothing on stdout" "$OUT" ""
 t_err "decree: *" "unknown second ref: exit 1" 1 D --store "$S" checkpoint diff "$SM" nosuch:message
 same "... exactly one stderr line" "$(printf '%s\n' "$ERR" | wc -l)" 1
 t_err "decree: *" "unknown ref with --json: exit 1" 1 D --store "$S" --json checkpoint diff nosuch:message
-same "... no partial JSON on stdout" "$OUT" ""
+same "... no partial JSON on stdout: only the error document" "$OUT" \
+	"{\"error\":{\"code\":\"not_found\",\"message\":\"${ERR#decree: }\"}}"
 t_err "*usage*" "no ref: usage error, exit 2" 2 D --store "$S" checkpoint diff
 t_err "decree: *" "three refs: exit 2" 2 D --store "$S" checkpoint diff "$SM" "$SM" "$SM"
 t_err "decree: *" "--stat with --name-status: exit 2" 2 D --store "$S" checkpoint diff "$SM" --stat --name-status

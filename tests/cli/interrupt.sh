@@ -2,7 +2,8 @@
 # interrupt.sh - Ctrl-C (SIGINT), SIGTERM or SIGHUP during a large restore,
 # undo or apply: the transaction is rolled back, its temp files removed,
 # the log removed, and decree exits 130 with one line saying so
-# (docs/transactions.md "Interrupted", docs/cli/exit-codes.md).  The tree
+# (docs/transactions.md "Interrupted", docs/cli/exit-codes.md), with
+# --json also the error document on stdout.  The tree
 # is exactly as before, and the store checks clean.
 #
 # To hit the middle of the writes every time, strace slows each fchmod
@@ -94,6 +95,12 @@ same "... one line says it was rolled back" "$ERR" \
 	"decree: interrupted; the undo was rolled back, nothing changed"
 same "... no .decree-tmp-* file is left" "$(temps)" 0
 same "... no transaction log is left" "$(wal)" 0
+same "... the tree is exactly as before" "$(state)" "$after"
+# --json: the interruption is the one error document on stdout
+interrupted INT undo --json undo
+check "undo --json interrupted by SIGINT: exit 130 (got $RC)" test "$RC" = 130
+same "... stdout is the error document, code interrupted" "$(cat "$SCRATCH/.out")" \
+	'{"error":{"code":"interrupted","message":"interrupted; the undo was rolled back, nothing changed"}}'
 same "... the tree is exactly as before" "$(state)" "$after"
 t "the undo still works afterwards" D -q undo
 same "... and gives Y" "$(state)" "$before"

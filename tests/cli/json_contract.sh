@@ -2,9 +2,10 @@
 # json_contract.sh - every --json output is exactly one JSON document on
 # stdout with the documented keys and types (DESIGN "Commands",
 # "Checkpoints"): list, show, create, restore (and --dry-run), undo, redo,
-# rollback, prune, drop, gc, fsck, recover.  Strings with quotes, control
+# rollback, prune, drop, delete, gc, fsck, recover.  Strings with quotes, control
 # characters, non-ASCII and non-UTF-8 bytes must survive JSON encoding, and
-# failures print no partial JSON.
+# failures print no partial JSON, only the error document.  The schemas of
+# docs/schema/ are checked by json_schema.sh.
 . "$(dirname "$0")/lib.sh"
 unset DECREE_STORE
 
@@ -43,6 +44,9 @@ def checkpoint_summary(c, where):
     need(isint(c.get("file_count")) and c["file_count"] >= 0, "%s: file_count not an int >= 0" % where)
     need(isint(c.get("total_bytes")) and c["total_bytes"] >= 0, "%s: total_bytes not an int >= 0" % where)
     need(isinstance(c.get("has_changes"), bool), "%s: has_changes not a bool" % where)
+    need(isinstance(c.get("tree"), str) and HEX64.match(c["tree"]), "%s: tree not 64 hex" % where)
+    for k in ("files_changed", "insertions", "deletions"):
+        need(k in c and (c[k] is None or (isint(c[k]) and c[k] >= 0)), "%s: %s not an int >= 0 or null" % (where, k))
 def changes_report(d, op):
     need(isinstance(d, dict), "not an object")
     need(isinstance(d.get("changes"), list), "changes not a list")
@@ -52,8 +56,9 @@ def changes_report(d, op):
     # "replace" (a directory or special file in the way) counts as restored
     for k, a in (("created", ("create",)), ("restored", ("restore", "replace")), ("deleted", ("delete",))):
         if k in d:
-            need(isint(d[k]) and d[k] == sum(1 for c in d["changes"] if c.get("action") in a),
-                 "%s=%r does not count the %s changes" % (k, d[k], "/".join(a)))
+            need(isinstance(d[k], list) and d[k] == [c["path"] for c in d["changes"] if c.get("action") in a],
+                 "%s=%r does not list the paths of the %s changes" % (k, d[k], "/".join(a)))
+    need(isinstance(d.get("skipped_user_edits"), list), "skipped_user_edits not a list")
     if "dry_run" in d: need(isinstance(d["dry_run"], bool), "dry_run not bool")
     if "operation" in d: need(d["operation"] == op, "operation %r, wanted %r" % (d["operation"], op))
 exec(sys.argv[1])
@@ -82,6 +87,8 @@ MSG=$'he said "hi"\n\\ é\ttab \x01'
 t "create --json" D --json checkpoint create --session 'sess "one"' --message "$MSG" --label $'lab\\el'
 t_schema "create --json: one object with a 64-hex id" '
 need(isinstance(d, dict) and isinstance(d.get("id"), str) and HEX64.match(d["id"]), "no 64-hex id")
+need(sorted(d) == ["created", "id", "tree"], "keys %r" % sorted(d))
+need(isinstance(d.get("tree"), str) and HEX64.match(d["tree"]), "no 64-hex tree")
 if "created" in d: need(d["created"] is True, "created should be true for a new checkpoint")'
 X=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 t "create --json again (same session and message)" D --json checkpoint create --session 'sess "one"' --message "$MSG"
@@ -181,6 +188,7 @@ for i, c in enumerate(cs or []):
     need(isinstance(c.get("created_at"), str) and RFC3339.match(c["created_at"]), "created_at")
     need(strnull(c.get("label")) and strnull(c.get("message")), "label/message")
     need(isinstance(c.get("session"), str), "session")
+    need(isinstance(c.get("tree"), str) and HEX64.match(c["tree"]), "tree")
     diff = [v for k, v in c.items() if "differ" in k]
     need(len(diff) == 1 and isint(diff[0]) and diff[0] >= 0, "how many files differ: %r" % c)
 need([c["created_at"] for c in cs] == sorted([c["created_at"] for c in cs], reverse=True), "not newest first")'
@@ -204,6 +212,10 @@ t "fsck --json" D --json fsck
 t_schema "fsck --json: ok true, no problems" 'need(d.get("ok") is True and d.get("problems") == [], "%r" % d)'
 t "recover --json" D --json recover
 t_schema "recover --json" 'need(isinstance(d, dict) and isinstance(d.get("recovered"), bool), "%r" % d)'
+t "create --json (one to delete)" D --json checkpoint create --session del
+Z=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' 2>/dev/null)
+t "delete --json" D --json checkpoint delete "$Z"
+t_schema "delete --json: {deleted: id}" 'need(d == {"deleted": "'"$Z"'"}, "%r" % d)'
 t "drop --json" D --json checkpoint drop --session 'sess "one"'
 t_schema "drop --session --json: removed count" 'need(isint(d.get("removed")) and d["removed"] >= 1, "%r" % d)'
 t "drop --all --json" D --json checkpoint drop --all
@@ -216,6 +228,7 @@ for args in "checkpoint show ffffffff" "checkpoint restore ffffffff" "undo" "red
 	else not_ok "--json $args: stdout empty or one JSON document" "$OUT"; fi
 done
 t_err 'decree: *' "--json with a usage error: exit 2" 2 D --json checkpoint list extra
-if [ -z "$OUT" ]; then ok "usage error prints nothing on stdout"; else not_ok "usage error prints nothing on stdout" "$OUT"; fi
+t_schema "usage error: stdout is the error document, code usage, the stderr message" '
+need(d == {"error": {"code": "usage", "message": "'"${ERR#decree: }"'"}}, "got %r" % d)'
 
 done_testing

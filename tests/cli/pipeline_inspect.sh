@@ -128,7 +128,7 @@ t "decree redo reverts again" D redo
 same "... tree as before the run" "$(vis_state "$P")" "$pre_edit"
 t "decree undo" D undo
 t "revert --json" D --json revert "$E"
-same "... counts" "$(py 'd["id"], d["restored"], d["created"], d["deleted"]')" "('$E', 1, 1, 1)"
+same "... counts" "$(py 'd["run"], d["restored"], d["created"], d["deleted"], d["skipped"], d["verified"]')" "('$E', 1, 1, 1, 0, 3)"
 D -q undo
 
 # a file edited after the run: conflict in the reverse patch

@@ -32,8 +32,8 @@ case "$OUT" in *"*           2 "*"exists   $SCRATCH/a"*) ok "projects: a has 2 c
 [ "$(printf '%s\n' "$OUT" | wc -l)" = 4 ] && ok "projects: header + 3 roots" || not_ok "projects: header + 3 roots" "$OUT"
 t "projects --json" "$DECREE" --store "$ST" -C a --json projects
 J=$OUT
-[ "$(printf '%s' "$J" | proj "$SCRATCH/a" checkpoints)" = 2 ] && ok "json: a has 2" || not_ok "json: a has 2" "$J"
-[ "$(printf '%s' "$J" | proj "$SCRATCH/b" checkpoints)" = 1 ] && ok "json: b has 1" || not_ok "json: b has 1" "$J"
+[ "$(printf '%s' "$J" | proj "$SCRATCH/a" checkpoint_count)" = 2 ] && ok "json: a has 2" || not_ok "json: a has 2" "$J"
+[ "$(printf '%s' "$J" | proj "$SCRATCH/b" checkpoint_count)" = 1 ] && ok "json: b has 1" || not_ok "json: b has 1" "$J"
 [ "$(printf '%s' "$J" | proj "$SCRATCH/b" exists)" = True ] && ok "json: b exists" || not_ok "json: b exists" "$J"
 [ "$(printf '%s' "$J" | proj "$SCRATCH/a" current)" = True ] && ok "json: a is current" || not_ok "json: a is current" "$J"
 [ "$(printf '%s' "$J" | proj "$SCRATCH/b" current)" = False ] && ok "json: b is not current" || not_ok "json: b is not current" "$J"
@@ -102,7 +102,7 @@ mkdir -p "$ST/roots/x" && rmdir "$ST/roots/x"
 t "projects move c c2" "$DECREE" --store "$ST" -C c2 projects move c c2
 t_match "*c2*" "projects lists c2" "$DECREE" --store "$ST" projects
 t "drop --all -C of a gone root" sh -c "mv c2 c3 && '$DECREE' --store '$ST' -C c2 checkpoint drop --all"
-t_out "0" "dropped: c2 has no checkpoints" sh -c "'$DECREE' --store '$ST' --json projects | python3 -c 'import json,sys; print([p for p in json.load(sys.stdin)[\"projects\"] if p[\"root\"]==\"$SCRATCH/c2\"][0][\"checkpoints\"])'"
+t_out "0" "dropped: c2 has no checkpoints" sh -c "'$DECREE' --store '$ST' --json projects | python3 -c 'import json,sys; print([p for p in json.load(sys.stdin)[\"projects\"] if p[\"root\"]==\"$SCRATCH/c2\"][0][\"checkpoint_count\"])'"
 
 # ===== 3. an in-tree store follows its project ================================
 mkdir -p p && echo 1 >p/x

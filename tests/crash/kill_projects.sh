@@ -89,7 +89,7 @@ check_point() {
 	a_new=no
 	[ "$op" = ext ] && a_new=$(attached "$st" "$new")
 	roots=$("$DECREE" --store "$st" -C "$new" --json projects 2>&1 |
-		$PY3 -c 'import json, sys; print(" ".join(sorted(p["root"] for p in json.load(sys.stdin)["projects"] if p["checkpoints"] == 3)))' 2>&1)
+		$PY3 -c 'import json, sys; print(" ".join(sorted(p["root"] for p in json.load(sys.stdin)["projects"] if p["checkpoint_count"] == 3)))' 2>&1)
 	case "$op:$a_old:$a_new:$roots" in
 	ext:yes:no*:"$old" | ext:no*:yes:"$new") ;;
 	tree:*:*:"$old" | tree:*:*:"$new") ;;

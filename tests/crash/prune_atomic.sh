@@ -1,9 +1,10 @@
 #!/bin/bash
-# prune_atomic.sh - checkpoint prune and drop remove all they remove at
-# once (docs/transactions.md, "Removing checkpoints").
+# prune_atomic.sh - checkpoint prune, drop and delete remove all they
+# remove at once (docs/transactions.md, "Removing checkpoints").
 #
-# prune --keep 1 (three records to remove), drop --session S (three) and
-# drop --all (records, history, stat cache) run once under strace; then
+# prune --keep 1 (three records to remove), drop --session S (three, and
+# S's agent journal), drop --all (records, history, stat cache, every
+# journal) and delete (one record) run once under strace; then
 # every unlink and fsync they make fails in turn (EIO), and is also the
 # point of a SIGKILL.  After each:
 #   exit 0   the listing is exactly "after" (a warning may say that the
@@ -12,7 +13,8 @@
 #   killed   a read-only listing, before any recovery, is already "before"
 #            or "after" (never a part), and stays so after `decree recover`;
 #   always   after `decree recover`: no checkpoints.drop, no record file of
-#            a removed checkpoint, no temp file, fsck clean.
+#            a removed checkpoint, no temp file, fsck clean; a journal the
+#            command deletes is gone exactly when the listing is "after".
 # Then a damaged checkpoints.drop: fsck names it, recovery removes it and
 # keeps every checkpoint.
 . "$DECREE_TOP/tests/crash/lib.sh"
@@ -33,7 +35,25 @@ make_base() {
 		"$DECREE" -q checkpoint create --session S --message S$k >/dev/null || return 1
 	done
 	"$DECREE" -q checkpoint restore default:X >/dev/null || return 1
+	# agent journals (decree/agent.h) of S and of the default session
+	rd=$(rootdir "$W")
+	mkdir -p "$rd/journal" || return 1
+	jline S >"$rd/journal/$(jkey S)" && jline default >"$rd/journal/$(jkey default)"
 	cd - >/dev/null
+}
+jkey() { printf '%s' "$1" | sha256sum | cut -c1-32; }
+# a journal's first record, checksummed as docs/format.md says (fsck reads it)
+jline() {
+	local j='{"type":"session","v":1,"session":"'"$1"'","agent":null,"time":1}'
+	printf '%s %s\n' "$(printf '%s' "$j" | sha256sum | cut -c1-16)" "$j"
+}
+# which journals are left: "S default", "default", "none"
+journals() {
+	local rd j=""
+	rd=$(rootdir "$1")
+	[ -e "$rd/journal/$(jkey S)" ] && j="S"
+	[ -e "$rd/journal/$(jkey default)" ] && j="${j:+$j }default"
+	echo "${j:-none}"
 }
 ids() { "$DECREE" -C "$1" checkpoint list --json 2>/dev/null | $PY3 -c '
 import json, sys
@@ -44,17 +64,23 @@ rootdir() { dirname "$(find "$1/.decree/store/roots" -name ROOT | head -1)"; }
 make_base || { not_ok "set up" "cannot build the base tree"; done_testing; exit 1; }
 cp -a "$W" "$SCRATCH/base"
 
-for spec in "prune|checkpoint prune --keep 1" "drop|checkpoint drop --session S" "drop-all|checkpoint drop --all"; do
+for spec in "prune|checkpoint prune --keep 1" "drop|checkpoint drop --session S" "drop-all|checkpoint drop --all" "delete|checkpoint delete S:S2"; do
 	name=${spec%%|*} cmd=${spec#*|}
 	rm -rf "$W" && cp -a "$SCRATCH/base" "$W"
 	before=$(ids "$W")
+	jbefore=$(journals "$W")
 	# shellcheck disable=SC2086
 	trace_log "$SCRATCH/$name.trace" "$KILLED" -C "$W" $cmd
 	after=$(ids "$W")
+	jafter=$(journals "$W")
 	if [ "$RC" -ne 0 ] || [ "$before" = "$after" ]; then
 		not_ok "$name: runs and removes something" "exit $RC: $(cat "$SCRATCH/.kerr")"
 		continue
 	fi
+	case "$name:$jafter" in
+	prune:"S default" | delete:"S default" | drop:default | drop-all:none) ok "$name: the journals left: $jafter" ;;
+	*) not_ok "$name: the journals left" "$jafter" ;;
+	esac
 	for sc in unlink unlinkat fsync; do
 		m=$(count_calls "$SCRATCH/$name.trace" "$sc")
 		for n in $(seq 1 "$m"); do
@@ -89,6 +115,10 @@ for spec in "prune|checkpoint prune --keep 1" "drop|checkpoint drop --session S"
 				[ "$nrec" = "$nlist" ] || why="$why; $nrec record files for $nlist checkpoints"
 				[ -z "$(find "$W/.decree" -name '*tmp*')" ] || why="$why; temp files: $(find "$W/.decree" -name '*tmp*')"
 				"$DECREE" -C "$W" fsck >"$SCRATCH/fsck.out" 2>&1 || why="$why; fsck: $(head -3 "$SCRATCH/fsck.out")"
+				case "$(ids "$W")|$(journals "$W")" in
+				"$after|$jafter" | "$before|$jbefore") ;;
+				*) why="$why; journals and records disagree: journals $(journals "$W"), listing $(ids "$W")" ;;
+				esac
 				if [ "$name" = drop-all ]; then
 					# the history goes with the records, never apart
 					case "$(ids "$W"):$(undo_depth "$W")" in

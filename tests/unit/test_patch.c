@@ -12,10 +12,13 @@
  *    `patch -p1` and `git apply`, forwards and with -R; `diff -ruN`,
  *    `diff -u` and `git diff --no-index` output is parsed and applied by
  *    decree.  Missing tools fail the test.
+ *  - decree_patch_files (decree/diff.h): the file records of a patch,
+ *    their status, modes, line counts and texts.
  *  - The fuzz corpus is replayed through the libFuzzer entry point.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays a run.
  */
 #include "util/common.h"
+#include "decree/diff.h"
 #include "diff/patch.h"
 #include "diff/unidiff.h"
 #include "diff/xdiff.h"
@@ -1635,6 +1638,85 @@ static void test_oracle_binary(void **state)
 
 /* ---- fuzz corpus replay ----------------------------------------------- */
 
+/* --- decree_patch_files ------------------------------------------------- */
+
+typedef struct {
+	char got[2048];
+} files_seen;
+
+static int on_patch_file(void *payload, const decree_diff_file *f)
+{
+	files_seen *fs = payload;
+	size_t n = strlen(fs->got);
+
+	snprintf(fs->got + n, sizeof(fs->got) - n,
+		 "%s %c %o %o %s +%u -%u [%.*s]\n", f->path, f->status,
+		 f->old_mode, f->new_mode, f->binary ? "bin" : "txt",
+		 (unsigned)f->added, (unsigned)f->removed,
+		 f->text ? (int)strcspn(f->text, "\n") : 4,
+		 f->text ? f->text : "NULL");
+	return 0;
+}
+
+static void test_patch_files(void **state)
+{
+	static const struct {
+		const char *patch;
+		int want_r;
+		const char *want;
+	} cases[] = {
+		{ "", 0, "" },
+		{ "diff --git a/a.txt b/a.txt\n"
+		  "index 1111111..2222222 100644\n"
+		  "--- a/a.txt\n+++ b/a.txt\n"
+		  "@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+		  "diff --git a/key b/key\n"
+		  "old mode 100600\nnew mode 100644\n"
+		  "diff --git a/n.txt b/n.txt\n"
+		  "new file mode 100755\n"
+		  "index 0000000..3333333\n"
+		  "--- /dev/null\n+++ b/n.txt\n"
+		  "@@ -0,0 +1,2 @@\n+x\n+y\n"
+		  "diff --git a/ln b/ln\n"
+		  "deleted file mode 120000\n"
+		  "index 4444444..0000000\n"
+		  "--- a/ln\n+++ /dev/null\n"
+		  "@@ -1 +0,0 @@\n-t\n\\ No newline at end of file\n"
+		  "diff --git a/b.bin b/b.bin\n"
+		  "index 5555555..6666666 100644\n"
+		  "GIT binary patch\n"
+		  "decree-base64 old 3\nYQBi\n"
+		  "decree-base64 new 3\nYQBj\n\n",
+		  0,
+		  "a.txt M 644 644 txt +1 -1 [diff --git a/a.txt b/a.txt]\n"
+		  "key M 600 644 txt +0 -0 [diff --git a/key b/key]\n"
+		  "n.txt A 0 755 txt +2 -0 [diff --git a/n.txt b/n.txt]\n"
+		  "ln D 120000 0 txt +0 -1 [diff --git a/ln b/ln]\n"
+		  "b.bin M 644 644 bin +0 -0 [diff --git a/b.bin b/b.bin]\n" },
+		/* a plain diff -u: no modes; the text from its first line */
+		{ "Only in x: y\n--- f.c\t2026-01-01\n+++ f.c\t2026-01-02\n"
+		  "@@ -1 +1 @@\n-a\n+b\n",
+		  0, "f.c M 0 0 txt +1 -1 [--- f.c\t2026-01-01]\n" },
+		{ "diff --git a/old b/new\nsimilarity index 100%\n"
+		  "rename from old\nrename to new\n",
+		  0, "new R 0 0 txt +0 -0 [diff --git a/old b/new]\n" },
+		{ "no diff here\n", DECREE_EINVALID, "" },
+		{ "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n",
+		  DECREE_EINVALID, "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		files_seen fs = { "" };
+		int r = decree_patch_files("t.diff", cases[i].patch,
+					   strlen(cases[i].patch), -1,
+					   on_patch_file, &fs);
+		if (r != cases[i].want_r || strcmp(fs.got, cases[i].want))
+			fail_msg("case %zu: r=%d (want %d)\n%s--- want:\n%s", i,
+				 r, cases[i].want_r, fs.got, cases[i].want);
+	}
+}
+
 static void test_corpus_replay(void **state)
 {
 	const char *env = getenv("DECREE_SRCDIR");
@@ -1689,6 +1771,7 @@ int main(void)
 		cmocka_unit_test(test_oracle_apply),
 		cmocka_unit_test(test_oracle_parse),
 		cmocka_unit_test(test_oracle_binary),
+		cmocka_unit_test(test_patch_files),
 		cmocka_unit_test(test_corpus_replay),
 	};
 

@@ -16,6 +16,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "store/record.h"
 #include "store/repo.h"
 #include "store/snap.h"
 
@@ -40,13 +41,11 @@ void journal_dir(char *out, const decree_store *s)
 int journal_path(char *out, size_t len, const decree_store *s,
 		 const char *session)
 {
-	char dir[PATH_MAX], hex[SHA256_HEXLEN + 1];
-	oid h;
+	char dir[PATH_MAX], key[33];
 
-	sha256_buf(&h, session, strlen(session));
-	oid_to_hex(hex, &h);
+	record_journal_key(key, session);
 	journal_dir(dir, s);
-	if ((size_t)snprintf(out, len, "%s/%.32s", dir, hex) >= len)
+	if ((size_t)snprintf(out, len, "%s/%s", dir, key) >= len)
 		return decree_error_set(DECREE_EINVALID, "path too long");
 	return 0;
 }

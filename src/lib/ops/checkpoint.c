@@ -1,6 +1,6 @@
 /*
- * checkpoint.c - create, list, resolve, show, compare, prune and drop
- * checkpoints (decree/checkpoint.h).
+ * checkpoint.c - create, list, resolve, show, compare, prune, drop and
+ * delete checkpoints (decree/checkpoint.h).
  *
  * A checkpoint = stored objects (blobs + trees) + one record.  The record
  * is written last, atomically, after the pack holding every object it
@@ -9,10 +9,20 @@
  *
  * One checkpoint per (session, message): creating it again returns the
  * existing id, which makes "checkpoint before each user message" safe to
- * retry.
+ * retry; with if_changed, a tree equal to the session's latest returns
+ * that one too.
+ *
+ * A checkpoint made with scan rules of its own (excludes, a size limit)
+ * keeps them in its record, and everything here that compares it with
+ * the working tree scans with them (worktree_scan_view): what they left
+ * out is never reported, nor deleted by a restore (restore.c does the
+ * same).  The change counts against the session's previous checkpoint
+ * are computed once, when the record is written, so listing reads no
+ * blob.
  */
 #include "util/common.h"
 #include "ops/checkpoint.h"
+#include "journal/journal.h"
 #include "store/record.h"
 #include "scan/worktree.h"
 #include "util/alloc.h"
@@ -23,6 +33,10 @@
 #include "scan/statcache.h"
 #include "store/tree.h"
 #include "txn/txn.h"
+#include "diff/unidiff.h"
+#include "diff/xdiff.h"
+
+#include <pthread.h>
 
 /* Merge packs under 8 MiB once there are more than 16 (one per checkpoint
  * otherwise; each costs an open and a lookup). */
@@ -155,9 +169,188 @@ done:
 	return r;
 }
 
-int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-		     odb_writer *w, snap *cur, const char *session,
-		     const char *message, const char *label)
+/* --- what changed since the session's previous checkpoint ------------------
+ * Counted once, when a checkpoint is made, and kept in its record: a
+ * listing never reads a blob.  Lines come from the same line diff as
+ * `checkpoint diff` (xdiff); a binary file (a NUL byte), a file too big
+ * to diff or a skipped one counts as changed with 0 lines, as does a
+ * change of mode alone.
+ */
+
+typedef struct {
+	const snap_entry *a, *b;
+} count_item;
+
+typedef struct {
+	odb *db;
+	count_item *items;
+	size_t n, cap;
+	pthread_mutex_t mu; /* guards next, the sums and failed */
+	size_t next;
+	int64_t ins, del;
+	bool failed;
+} change_count;
+
+/* Lines of a buffer: '\n's, and a last line without one. */
+static int64_t line_count(const buf *t)
+{
+	int64_t n = 0;
+	for (const char *p = t->ptr, *end = t->ptr + t->len;
+	     (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+		n++;
+	return n + (t->len && t->ptr[t->len - 1] != '\n');
+}
+
+typedef struct {
+	int64_t ins, del;
+} line_sums;
+
+static int add_edit(const xdiff_edit *e, void *payload)
+{
+	line_sums *l = payload;
+	l->del += (int64_t)e->old_count;
+	l->ins += (int64_t)e->new_count;
+	return 0;
+}
+
+/* Can an entry's bytes take part in a line count? */
+static bool countable(const snap_entry *e)
+{
+	return e->mode != MODE_SKIP && e->size < UNIDIFF_MAX_CONTENT;
+}
+
+/* The lines one changed path adds and removes (into *l). */
+static int count_item_lines(line_sums *l, odb *db, const count_item *it, buf *a,
+			    buf *b)
+{
+	if ((it->a && !countable(it->a)) || (it->b && !countable(it->b)) ||
+	    (it->a && it->b && !oid_cmp(&it->a->id, &it->b->id)))
+		return 0; /* skipped, too big to diff, or a mode change */
+	buf_clear(a);
+	buf_clear(b);
+	if ((it->a && odb_read(a, NULL, db, &it->a->id) < 0) ||
+	    (it->b && odb_read(b, NULL, db, &it->b->id) < 0))
+		return -1;
+	if (unidiff_is_binary(a->ptr, a->len) ||
+	    unidiff_is_binary(b->ptr, b->len))
+		return 0;
+	if (!it->a || !it->b) {
+		*(it->a ? &l->del : &l->ins) += line_count(it->a ? a : b);
+		return 0;
+	}
+	return xdiff_diff(a->ptr, a->len, b->ptr, b->len, NULL, add_edit, l);
+}
+
+/* Runs on several threads: only the store's reads are shared (they are
+ * thread-safe); errors stay in each thread's own slot. */
+static void *count_worker(void *arg)
+{
+	change_count *c = arg;
+	line_sums l = { 0, 0 };
+	buf a = BUF_INIT, b = BUF_INIT;
+	bool failed = false;
+
+	for (;;) {
+		const count_item *it;
+		pthread_mutex_lock(&c->mu);
+		it = !c->failed && c->next < c->n ? &c->items[c->next++] : NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (!it)
+			break;
+		if (count_item_lines(&l, c->db, it, &a, &b) < 0) {
+			failed = true;
+			error_clear();
+			break;
+		}
+	}
+	pthread_mutex_lock(&c->mu);
+	c->ins += l.ins;
+	c->del += l.del;
+	c->failed |= failed;
+	pthread_mutex_unlock(&c->mu);
+	buf_release(&a);
+	buf_release(&b);
+	return NULL;
+}
+
+static int collect_change(void *payload, const char *path, const snap_entry *a,
+			  const snap_entry *b)
+{
+	change_count *c = payload;
+
+	(void)path;
+	if (GROW(c->items, c->cap, c->n + 1) < 0)
+		return -1;
+	c->items[c->n].a = a;
+	c->items[c->n++].b = b;
+	return 0;
+}
+
+/* Fill m's counts: `cur` (tree `root`, every object stored) against the
+ * newest checkpoint of m->session, or an empty tree.  Only counts: a
+ * failure leaves them unknown (-1) and clears the error.  The blobs of a
+ * session's first checkpoint are all read once: on one thread per CPU
+ * (s->threads). */
+static void count_changes(record_meta *m, decree_store *s, const snap *cur,
+			  const oid *root)
+{
+	const char *session = m->session ? m->session : RECORD_DEFAULT_SESSION;
+	change_count c;
+	const snap *prev = NULL;
+	snap empty = SNAP_INIT;
+	record *v = NULL;
+	size_t n = 0, last = SIZE_MAX;
+	pthread_t tids[16];
+	unsigned nt, started = 0;
+	long ncpu;
+	oid prev_tree;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	m->files_changed = m->insertions = m->deletions = -1;
+	if ((r = record_load_all(&v, &n, s)) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].session, session))
+			last = i;
+	if (last != SIZE_MAX)
+		prev_tree = v[last].tree;
+	record_free_all(v, n);
+	if (last != SIZE_MAX && !oid_cmp(&prev_tree, root)) {
+		m->files_changed = m->insertions = m->deletions = 0;
+		goto done;
+	}
+	if ((r = repo_odb(&c.db, s, false)) < 0 ||
+	    (last != SIZE_MAX && (r = repo_tree(&prev, s, &prev_tree)) < 0) ||
+	    (r = snap_diff(prev ? prev : &empty, cur, collect_change, &c)) < 0)
+		goto done;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	nt = s->threads ? s->threads : ncpu > 0 ? (unsigned)ncpu : 1;
+	if (nt > ARRAY_SIZE(tids) + 1)
+		nt = ARRAY_SIZE(tids) + 1;
+	pthread_mutex_init(&c.mu, NULL);
+	/* a thread is worth its start only with some files to read */
+	while (started + 1 < nt && (started + 1) * 32 < c.n &&
+	       pthread_create(&tids[started], NULL, count_worker, &c) == 0)
+		started++;
+	count_worker(&c); /* this thread works too */
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	pthread_mutex_destroy(&c.mu);
+	if (!c.failed) {
+		m->files_changed = (int64_t)c.n;
+		m->insertions = c.ins;
+		m->deletions = c.del;
+	}
+done:
+	if (r < 0)
+		error_clear(); /* unknown counts; the checkpoint is fine */
+	decree_free(c.items);
+}
+
+int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
+			  decree_store *s, odb_writer *w, snap *cur,
+			  record_meta *m)
 {
 	oid root;
 	int r;
@@ -166,67 +359,129 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	    (r = tree_write(&root, w, cur)) < 0 ||
 	    (r = odb_writer_commit(w)) < 0)
 		return r;
-	return record_save(id_out, s, &root, cur, session, message, label);
+	count_changes(m, s, cur, &root);
+	if ((r = record_save(id_out, s, &root, cur, m)) == 0 && tree_out)
+		*tree_out = root;
+	return r;
+}
+
+int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+		     odb_writer *w, snap *cur, const char *session,
+		     const char *message, const char *label)
+{
+	record_meta m = RECORD_META_INIT;
+
+	m.session = session;
+	m.message = message;
+	m.label = label;
+	return checkpoint_write_meta(id_out, NULL, s, w, cur, &m);
 }
 
 /* --- public API -------------------------------------------------------------
  */
 
-int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
-			     decree_store *s,
-			     const decree_checkpoint_create_options *o)
+/* The result for an existing checkpoint. */
+static void found(decree_checkpoint_created *out, const record *rec)
+{
+	memcpy(out->id, rec->info.id, sizeof(out->id));
+	memcpy(out->tree, rec->info.tree, sizeof(out->tree));
+	out->created = false;
+	out->files_changed = rec->info.files_changed;
+	out->insertions = rec->info.insertions;
+	out->deletions = rec->info.deletions;
+}
+
+int decree_checkpoint_create_ext(decree_checkpoint_created *out,
+				 decree_store *s,
+				 const decree_checkpoint_create_options *o)
 {
 	decree_checkpoint_create_options def =
 		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
-	const char *session;
+	record_meta m = RECORD_META_INIT;
+	worktree_view view = { NULL, 0 };
+	bool if_changed = false;
 	odb_writer *w = NULL;
 	snap cur = SNAP_INIT;
 	statcache *cache = NULL;
+	record *v = NULL;
+	size_t n = 0, latest = SIZE_MAX;
 	odb *db;
+	oid root;
 	int r;
 
-	if (created)
-		*created = false;
+	DECREE_ASSERT_ARG(out);
+	DECREE_ASSERT_ARG(s);
+	memset(out, 0, sizeof(*out));
+	out->files_changed = out->insertions = out->deletions = -1;
 	if (!o)
 		o = &def;
-	if (o->version != DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION)
+	if (o->version < 1 ||
+	    o->version > DECREE_CHECKPOINT_CREATE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid checkpoint options");
-	session = o->session && *o->session ? o->session
-					    : RECORD_DEFAULT_SESSION;
-	if (strchr(session, ':') || strchr(session, '\n'))
+	if (o->version >= 2) { /* a version 1 struct ends before these */
+		if_changed = o->if_changed;
+		view.excludes = o->excludes;
+		view.max_file_size = o->max_file_size;
+	}
+	m.session = o->session && *o->session ? o->session
+					      : RECORD_DEFAULT_SESSION;
+	m.message = o->message;
+	m.label = o->label;
+	m.excludes = view.excludes;
+	m.max_file_size = view.max_file_size;
+	if (strchr(m.session, ':') || strchr(m.session, '\n'))
 		return decree_error_set(
 			DECREE_EINVALID,
 			"session name '%s' must not contain ':' or newlines",
-			session);
+			m.session);
+	for (size_t i = 0; view.excludes && view.excludes[i]; i++)
+		if ((r = record_check_pattern(view.excludes[i])) < 0)
+			return r;
 	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
-	if (o->message) {
-		record *v;
-		size_t n;
-		if ((r = record_load_all(&v, &n, s)) < 0)
+	if ((o->message || if_changed) && (r = record_load_all(&v, &n, s)) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].session, m.session))
+			continue;
+		latest = i;
+		if (o->message && v[i].message &&
+		    !strcmp(v[i].message, o->message)) {
+			found(out, &v[i]); /* one checkpoint per turn */
 			goto done;
-		for (size_t i = 0; i < n; i++) {
-			if (!strcmp(v[i].session, session) && v[i].message &&
-			    !strcmp(v[i].message, o->message)) {
-				memcpy(id_out, v[i].info.id,
-				       DECREE_ID_HEXLEN + 1);
-				record_free_all(v, n);
-				goto done;
-			}
 		}
-		record_free_all(v, n);
 	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
-	if ((r = worktree_scan(&cur, s, w, &cache, NULL, false)) < 0)
+	if ((r = worktree_scan_view(&cur, s, w, &cache, NULL, false, &view)) <
+	    0)
 		goto done;
-	if ((r = checkpoint_write(id_out, s, w, &cur, session, o->message,
-				  o->label)) < 0)
+	if (if_changed && latest != SIZE_MAX) {
+		if ((r = store_uncached(s, w, &cur)) < 0 ||
+		    (r = tree_write(&root, NULL, &cur)) < 0)
+			goto done;
+		if (!oid_cmp(&root, &v[latest].tree)) {
+			/* what the scan stored: bytes whose stored copy was
+			 * damaged, which the latest checkpoint names too */
+			if ((r = odb_writer_commit(w)) < 0)
+				goto done;
+			found(out, &v[latest]);
+			/* only a cache: the next scan is cheaper */
+			if (worktree_save_statcache(s, &cur, cache) < 0)
+				error_clear();
+			cache = NULL;
+			goto done;
+		}
+	}
+	if ((r = checkpoint_write_meta(out->id, &root, s, w, &cur, &m)) < 0)
 		goto done;
-	if (created)
-		*created = true;
+	out->created = true;
+	oid_to_hex(out->tree, &root);
+	out->files_changed = m.files_changed;
+	out->insertions = m.insertions;
+	out->deletions = m.deletions;
 	/* The checkpoint is complete; a stale cache or a missed repack only
 	 * costs speed. */
 	if (worktree_save_statcache(s, &cur, cache) < 0)
@@ -234,29 +489,36 @@ int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
 	cache = NULL;
 	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
 		error_clear();
-	{
-		/* what was just scanned is that tree: keep it for the show or
-		 * diff that often follows (the pipeline's manifest and diff) */
-		record rec;
-		if (record_resolve(&rec, s, id_out) == 0) {
-			for (size_t i = 0; i < cur.n; i++) {
-				/* stat data is not part of a tree */
-				snap_entry *e = &cur.v[i];
-				e->mtime_ns = e->ctime_ns = 0;
-				e->ino = e->dev = 0;
-				e->cached = 0;
-			}
-			repo_tree_cache_put(s, &cur, &rec.tree);
-			record_release(&rec);
-		} else {
-			error_clear();
-		}
+	/* what was just scanned is that tree: keep it for the show or diff
+	 * that often follows (the pipeline's manifest and diff) */
+	for (size_t i = 0; i < cur.n; i++) {
+		/* stat data is not part of a tree */
+		snap_entry *e = &cur.v[i];
+		e->mtime_ns = e->ctime_ns = 0;
+		e->ino = e->dev = 0;
+		e->cached = 0;
 	}
+	repo_tree_cache_put(s, &cur, &root);
 done:
+	record_free_all(v, n);
 	statcache_free(cache);
 	odb_writer_free(w);
 	snap_release(&cur);
 	repo_unlock(s);
+	return r;
+}
+
+int decree_checkpoint_create(char id_out[DECREE_ID_HEXLEN + 1], bool *created,
+			     decree_store *s,
+			     const decree_checkpoint_create_options *o)
+{
+	decree_checkpoint_created res;
+	int r = decree_checkpoint_create_ext(&res, s, o);
+
+	if (created)
+		*created = r == 0 && res.created;
+	if (r == 0)
+		memcpy(id_out, res.id, DECREE_ID_HEXLEN + 1);
 	return r;
 }
 
@@ -265,24 +527,49 @@ struct decree_checkpoint_list {
 	size_t n;
 };
 
-/* Tree id of the working tree now (nothing stored). */
-static int worktree_tree(oid *out, decree_store *s)
+/* Tree ids of the working tree now (nothing stored), one per view the
+ * newest checkpoints of the sessions were made with (usually one). */
+typedef struct {
+	worktree_view view;
+	oid tree;
+} now_tree;
+
+static int worktree_tree(oid *out, now_tree **seen, size_t *nseen,
+			 decree_store *s, const record *rec)
 {
+	worktree_view view;
 	snap cur = SNAP_INIT;
-	int r = worktree_scan(&cur, s, NULL, NULL, NULL, false);
-	if (r == 0)
+	now_tree *v;
+	int r;
+
+	checkpoint_view(&view, rec);
+	for (size_t i = 0; i < *nseen; i++)
+		if (worktree_view_same(&(*seen)[i].view, &view)) {
+			*out = (*seen)[i].tree;
+			return 0;
+		}
+	if ((r = worktree_scan_view(&cur, s, NULL, NULL, NULL, false, &view)) ==
+	    0)
 		r = tree_write(out, NULL, &cur);
 	snap_release(&cur);
-	return r;
+	if (r < 0)
+		return r;
+	/* the views borrow from the list's records, which outlive this */
+	if (!(v = decree_realloc(*seen, (*nseen + 1) * sizeof(*v))))
+		return -1;
+	*seen = v;
+	v[*nseen].view = view;
+	v[(*nseen)++].tree = *out;
+	return 0;
 }
 
 int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
 			       const char *session, unsigned flags)
 {
 	decree_checkpoint_list *l;
+	now_tree *seen = NULL;
+	size_t nseen = 0, k = 0;
 	oid now;
-	bool have_now = false;
-	size_t k = 0;
 	int r;
 
 	*out = NULL;
@@ -310,18 +597,19 @@ int decree_checkpoint_list_get(decree_checkpoint_list **out, decree_store *s,
 					0;
 				continue;
 			}
-			if (!have_now) {
-				if ((r = worktree_tree(&now, s)) < 0)
-					goto fail;
-				have_now = true;
-			}
+			/* the working tree as that checkpoint's rules see it */
+			if ((r = worktree_tree(&now, &seen, &nseen, s,
+					       &l->v[i])) < 0)
+				goto fail;
 			l->v[i].info.has_changes =
 				oid_cmp(&l->v[i].tree, &now) != 0;
 		}
 	}
+	decree_free(seen);
 	*out = l;
 	return 0;
 fail:
+	decree_free(seen);
 	decree_checkpoint_list_free(l);
 	return r;
 }
@@ -468,8 +756,13 @@ int decree_checkpoint_compare(decree_store *s, const char *ref,
 		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = worktree_scan(&sb, s, NULL, NULL, &sa, false)) < 0) {
-		goto done;
+	} else {
+		/* the working tree as the checkpoint's rules see it */
+		worktree_view view;
+		checkpoint_view(&view, &a);
+		if ((r = worktree_scan_view(&sb, s, NULL, NULL, &sa, false,
+					    &view)) < 0)
+			goto done;
 	}
 	r = snap_diff(&sa, &sb, cmp_one, &c);
 done:
@@ -514,21 +807,19 @@ static int add_damaged(buf *ids, size_t *count, decree_store *s,
 	return 0;
 }
 
-/* Remove the `count` records in `ids` (and with RECORD_DROP_ALL the
- * history and stat cache): all or nothing.  The damaged records of
- * `session` among them are marked removed (for the caller's report). */
-static int remove_records(decree_store *s, const buf *ids, size_t count,
-			  unsigned flags, const char *session)
+/* Commit the removal of the `count` records in `ids` (flags and the
+ * journal of `journal_session` as record_drop_commit_journal), then
+ * finish it: a failing finish is a warning, the removal has happened. */
+static int commit_removal(decree_store *s, const buf *ids, size_t count,
+			  unsigned flags, const char *journal_session)
 {
 	bool done;
 	int r;
 
-	if ((r = record_drop_commit(s, (const oid *)(const void *)ids->ptr,
-				    count, flags)) < 0)
+	if ((r = record_drop_commit_journal(s,
+					    (const oid *)(const void *)ids->ptr,
+					    count, flags, journal_session)) < 0)
 		return r;
-	for (size_t i = 0; i < s->ndamaged; i++)
-		if (damaged_in(&s->damaged[i], session))
-			s->damaged[i].pub.removed = true;
 	if (record_drop_finish(&done, s) < 0) {
 		warning_set(DECREE_EUNFINISHED,
 			    "the checkpoints were removed, but deleting their "
@@ -537,6 +828,25 @@ static int remove_records(decree_store *s, const buf *ids, size_t count,
 			    error_last());
 		error_clear();
 	}
+	return 0;
+}
+
+/* Remove the `count` records in `ids` (and with RECORD_DROP_ALL the
+ * history, stat cache and agent journals; with `with_journal` the agent
+ * journal of `session`): all or nothing.  The damaged records of
+ * `session` among them are marked removed (for the caller's report). */
+static int remove_records(decree_store *s, const buf *ids, size_t count,
+			  unsigned flags, const char *session,
+			  bool with_journal)
+{
+	int r;
+
+	if ((r = commit_removal(s, ids, count, flags,
+				with_journal ? session : NULL)) < 0)
+		return r;
+	for (size_t i = 0; i < s->ndamaged; i++)
+		if (damaged_in(&s->damaged[i], session))
+			s->damaged[i].pub.removed = true;
 	return 0;
 }
 
@@ -557,7 +867,7 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 			"prune needs keep > 0 or older_than_days >= 0");
 	if (!repo_exists(s))
 		return 0;
-	if ((r = txn_lock(NULL, NULL, s)) < 0)
+	if ((r = txn_lock_recover(NULL, NULL, s, TXN_NO_ATTACH)) < 0)
 		return r;
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		goto done;
@@ -590,7 +900,8 @@ int decree_checkpoint_prune(size_t *removed, decree_store *s,
 	/* a damaged record can never be restored: pruning takes it too */
 	if ((r = add_damaged(&ids, &count, s, session)) < 0)
 		goto done;
-	if (count && (r = remove_records(s, &ids, count, 0, session)) == 0)
+	if (count &&
+	    (r = remove_records(s, &ids, count, 0, session, false)) == 0)
 		*removed = count;
 done:
 	buf_release(&ids);
@@ -599,19 +910,33 @@ done:
 	return r;
 }
 
+/* Does `session` have an agent journal (decree/agent.h) here? */
+static bool has_journal(decree_store *s, const char *session)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return journal_path(path, sizeof(path), s, session) == 0 &&
+	       lstat(path, &st) == 0;
+}
+
 int decree_checkpoint_drop(size_t *removed, decree_store *s,
 			   const char *session)
 {
 	record *v = NULL;
 	size_t n = 0, count = 0;
 	buf ids = BUF_INIT;
+	bool with_journal = false;
+	struct stat st;
 	int r;
 
 	*removed = 0;
 	if (!repo_exists(s))
 		return 0;
-	if ((r = txn_lock(NULL, NULL, s)) < 0)
+	if ((r = txn_lock_recover(NULL, NULL, s, TXN_NO_ATTACH)) < 0)
 		return r;
+	if (lstat(s->rootdir, &st) < 0) /* the store never saw this root */
+		goto done;
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
@@ -625,14 +950,44 @@ int decree_checkpoint_drop(size_t *removed, decree_store *s,
 	}
 	if ((r = add_damaged(&ids, &count, s, session)) < 0)
 		goto done;
-	/* every session: the history and the stat cache go too */
-	if ((count || !session) &&
+	/* the session's agent journal goes with its checkpoints; for every
+	 * session, the history, the stat cache and every journal go too */
+	with_journal = session && has_journal(s, session);
+	if ((count || with_journal || !session) &&
 	    (r = remove_records(s, &ids, count, session ? 0 : RECORD_DROP_ALL,
-				session)) == 0)
+				session, with_journal)) == 0)
 		*removed = count;
 done:
 	buf_release(&ids);
 	record_free_all(v, n);
+	repo_unlock(s);
+	return r;
+}
+
+int decree_checkpoint_delete(decree_store *s, const char *ref)
+{
+	record rec;
+	buf ids = BUF_INIT;
+	oid id;
+	int r;
+
+	DECREE_ASSERT_ARG(ref);
+	memset(&rec, 0, sizeof(rec));
+	if (!repo_exists(s))
+		return decree_error_set(DECREE_ENOTFOUND,
+					"no checkpoint matches '%s'", ref);
+	/* under the lock and after recovery: nothing unfinished needs the
+	 * record any more (what cannot be finished fails the lock) */
+	if ((r = txn_lock_recover(NULL, NULL, s, TXN_NO_ATTACH)) < 0)
+		return r;
+	if ((r = record_resolve(&rec, s, ref)) < 0 ||
+	    (r = oid_from_hex(&id, rec.info.id)) < 0 ||
+	    (r = buf_put(&ids, id.b, SHA256_LEN)) < 0 ||
+	    (r = commit_removal(s, &ids, 1, 0, NULL)) < 0)
+		goto done;
+done:
+	buf_release(&ids);
+	record_release(&rec);
 	repo_unlock(s);
 	return r;
 }

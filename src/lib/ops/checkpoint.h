@@ -22,7 +22,9 @@
 #define DECREE_OPS_CHECKPOINT_H
 
 #include "decree/checkpoint.h"
+#include "scan/worktree.h"
 #include "store/odb.h"
+#include "store/record.h"
 #include "store/snap.h"
 #include "util/buf.h"
 
@@ -34,6 +36,24 @@
 int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		     odb_writer *w, snap *cur, const char *session,
 		     const char *message, const char *label);
+
+/* checkpoint_write with all a record says (record_meta): the session,
+ * message, label and the scan rules `cur` was scanned with (a capture
+ * made with a checkpoint's view must record it, or restoring the capture
+ * would delete what that view left out).  The change counts against the
+ * session's previous checkpoint are computed here and set in *m (-1 when
+ * they cannot be: the checkpoint is made anyway).  tree_out (may be
+ * NULL): the root tree. */
+int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
+			  decree_store *s, odb_writer *w, snap *cur,
+			  record_meta *m);
+
+/* The scan rules of a checkpoint (borrowed from rec). */
+static inline void checkpoint_view(worktree_view *out, const record *rec)
+{
+	out->excludes = (const char *const *)rec->excludes;
+	out->max_file_size = rec->max_file_size;
+}
 
 /* The bytes at `path` below rootfd as an entry of `mode` would store them:
  * a file's content, a symlink's target.  Never follows a symlink on the

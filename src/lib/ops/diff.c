@@ -10,10 +10,15 @@
  * formatted record, so they are exactly what the text shows.  Records are
  * formatted in batches on one thread per CPU (DECREE_THREADS) and handed
  * to the callback in path order.
+ *
+ * decree_patch_files reads a patch instead: patch_parse, then one
+ * decree_diff_file per file patch, its text cut from the patch between
+ * the record's first line and the next record's.
  */
 #include "util/common.h"
 #include "decree/diff.h"
 #include "util/alloc.h"
+#include "ops/checkpoint.h"
 #include "store/record.h"
 #include "scan/worktree.h"
 #include "util/error.h"
@@ -21,6 +26,7 @@
 #include "store/repo.h"
 #include "store/tree.h"
 #include "diff/unidiff.h"
+#include "diff/patch.h"
 
 #include <pthread.h>
 
@@ -371,10 +377,14 @@ int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
 		if ((r = record_resolve(&b, s, ref2)) < 0 ||
 		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
 			goto done;
-	} else if ((r = worktree_scan(&sb, s, NULL, NULL, sa, !o->no_text)) <
-		   0) {
-		/* (lazy: changed files are read once, by the diff itself) */
-		goto done;
+	} else {
+		/* the working tree as the checkpoint's rules see it (lazy:
+		 * changed files are read once, by the diff itself) */
+		worktree_view view;
+		checkpoint_view(&view, &a);
+		if ((r = worktree_scan_view(&sb, s, NULL, NULL, sa, !o->no_text,
+					    &view)) < 0)
+			goto done;
 	}
 	if ((r = snap_diff(sa, &sb, collect, &c)) == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -395,5 +405,90 @@ done:
 	snap_release(&sb);
 	record_release(&a);
 	record_release(&b);
+	return r;
+}
+
+/* --- the records of a patch ---------------------------------------------- */
+
+/* A patch mode (0100000 | permission bits, 0120000) as decree_diff_file
+ * gives it: a file's permission bits, or 0120000 for a symlink. */
+static unsigned file_mode(uint32_t m)
+{
+	return (m & 0170000) == 0120000 ? 0120000u : (unsigned)(m & 07777);
+}
+
+/* Move *off (the start of line *line, 1-based) to the start of `lineno`,
+ * or to len when the text has fewer lines. */
+static void seek_line(size_t *off, size_t *line, const char *text, size_t len,
+		      size_t lineno)
+{
+	while (*line < lineno && *off < len) {
+		const char *nl = memchr(text + *off, '\n', len - *off);
+		*off = nl ? (size_t)(nl - text) + 1 : len;
+		(*line)++;
+	}
+}
+
+int decree_patch_files(const char *name, const char *text, size_t len,
+		       int strip, decree_diff_cb cb, void *payload)
+{
+	patch_parse_options po = PATCH_PARSE_OPTIONS_INIT;
+	patch_set *ps;
+	buf rec = BUF_INIT;
+	size_t off = 0, line = 1;
+	int r;
+
+	DECREE_ASSERT_ARG(text || !len);
+	DECREE_ASSERT_ARG(cb);
+	if (!len)
+		return 0; /* an empty diff: no records (a run that changed
+			     nothing) */
+	po.strip = strip;
+	if ((r = patch_parse(&ps, name ? name : "<patch>", text ? text : "",
+			     len, &po)) < 0)
+		return r;
+	for (size_t i = 0; r == 0 && i < ps->nfiles; i++) {
+		const patch_file *fp = &ps->files[i];
+		decree_diff_file f;
+		size_t start, end = len, eline = line;
+
+		memset(&f, 0, sizeof(f));
+		f.path = fp->new_exists ? fp->new_path : fp->old_path;
+		f.status = !fp->old_exists   ? 'A'
+			   : !fp->new_exists ? 'D'
+			   : fp->is_rename   ? 'R'
+			   : fp->is_copy     ? 'C'
+					     : 'M';
+		f.old_mode = fp->old_exists ? file_mode(fp->old_mode) : 0;
+		f.new_mode = fp->new_exists ? file_mode(fp->new_mode) : 0;
+		f.binary = fp->is_binary;
+		for (size_t k = 0; k < fp->nlines; k++) {
+			if (fp->lines[k].op == '+')
+				f.added++;
+			else if (fp->lines[k].op == '-')
+				f.removed++;
+		}
+		/* the record: from its first line to the next record's */
+		seek_line(&off, &line, text, len, fp->lineno);
+		start = off;
+		if (i + 1 < ps->nfiles) {
+			end = off;
+			eline = line;
+			seek_line(&end, &eline, text, len,
+				  ps->files[i + 1].lineno);
+		}
+		buf_clear(&rec);
+		if (!memchr(text + start, '\0', end - start)) {
+			if (buf_put(&rec, text + start, end - start) < 0) {
+				r = -1;
+				break;
+			}
+			f.text = rec.ptr;
+			f.len = rec.len;
+		}
+		r = cb(payload, &f);
+	}
+	buf_release(&rec);
+	patch_set_free(ps);
 	return r;
 }

@@ -267,12 +267,13 @@ static int mark_unfinished(void *payload, const oid *id)
 }
 
 /*
- * fsck: a file that starts with a magic and a version and ends with the
- * SHA-256 of everything before (caches, packs/sealed).  A missing file is
- * fine.  Reads without blocking on a FIFO.
+ * fsck: a file that starts with a magic and a version (1..max_version)
+ * and ends with the SHA-256 of everything before (caches, packs/sealed).
+ * A missing file is fine.  Reads without blocking on a FIFO.
  */
 static void check_sum_file(marker *m, const char *path, const char *magic,
-			   size_t mlen, bool (*removed)(marker *, const char *))
+			   size_t mlen, uint32_t max_version,
+			   bool (*removed)(marker *, const char *))
 {
 	buf data = BUF_INIT;
 	struct stat st;
@@ -290,7 +291,9 @@ static void check_sum_file(marker *m, const char *path, const char *magic,
 	} else if (data.len < mlen + 4 + SHA256_LEN ||
 		   memcmp(data.ptr, magic, mlen)) {
 		why = "bad header (magic)";
-	} else if (get_u32le((const unsigned char *)data.ptr + mlen) != 1) {
+	} else if (get_u32le((const unsigned char *)data.ptr + mlen) < 1 ||
+		   get_u32le((const unsigned char *)data.ptr + mlen) >
+			   max_version) {
 		why = "bad header (unknown version)";
 	} else {
 		sha256_buf(&sum, data.ptr, data.len - SHA256_LEN);
@@ -383,11 +386,13 @@ static int mark_root(marker *m, const char *rootdir)
 	m->rootdir = rootdir;
 	if (m->fsck) {
 		snprintf(path, sizeof(path), "%s/checkpoints.cache", rootdir);
-		check_sum_file(m, path, "DCKC", 4, rm);
+		/* (a record cache of version 1 is an older decree's: intact,
+		 * ignored by listings and written again) */
+		check_sum_file(m, path, "DCKC", 4, 2, rm);
 		snprintf(path, sizeof(path), "%s/statcache", rootdir);
-		check_sum_file(m, path, "DSTC", 4, rm);
+		check_sum_file(m, path, "DSTC", 4, 1, rm);
 		snprintf(path, sizeof(path), "%s/statcache.delta", rootdir);
-		check_sum_file(m, path, "DSTC", 4, rm);
+		check_sum_file(m, path, "DSTC", 4, 1, rm);
 		/* an unfinished prune or drop: the next recovery finishes
 		 * it, unless its list is damaged */
 		snprintf(path, sizeof(path), "%s/checkpoints.drop", rootdir);
@@ -565,6 +570,34 @@ static void sweep_store_temps(decree_store *s)
 	closedir(d);
 }
 
+/* Forget the roots left with nothing (every checkpoint dropped, no
+ * history, no agent journal): `decree projects` no longer lists them.
+ * Only tidying: a failure is a warning. */
+static void remove_unused_roots(decree_store *s)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "%s/roots", s->dir);
+	if (!(d = opendir(path)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char rootdir[PATH_MAX + 300];
+		bool used;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(rootdir, sizeof(rootdir), "%s/%s", path, de->d_name);
+		if (roots_in_use(&used, rootdir) < 0 || used ||
+		    roots_remove_unused(rootdir) < 0) {
+			if (*error_last())
+				warning_set(0, "%s", error_last());
+			error_clear();
+		}
+	}
+	closedir(d);
+}
+
 int decree_recover_ext(decree_recover_result *out, decree_store *s,
 		       const decree_recover_options *o)
 {
@@ -583,7 +616,7 @@ int decree_recover_ext(decree_recover_result *out, decree_store *s,
 	if (!repo_exists(s))
 		return 0;
 	if ((r = txn_lock_recover(&out->recovered, &out->left_alone, s,
-				  TXN_SWEEP_ALL |
+				  TXN_SWEEP_ALL | TXN_NO_ATTACH |
 					  (o->rollback ? TXN_ROLLBACK_DAMAGED
 						       : 0))) < 0)
 		return r;
@@ -608,7 +641,8 @@ int decree_gc(decree_gc_stats *st, decree_store *s, bool dry_run)
 	marker_init(&m, s);
 	if (!repo_exists(s))
 		return 0;
-	if ((r = txn_lock(NULL, NULL, s)) < 0)
+	/* gc is store-wide: it registers no root of its own */
+	if ((r = txn_lock_recover(NULL, NULL, s, TXN_NO_ATTACH)) < 0)
 		return r;
 	if ((r = repo_odb(&m.db, s, true)) < 0)
 		goto done;
@@ -624,6 +658,8 @@ int decree_gc(decree_gc_stats *st, decree_store *s, bool dry_run)
 			drop_statcaches(s);
 		r = odb_gc(m.db, &m.marks, false, &st->objects_freed,
 			   &st->bytes_freed);
+		if (r == 0)
+			remove_unused_roots(s);
 	}
 	st->objects_kept = m.marks.count;
 done:
@@ -668,7 +704,7 @@ static void check_store_files(marker *m)
 	buf_release(&data);
 	error_clear();
 	snprintf(path, sizeof(path), "%s/packs/sealed", m->s->dir);
-	check_sum_file(m, path, "DECRSEAL", 8,
+	check_sum_file(m, path, "DECRSEAL", 8, 1,
 		       m->repair && m->kind == DECREE_FSCK_DAMAGED
 			       ? remove_cache
 			       : NULL);
@@ -1035,7 +1071,7 @@ static int repair(marker *m)
 	decree_store *s = m->s;
 	int r;
 
-	if ((r = repo_lock(s)) < 0)
+	if ((r = repo_lock_flags(s, REPO_LOCK_NO_ATTACH)) < 0)
 		return r;
 	if ((r = repo_odb(&m->db, s, true)) < 0)
 		goto done;

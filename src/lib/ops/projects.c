@@ -182,7 +182,8 @@ int decree_projects_list(decree_projects **out, decree_store *s)
 	}
 	/* entries point into themselves (last_at): fix up after the moves
 	 * GROW and qsort make */
-	qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
 	for (size_t i = 0; i < l->n; i++)
 		l->v[i].pub.last_at = l->v[i].last_at;
 	*out = l;

@@ -256,6 +256,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	snap target = SNAP_INIT, cur = SNAP_INIT;
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
+	worktree_view view = { NULL, 0 };
 	odb_writer *w = NULL;
 	statcache *cache = NULL;
 	odb *db;
@@ -287,15 +288,23 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		goto done;
 	{
 		worktree_rules ld = { &target, db };
+		const char **excludes = NULL;
+		/* the checkpoint's rules: its ignore files, and the excludes
+		 * and size limit it was made with (with the store's) */
+		checkpoint_view(&view, &rec);
+		if ((r = worktree_excludes(&excludes, s, &view)) < 0)
+			goto done;
 		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,
-				       (const char *const *)s->excludes);
+				       excludes);
+		decree_free(excludes);
 		if (r < 0)
 			goto done;
 		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0)
 			goto done;
 		/* the tree as the checkpoint's ignore rules see it: after the
 		 * restore those rules are the tree's again */
-		r = worktree_scan(&cur, s, w, &cache, &target, false);
+		r = worktree_scan_view(&cur, s, w, &cache, &target, false,
+				       &view);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0 && agent_only)
@@ -337,10 +346,19 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 				     "interrupted; nothing was changed");
 		goto done;
 	}
-	/* Capture the present (every byte we will touch is in w). */
-	if ((r = checkpoint_write(res->pre_checkpoint, s, w, &cur, rec.session,
-				  NULL, "pre-restore")) < 0)
-		goto done;
+	/* Capture the present (every byte we will touch is in w), with the
+	 * rules it was scanned with: restoring the capture must not delete
+	 * what they leave out either. */
+	{
+		record_meta m = RECORD_META_INIT;
+		m.session = rec.session;
+		m.label = "pre-restore";
+		m.excludes = view.excludes;
+		m.max_file_size = view.max_file_size;
+		if ((r = checkpoint_write_meta(res->pre_checkpoint, NULL, s, w,
+					       &cur, &m)) < 0)
+			goto done;
+	}
 	{
 		oplog_entry e;
 		txn_spec sp;

@@ -8,6 +8,7 @@
 #include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/repo.h"
+#include "util/alloc.h"
 
 int worktree_rules_load(void *payload, const char *dir, const char *name,
 			buf *out, bool *found)
@@ -25,11 +26,58 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
 	return odb_read(out, NULL, l->db, &e->id);
 }
 
+int worktree_excludes(const char ***out, const decree_store *s,
+		      const worktree_view *view)
+{
+	size_t ns = 0, nv = 0;
+	const char **v;
+
+	*out = NULL;
+	while (s->excludes && s->excludes[ns])
+		ns++;
+	while (view && view->excludes && view->excludes[nv])
+		nv++;
+	if (!ns && !nv)
+		return 0;
+	if (!(v = decree_calloc(ns + nv + 1, sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < ns; i++)
+		v[i] = s->excludes[i];
+	for (size_t i = 0; i < nv; i++)
+		v[ns + i] = view->excludes[i];
+	*out = v;
+	return 0;
+}
+
+bool worktree_view_same(const worktree_view *a, const worktree_view *b)
+{
+	static const worktree_view none = { NULL, 0 };
+	size_t i;
+
+	a = a ? a : &none;
+	b = b ? b : &none;
+	if (a->max_file_size != b->max_file_size)
+		return false;
+	for (i = 0; a->excludes && a->excludes[i]; i++)
+		if (!b->excludes || !b->excludes[i] ||
+		    strcmp(a->excludes[i], b->excludes[i]))
+			return false;
+	return !b->excludes || !b->excludes[i];
+}
+
 int worktree_scan(snap *out, decree_store *s, odb_writer *w,
 		  statcache **cache_out, const snap *rules, bool lazy_hash)
 {
+	return worktree_scan_view(out, s, w, cache_out, rules, lazy_hash, NULL);
+}
+
+int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
+		       statcache **cache_out, const snap *rules, bool lazy_hash,
+		       const worktree_view *view)
+{
 	char path[PATH_MAX];
 	statcache *cache = NULL;
+	const char **excludes = NULL;
 	worktree_rules cr;
 	scan_opts o;
 	int r;
@@ -39,11 +87,16 @@ int worktree_scan(snap *out, decree_store *s, odb_writer *w,
 	if ((r = repo_need_root(s)) < 0)
 		return r;
 	memset(&o, 0, sizeof(o));
-	repo_file(path, s, "statcache");
-	if ((r = statcache_load(&cache, path)) < 0)
+	if ((r = worktree_excludes(&excludes, s, view)) < 0)
 		return r;
-	o.max_file_size = s->max_file_size;
-	o.excludes = (const char *const *)s->excludes;
+	repo_file(path, s, "statcache");
+	if ((r = statcache_load(&cache, path)) < 0) {
+		decree_free(excludes);
+		return r;
+	}
+	o.max_file_size = view && view->max_file_size ? view->max_file_size
+						      : s->max_file_size;
+	o.excludes = excludes;
 	o.threads = s->threads;
 	o.store = w;
 	o.cache = cache;
@@ -53,12 +106,14 @@ int worktree_scan(snap *out, decree_store *s, odb_writer *w,
 		cr.s = rules;
 		if ((r = repo_odb(&cr.db, s, false)) < 0) {
 			statcache_free(cache);
+			decree_free(excludes);
 			return r;
 		}
 		o.ignore_load = worktree_rules_load;
 		o.ignore_payload = &cr;
 	}
 	r = scan_tree(out, s->rootfd, &o);
+	decree_free(excludes);
 	if (r == 0 && cache_out)
 		*cache_out = cache;
 	else

@@ -15,12 +15,22 @@
 #include <jansson.h>
 #include <time.h>
 
+static void free_strv(char **v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; v[i]; i++)
+		decree_free(v[i]);
+	decree_free(v);
+}
+
 void record_release(record *r)
 {
 	decree_free(r->session);
 	decree_free(r->message);
 	decree_free(r->label);
 	decree_free(r->root);
+	free_strv(r->excludes);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -92,6 +102,57 @@ static int read_record_bytes(buf *out, const char *path, const char *id,
 	return r;
 }
 
+/* A count a record may hold (files_changed, ...): -1 when absent. */
+static int64_t json_count(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_integer(v) && json_integer_value(v) >= 0
+		       ? (int64_t)json_integer_value(v)
+		       : -1;
+}
+
+/*
+ * The scan rules a record carries ("excludes", "max_file_size").  Read
+ * whatever the version says: a record that names rules is honoured.
+ * Rules that are there but malformed make the record damaged: using it
+ * without them could make a restore delete what they protect.
+ */
+static int load_rules(record *out, json_t *o, const char *id)
+{
+	json_t *ex = json_object_get(o, "excludes");
+	json_t *mx = json_object_get(o, "max_file_size");
+	size_t n;
+
+	if (mx && !json_is_null(mx)) {
+		if (!json_is_integer(mx) || json_integer_value(mx) <= 0)
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"checkpoint record %s has a bad max_file_size",
+				id);
+		out->max_file_size = (uint64_t)json_integer_value(mx);
+	}
+	if (!ex || json_is_null(ex))
+		return 0;
+	if (!json_is_array(ex))
+		goto bad;
+	n = json_array_size(ex);
+	for (size_t i = 0; i < n; i++)
+		if (!json_is_string(json_array_get(ex, i)))
+			goto bad;
+	if (!n)
+		return 0;
+	if (!(out->excludes = decree_calloc(n + 1, sizeof(char *))))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!(out->excludes[i] = decree_strdup(
+			      json_string_value(json_array_get(ex, i)))))
+			return -1;
+	return 0;
+bad:
+	return decree_error_set(DECREE_ECORRUPT,
+				"checkpoint record %s has bad excludes", id);
+}
+
 /* Parse and verify record bytes; *os as for read_record_bytes. */
 static int load_record(record *out, const char *path, const char *id, bool *os)
 {
@@ -116,12 +177,14 @@ static int load_record(record *out, const char *path, const char *id, bool *os)
 	}
 	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) ||
 	    !json_is_object(o) ||
-	    json_integer_value(json_object_get(o, "version")) != 1 ||
+	    (json_integer_value(json_object_get(o, "version")) != 1 &&
+	     json_integer_value(json_object_get(o, "version")) != 2) ||
 	    !json_is_string(json_object_get(o, "tree")) ||
 	    !json_is_string(json_object_get(o, "session"))) {
 		r = decree_error_set(
 			DECREE_ECORRUPT,
-			"checkpoint record %s is not a version 1 record", id);
+			"checkpoint record %s is not a version 1 or 2 record",
+			id);
 		goto done;
 	}
 	if ((r = oid_from_hex(&out->tree,
@@ -154,6 +217,11 @@ static int load_record(record *out, const char *path, const char *id, bool *os)
 		(uint64_t)json_integer_value(json_object_get(o, "total_bytes"));
 	v = json_object_get(o, "skipped");
 	out->info.skipped_count = json_is_array(v) ? json_array_size(v) : 0;
+	out->info.files_changed = json_count(o, "files_changed");
+	out->info.insertions = json_count(o, "insertions");
+	out->info.deletions = json_count(o, "deletions");
+	if ((r = load_rules(out, o, id)) < 0)
+		goto done;
 	r = 0;
 done:
 	if (r < 0)
@@ -228,13 +296,21 @@ static int rec_cmp(const void *a, const void *b)
  * whose id is listed is valid; ids no longer listed are dropped), a
  * damaged cache is ignored, and it is rewritten when it differs.
  *
- * Layout (little endian): "DCKC" u32 version(1) u32 count, then per record
+ * Layout (little endian): "DCKC" u32 version(2) u32 count, then per record
  * id[32] tree[32] i64 created_ns u64 file_count u64 total_bytes
- * u64 skipped_count and four strings (session, message, label, root), each
- * u16 length (0xffff = none) + bytes; then SHA-256 of everything before.
+ * u64 skipped_count i64 files_changed i64 insertions i64 deletions (-1:
+ * unknown) u64 max_file_size (0: none), four strings (session, message,
+ * label, root), each u16 length (0xffff = none) + bytes, then u16 count of
+ * excludes and that many strings; then SHA-256 of everything before.  A
+ * cache of another version (version 1 lacks the counts and rules) is
+ * ignored and written again.
  */
-#define CACHE_MAGIC "DCKC"
-#define NO_STRING   0xffffu
+#define CACHE_MAGIC   "DCKC"
+#define CACHE_VERSION 2
+#define NO_STRING     0xffffu
+/* the fixed part of an entry, and the least an entry takes */
+#define CACHE_FIXED 128
+#define CACHE_MIN   (CACHE_FIXED + 4 * 2 + 2)
 
 static int cache_put_str(buf *b, const char *str)
 {
@@ -274,23 +350,35 @@ static void cache_save(decree_store *s, const record *v, size_t n)
 	buf b = BUF_INIT;
 	oid sum;
 
-	if (buf_put(&b, CACHE_MAGIC, 4) < 0 || buf_put_u32(&b, 1) < 0 ||
+	if (buf_put(&b, CACHE_MAGIC, 4) < 0 ||
+	    buf_put_u32(&b, CACHE_VERSION) < 0 ||
 	    buf_put_u32(&b, (uint32_t)n) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
+		size_t nex = 0;
 		oid id;
-		if (oid_from_hex(&id, v[i].info.id) < 0 ||
+		while (v[i].excludes && v[i].excludes[nex])
+			nex++;
+		if (nex >= NO_STRING || oid_from_hex(&id, v[i].info.id) < 0 ||
 		    buf_put(&b, id.b, SHA256_LEN) < 0 ||
 		    buf_put(&b, v[i].tree.b, SHA256_LEN) < 0 ||
 		    buf_put_u64(&b, (uint64_t)v[i].info.created_ns) < 0 ||
 		    buf_put_u64(&b, v[i].info.file_count) < 0 ||
 		    buf_put_u64(&b, v[i].info.total_bytes) < 0 ||
 		    buf_put_u64(&b, v[i].info.skipped_count) < 0 ||
+		    buf_put_u64(&b, (uint64_t)v[i].info.files_changed) < 0 ||
+		    buf_put_u64(&b, (uint64_t)v[i].info.insertions) < 0 ||
+		    buf_put_u64(&b, (uint64_t)v[i].info.deletions) < 0 ||
+		    buf_put_u64(&b, v[i].max_file_size) < 0 ||
 		    cache_put_str(&b, v[i].session) < 0 ||
 		    cache_put_str(&b, v[i].message) < 0 ||
 		    cache_put_str(&b, v[i].label) < 0 ||
-		    cache_put_str(&b, v[i].root) < 0)
+		    cache_put_str(&b, v[i].root) < 0 ||
+		    buf_put_u16(&b, (unsigned)nex) < 0)
 			goto done;
+		for (size_t k = 0; k < nex; k++)
+			if (cache_put_str(&b, v[i].excludes[k]) < 0)
+				goto done;
 	}
 	sha256_buf(&sum, b.ptr, b.len);
 	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
@@ -326,7 +414,7 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 	}
 	p = (const unsigned char *)data.ptr;
 	if (data.len < 12 + SHA256_LEN || memcmp(p, CACHE_MAGIC, 4) ||
-	    get_u32le(p + 4) != 1)
+	    get_u32le(p + 4) != CACHE_VERSION)
 		goto ignore;
 	end = p + data.len - SHA256_LEN;
 	sha256_buf(&sum, p, data.len - SHA256_LEN);
@@ -334,16 +422,17 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 		goto ignore;
 	count = get_u32le(p + 8);
 	p += 12;
-	if (count > data.len / 104 ||
+	if (count > data.len / CACHE_MIN ||
 	    !(v = decree_calloc(count ? count : 1, sizeof(*v)))) {
-		r = count > data.len / 104 ? 0 : -1;
+		r = count > data.len / CACHE_MIN ? 0 : -1;
 		goto ignore;
 	}
 	for (; n < count; n++) {
 		record *c = &v[n];
+		size_t nex;
 		oid id;
 		int sr;
-		if (end - p < 96)
+		if (end - p < CACHE_FIXED)
 			goto ignore;
 		memcpy(id.b, p, SHA256_LEN);
 		memcpy(c->tree.b, p + 32, SHA256_LEN);
@@ -351,16 +440,38 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 		c->info.file_count = get_u64le(p + 72);
 		c->info.total_bytes = get_u64le(p + 80);
 		c->info.skipped_count = get_u64le(p + 88);
-		p += 96;
+		c->info.files_changed = (int64_t)get_u64le(p + 96);
+		c->info.insertions = (int64_t)get_u64le(p + 104);
+		c->info.deletions = (int64_t)get_u64le(p + 112);
+		c->max_file_size = get_u64le(p + 120);
+		p += CACHE_FIXED;
 		if ((sr = cache_get_str(&c->session, &p, end)) < 0 ||
 		    (sr = cache_get_str(&c->message, &p, end)) < 0 ||
 		    (sr = cache_get_str(&c->label, &p, end)) < 0 ||
 		    (sr = cache_get_str(&c->root, &p, end)) < 0 ||
-		    !c->session) {
+		    !c->session || end - p < 2) {
 			if (sr == -2)
 				r = -1;
 			n++; /* release this one too */
 			goto ignore;
+		}
+		nex = get_u16le(p);
+		p += 2;
+		if (nex &&
+		    !(c->excludes = decree_calloc(nex + 1, sizeof(char *)))) {
+			r = -1;
+			n++;
+			goto ignore;
+		}
+		for (size_t k = 0; k < nex; k++) {
+			if ((sr = cache_get_str(&c->excludes[k], &p, end)) <
+				    0 ||
+			    !c->excludes[k]) {
+				if (sr == -2)
+					r = -1;
+				n++;
+				goto ignore;
+			}
 		}
 		oid_to_hex(c->info.id, &id);
 		oid_to_hex(c->info.tree, &c->tree);
@@ -560,32 +671,76 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 	return r;
 }
 
+int record_check_pattern(const char *pattern)
+{
+	size_t n = strlen(pattern);
+
+	if (memchr(pattern, '\n', n) || memchr(pattern, '\r', n) ||
+	    !json_is_utf8(pattern, n))
+		return decree_error_set(
+			DECREE_EINVALID,
+			"exclude pattern '%s' must be one line of UTF-8 text",
+			pattern);
+	return 0;
+}
+
+/* ,"excludes":[...],"max_file_size":N: the rules of a version 2 record */
+static int put_rules(buf *rec, const record_meta *m)
+{
+	if (m->excludes && m->excludes[0]) {
+		if (buf_puts(rec, ",\"excludes\":[") < 0)
+			return -1;
+		for (size_t i = 0; m->excludes[i]; i++)
+			if ((i && buf_putc(rec, ',') < 0) ||
+			    json_str(rec, m->excludes[i]) < 0)
+				return -1;
+		if (buf_putc(rec, ']') < 0)
+			return -1;
+	}
+	if (m->max_file_size && buf_printf(rec, ",\"max_file_size\":%" PRIu64,
+					   m->max_file_size) < 0)
+		return -1;
+	return 0;
+}
+
 int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-		const oid *tree, const snap *cur, const char *session,
-		const char *message, const char *label)
+		const oid *tree, const snap *cur, const record_meta *m)
 {
 	char hex[SHA256_HEXLEN + 1], path[PATH_MAX + 80], created[40];
 	buf rec = BUF_INIT;
 	uint64_t files, bytes;
 	int64_t now = fs_now_ns();
+	bool rules = (m->excludes && m->excludes[0]) || m->max_file_size;
 	oid id;
 	bool first = true;
 	int r;
 
+	/* a pattern JSON would not carry exactly is never recorded */
+	for (size_t i = 0; m->excludes && m->excludes[i]; i++)
+		if ((r = record_check_pattern(m->excludes[i])) < 0)
+			return r;
 	snap_totals(cur, &files, &bytes);
 	oid_to_hex(hex, tree);
 	format_time(created, sizeof(created), now);
-	if (buf_puts(&rec, "{\"version\":1,\"type\":\"checkpoint\"") < 0 ||
+	if (buf_printf(&rec, "{\"version\":%d,\"type\":\"checkpoint\"",
+		       rules ? 2 : 1) < 0 ||
 	    json_kv_str(&rec, "root", s->root, true) < 0 ||
 	    json_kv_str(&rec, "session",
-			session ? session : RECORD_DEFAULT_SESSION, true) < 0 ||
-	    json_kv_str(&rec, "message", message, true) < 0 ||
-	    json_kv_str(&rec, "label", label, true) < 0 ||
+			m->session ? m->session : RECORD_DEFAULT_SESSION,
+			true) < 0 ||
+	    json_kv_str(&rec, "message", m->message, true) < 0 ||
+	    json_kv_str(&rec, "label", m->label, true) < 0 ||
 	    buf_printf(&rec,
 		       ",\"created_at\":\"%s\",\"created_ns\":%" PRId64
 		       ",\"tree\":\"%s\",\"file_count\":%" PRIu64
-		       ",\"total_bytes\":%" PRIu64 ",\"skipped\":[",
-		       created, now, hex, files, bytes) < 0) {
+		       ",\"total_bytes\":%" PRIu64,
+		       created, now, hex, files, bytes) < 0 ||
+	    (m->files_changed >= 0 && m->insertions >= 0 && m->deletions >= 0 &&
+	     buf_printf(&rec,
+			",\"files_changed\":%" PRId64 ",\"insertions\":%" PRId64
+			",\"deletions\":%" PRId64,
+			m->files_changed, m->insertions, m->deletions) < 0) ||
+	    put_rules(&rec, m) < 0 || buf_puts(&rec, ",\"skipped\":[") < 0) {
 		r = -1;
 		goto done;
 	}
@@ -644,20 +799,28 @@ int record_remove(decree_store *s, const char *id)
  * intent.  A finish that fails or is killed is done again by the next
  * recovery (txn_lock); every step is idempotent.
  *
- * Layout (little endian): "DCKD" u32 version(1) u32 flags u32 count, then
- * count record ids (32 bytes each), then SHA-256 of everything before.
+ * Layout (little endian): "DCKD" u32 version u32 flags u32 count, then
+ * count record ids (32 bytes each), then (version 2, flag
+ * DROP_JOURNAL) the 16 bytes of a session's journal key, then SHA-256 of
+ * everything before.  A list without a journal to delete is version 1.
  */
 #define DROP_MAGIC "DCKD"
 #define DROP_NAME  "checkpoints.drop"
+/* flags beyond RECORD_DROP_ALL: also delete journal/<key> */
+#define DROP_JOURNAL   2u
+#define JOURNAL_KEYLEN 16
 
 /* Read the intent: DECREE_ENOTFOUND if there is none, DECREE_ECORRUPT if
- * it cannot be read as one; ids (owned) and flags otherwise. */
+ * it cannot be read as one; ids (owned), flags and the journal key (with
+ * DROP_JOURNAL) otherwise. */
 static int drop_read_path(oid **ids, size_t *n, uint32_t *flags,
+			  unsigned char journal[JOURNAL_KEYLEN],
 			  const char *path)
 {
 	buf data = BUF_INIT;
 	const unsigned char *p;
-	uint32_t count;
+	uint32_t count, version;
+	size_t body, tail;
 	oid sum;
 	bool os;
 	int r;
@@ -673,16 +836,24 @@ static int drop_read_path(oid **ids, size_t *n, uint32_t *flags,
 		goto damaged;
 	}
 	p = (const unsigned char *)data.ptr;
-	if (data.len < 16 + SHA256_LEN || memcmp(p, DROP_MAGIC, 4) ||
-	    get_u32le(p + 4) != 1)
+	if (data.len < 16 + SHA256_LEN || memcmp(p, DROP_MAGIC, 4))
 		goto damaged;
+	version = get_u32le(p + 4);
+	*flags = get_u32le(p + 8);
+	if (version != 1 && version != 2)
+		goto damaged;
+	tail = version == 2 && (*flags & DROP_JOURNAL) ? JOURNAL_KEYLEN : 0;
+	if (version == 1)
+		*flags &= ~DROP_JOURNAL;
 	sha256_buf(&sum, p, data.len - SHA256_LEN);
 	count = get_u32le(p + 12);
+	body = data.len - 16 - SHA256_LEN;
 	if (memcmp(sum.b, p + data.len - SHA256_LEN, SHA256_LEN) ||
-	    (data.len - 16 - SHA256_LEN) / SHA256_LEN != count ||
-	    (data.len - 16 - SHA256_LEN) % SHA256_LEN)
+	    body < tail || (body - tail) / SHA256_LEN != count ||
+	    (body - tail) % SHA256_LEN)
 		goto damaged;
-	*flags = get_u32le(p + 8);
+	if (tail)
+		memcpy(journal, p + 16 + (size_t)count * SHA256_LEN, tail);
 	if (!(*ids = decree_calloc(count ? count : 1, sizeof(oid)))) {
 		r = -1;
 		goto done;
@@ -703,36 +874,39 @@ done:
 	return r;
 }
 
-static int drop_read(oid **ids, size_t *n, uint32_t *flags, decree_store *s)
+static int drop_read(oid **ids, size_t *n, uint32_t *flags,
+		     unsigned char journal[JOURNAL_KEYLEN], decree_store *s)
 {
 	char path[PATH_MAX];
 
 	repo_file(path, s, DROP_NAME);
-	return drop_read_path(ids, n, flags, path);
+	return drop_read_path(ids, n, flags, journal, path);
 }
 
 int record_drop_check(const char *rootdir)
 {
 	char path[PATH_MAX];
+	unsigned char journal[JOURNAL_KEYLEN];
 	oid *ids;
 	size_t n;
 	uint32_t flags;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", rootdir, DROP_NAME);
-	r = drop_read_path(&ids, &n, &flags, path);
+	r = drop_read_path(&ids, &n, &flags, journal, path);
 	decree_free(ids);
 	return r;
 }
 
 int record_drop_pending(oidset *gone, decree_store *s)
 {
+	unsigned char journal[JOURNAL_KEYLEN];
 	oid *ids;
 	size_t n;
 	uint32_t flags;
 	int r;
 
-	if ((r = drop_read(&ids, &n, &flags, s)) < 0)
+	if ((r = drop_read(&ids, &n, &flags, journal, s)) < 0)
 		return r;
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = oidset_add(gone, &ids[i], NULL);
@@ -740,8 +914,24 @@ int record_drop_pending(oidset *gone, decree_store *s)
 	return r;
 }
 
+void record_journal_key(char out[33], const char *session)
+{
+	char hex[SHA256_HEXLEN + 1];
+	oid key;
+
+	sha256_buf(&key, session, strlen(session));
+	oid_to_hex(hex, &key);
+	snprintf(out, 33, "%.32s", hex);
+}
+
 int record_drop_commit(decree_store *s, const oid *ids, size_t n,
 		       unsigned flags)
+{
+	return record_drop_commit_journal(s, ids, n, flags, NULL);
+}
+
+int record_drop_commit_journal(decree_store *s, const oid *ids, size_t n,
+			       unsigned flags, const char *session)
 {
 	char path[PATH_MAX], msg[1024];
 	buf b = BUF_INIT;
@@ -749,15 +939,25 @@ int record_drop_commit(decree_store *s, const oid *ids, size_t n,
 	oid sum;
 	int r = -1;
 
+	flags &= RECORD_DROP_ALL;
+	if (session && !(flags & RECORD_DROP_ALL))
+		flags |= DROP_JOURNAL;
 	if (n > UINT32_MAX)
 		return decree_error_set(DECREE_EINVALID,
 					"too many checkpoints to remove");
-	if (buf_put(&b, DROP_MAGIC, 4) < 0 || buf_put_u32(&b, 1) < 0 ||
+	if (buf_put(&b, DROP_MAGIC, 4) < 0 ||
+	    buf_put_u32(&b, flags & DROP_JOURNAL ? 2 : 1) < 0 ||
 	    buf_put_u32(&b, flags) < 0 || buf_put_u32(&b, (uint32_t)n) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++)
 		if (buf_put(&b, ids[i].b, SHA256_LEN) < 0)
 			goto done;
+	if (flags & DROP_JOURNAL) {
+		oid key;
+		sha256_buf(&key, session, strlen(session));
+		if (buf_put(&b, key.b, JOURNAL_KEYLEN) < 0)
+			goto done;
+	}
 	sha256_buf(&sum, b.ptr, b.len);
 	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
 		goto done;
@@ -811,6 +1011,7 @@ static int sync_dir(const char *dir)
 int record_drop_finish(bool *done, decree_store *s)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 80];
+	unsigned char journal[JOURNAL_KEYLEN];
 	oid *ids = NULL;
 	size_t n;
 	uint32_t flags;
@@ -818,7 +1019,7 @@ int record_drop_finish(bool *done, decree_store *s)
 
 	*done = false;
 	repo_file(path, s, DROP_NAME);
-	r = drop_read(&ids, &n, &flags, s);
+	r = drop_read(&ids, &n, &flags, journal, s);
 	if (r == DECREE_ENOTFOUND) {
 		error_clear();
 		return 0;
@@ -857,6 +1058,22 @@ int record_drop_finish(bool *done, decree_store *s)
 			if ((r = drop_file(path)) < 0)
 				return r;
 		}
+		/* every agent journal (decree/agent.h) */
+		repo_file(path, s, "journal");
+		if ((r = fs_remove_path(path)) < 0)
+			return r;
+	}
+	if (flags & DROP_JOURNAL) {
+		char hex[SHA256_HEXLEN + 1];
+		oid key;
+		memset(&key, 0, sizeof(key));
+		memcpy(key.b, journal, JOURNAL_KEYLEN);
+		oid_to_hex(hex, &key);
+		repo_file(dir, s, "journal");
+		snprintf(path, sizeof(path), "%s/%.32s", dir, hex);
+		if ((r = drop_file(path)) < 0 || (r = sync_dir(dir)) < 0)
+			return r;
+		repo_file(dir, s, "checkpoints");
 	}
 	/* the deletions are durable before the intent goes */
 	if ((n && (r = sync_dir(dir)) < 0) ||

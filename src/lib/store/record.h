@@ -23,7 +23,28 @@ typedef struct {
 	decree_checkpoint_info info; /* strings point to the owned ones below */
 	char *session, *message, *label, *root;
 	oid tree;
+	/* The scan rules the checkpoint was made with beyond the store's
+	 * (create --exclude, --max-file-size): every later comparison of the
+	 * working tree with it (restore, diff, compare, has_changes) scans
+	 * with them too.  excludes: NULL-terminated, NULL when none;
+	 * max_file_size 0: the store's limit. */
+	char **excludes;
+	uint64_t max_file_size;
 } record;
+
+/* What a new record says besides its tree and totals. */
+typedef struct {
+	const char *session; /* NULL: RECORD_DEFAULT_SESSION */
+	const char *message, *label;
+	const char *const *excludes; /* scan rules to record (see record) */
+	uint64_t max_file_size;
+	/* against the session's previous checkpoint; -1: unknown */
+	int64_t files_changed, insertions, deletions;
+} record_meta;
+#define RECORD_META_INIT                              \
+	{                                             \
+		NULL, NULL, NULL, NULL, 0, -1, -1, -1 \
+	}
 
 void record_release(record *r);
 
@@ -41,10 +62,14 @@ int record_resolve(record *out, decree_store *s, const char *ref);
 
 /* Write the record of a checkpoint of `cur` whose root tree is `tree`
  * (every object it names must be durable already); its id goes to
- * id_out.  session NULL: RECORD_DEFAULT_SESSION. */
+ * id_out.  A record with scan rules (m->excludes, m->max_file_size) is
+ * version 2, any other version 1 (docs/format.md). */
 int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-		const oid *tree, const snap *cur, const char *session,
-		const char *message, const char *label);
+		const oid *tree, const snap *cur, const record_meta *m);
+
+/* Is `pattern` one an exclude list can record (one line of valid
+ * UTF-8)?  0, or DECREE_EINVALID naming it. */
+int record_check_pattern(const char *pattern);
 
 /* Delete one record (no directory fsync). */
 int record_remove(decree_store *s, const char *id);
@@ -61,6 +86,15 @@ int record_remove(decree_store *s, const char *id);
 #define RECORD_DROP_ALL 1u
 int record_drop_commit(decree_store *s, const oid *ids, size_t n,
 		       unsigned flags);
+
+/* The same, also deleting the agent journal of `session` (NULL: none;
+ * with RECORD_DROP_ALL the whole journal directory goes anyway). */
+int record_drop_commit_journal(decree_store *s, const oid *ids, size_t n,
+			       unsigned flags, const char *session);
+
+/* The name of a session's agent journal in <rootdir>/journal/: the first
+ * 32 hex digits of SHA-256 of the session (out: 33 bytes). */
+void record_journal_key(char out[33], const char *session);
 
 /* Finish an unfinished removal, if there is one (*done: there was).  A
  * list that cannot be read as one is removed, its records kept, with a

@@ -527,7 +527,8 @@ static int ensure_attachment(decree_store *s)
 	return 0;
 }
 
-int repo_ensure(decree_store *s)
+/* The store's directory and marker (and .gitignore inside the project). */
+static int ensure_store(decree_store *s)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -554,7 +555,13 @@ int repo_ensure(decree_store *s)
 					 strlen(STORE_GITIGNORE), 0644)) < 0)
 			return r;
 	}
-	return s->rootfd >= 0 ? ensure_attachment(s) : 0;
+	return 0;
+}
+
+int repo_ensure(decree_store *s)
+{
+	int r = ensure_store(s);
+	return r == 0 && s->rootfd >= 0 ? ensure_attachment(s) : r;
 }
 
 int repo_odb(odb **out, decree_store *s, bool refresh)
@@ -575,6 +582,12 @@ int repo_odb(odb **out, decree_store *s, bool refresh)
 
 int repo_lock(decree_store *s)
 {
+	return repo_lock_flags(s, 0);
+}
+
+int repo_lock_flags(decree_store *s, unsigned flags)
+{
+	bool attach = s->rootfd >= 0 && !(flags & REPO_LOCK_NO_ATTACH);
 	char path[PATH_MAX];
 	int r;
 
@@ -582,17 +595,26 @@ int repo_lock(decree_store *s)
 		return decree_error_set(
 			DECREE_ERROR,
 			"store handle is unusable after a failed recovery; reopen it");
-	if ((r = repo_ensure(s)) < 0)
+	if ((r = ensure_store(s)) < 0)
 		return r;
 	snprintf(path, sizeof(path), "%s/lock", s->dir);
 	if ((r = lock_acquire(&s->lock, path, s->lock_timeout_ms)) < 0)
 		return r;
-	if (s->lock.depth > 1)
+	if (s->lock.depth > 1) {
+		/* the outer lock may have been taken without attaching */
+		if (attach && !s->follow_to && (r = ensure_attachment(s)) < 0) {
+			lock_release(&s->lock);
+			return r;
+		}
 		return 0;
+	}
 	/* under the store lock: follow a moved in-tree store, tidy after a
-	 * move interrupted past its commit point (roots.c) */
+	 * move interrupted past its commit point (roots.c), attach this
+	 * root (after the lock: gc may remove an attachment that holds
+	 * nothing, under the lock) */
 	if ((s->follow_to && (r = follow(s)) < 0) ||
 	    (r = roots_finish(s->rootdir)) < 0 ||
+	    (attach && (r = ensure_attachment(s)) < 0) ||
 	    (s->rootfd >= 0 &&
 	     (r = lock_tree(&s->tree_lock_fd, s->rootfd, s->root,
 			    s->lock_timeout_ms)) < 0)) {

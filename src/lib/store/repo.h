@@ -101,6 +101,11 @@ int repo_odb(odb **out, decree_store *s, bool refresh);
  * lock through txn_lock(), which also re-reads the pack list and recovers
  * an interrupted transaction. */
 int repo_lock(decree_store *s);
+/* repo_lock with flags.  REPO_LOCK_NO_ATTACH: do not create this root's
+ * directory roots/<key>/ (gc, prune, drop, recover: what only reads or
+ * removes must not register a root the store has never seen). */
+#define REPO_LOCK_NO_ATTACH 1u
+int repo_lock_flags(decree_store *s, unsigned flags);
 void repo_unlock(decree_store *s);
 /* The snapshot of tree `id`, from the handle's cache when it is that tree
  * (the last checkpoint created, or the last tree read), else read from the

@@ -80,38 +80,77 @@ int roots_path(buf *out, const char *rootdir)
 				rootdir);
 }
 
-int roots_in_use(bool *out, const char *rootdir)
+/* `dir` holds a name that does not start with '.' (a record, a journal;
+ * temp files start with '.').  A missing directory holds none. */
+static int holds_any(bool *out, const char *dir)
 {
-	char path[PATH_MAX + 32];
-	struct stat st;
 	DIR *d;
 	struct dirent *de;
 
-	*out = true;
-	snprintf(path, sizeof(path), "%s/oplog", rootdir);
-	if (lstat(path, &st) == 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/txn.wal", rootdir);
-	if (lstat(path, &st) == 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/checkpoints", rootdir);
-	if (!(d = opendir(path))) {
-		if (errno != ENOENT)
-			return decree_error_os("cannot open '%s'", path);
-		*out = false;
-		return 0;
-	}
 	*out = false;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.') /* a record, damaged or not */
+	if (!(d = opendir(dir))) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == ENOTDIR) { /* not what decree makes: keep it */
 			*out = true;
+			return 0;
+		}
+		return decree_error_os("cannot open '%s'", dir);
+	}
+	while (!*out && (de = readdir(d)) != NULL)
+		*out = de->d_name[0] != '.';
 	closedir(d);
 	return 0;
 }
 
-/* Remove every file of `dir` (no subdirectories expected but
- * checkpoints/, which must hold no record), then `dir`. */
-static int remove_flat(const char *dir)
+/* What an attachment may hold and still be unused: the caches, ROOT,
+ * temp files of atomic writes, and the directories of records and agent
+ * journals when they are empty.  Anything else (a record, the history, a
+ * transaction log, an unfinished removal, a move in progress, a file
+ * decree does not know) keeps it. */
+int roots_in_use(bool *out, const char *rootdir)
+{
+	static const char *const caches[] = { "ROOT", "checkpoints.cache",
+					      "statcache", "statcache.delta" };
+	char path[PATH_MAX + 300];
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	*out = true;
+	if (!(d = opendir(rootdir))) {
+		if (errno != ENOENT)
+			return decree_error_os("cannot open '%s'", rootdir);
+		*out = false;
+		return 0;
+	}
+	*out = false;
+	while (r == 0 && !*out && (de = readdir(d)) != NULL) {
+		const char *name = de->d_name;
+		bool known = false;
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (name[0] == '.' && strstr(name, ".tmp-"))
+			continue; /* a temp file (fs_write_atomic_at) */
+		for (size_t i = 0; i < sizeof(caches) / sizeof(*caches); i++)
+			known |= !strcmp(name, caches[i]);
+		if (known)
+			continue;
+		if (!strcmp(name, "checkpoints") || !strcmp(name, "journal")) {
+			snprintf(path, sizeof(path), "%s/%s", rootdir, name);
+			r = holds_any(out, path);
+			continue;
+		}
+		*out = true;
+	}
+	closedir(d);
+	return r;
+}
+
+/* Remove the files of `dir` whose names start with '.' (temp files) and
+ * then `dir` itself, which fails when anything else is in it (a record or
+ * a journal that appeared meanwhile: never deleted here). */
+static int remove_empty_dir(const char *dir)
 {
 	DIR *d;
 	struct dirent *de;
@@ -122,18 +161,11 @@ static int remove_flat(const char *dir)
 			       : decree_error_os("cannot open '%s'", dir);
 	while ((de = readdir(d)) != NULL) {
 		char path[PATH_MAX + 300];
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (de->d_name[0] != '.' || !strcmp(de->d_name, ".") ||
+		    !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (unlink(path) < 0 && errno != ENOENT) {
-			if (errno == EISDIR || errno == EPERM) {
-				int r = remove_flat(path);
-				if (r < 0) {
-					closedir(d);
-					return r;
-				}
-				continue;
-			}
 			closedir(d);
 			return decree_error_os("cannot remove '%s'", path);
 		}
@@ -146,9 +178,11 @@ static int remove_flat(const char *dir)
 
 int roots_remove_unused(const char *rootdir)
 {
-	char parent[PATH_MAX];
+	char path[PATH_MAX + 300];
+	DIR *d;
+	struct dirent *de;
 	bool used;
-	int r;
+	int r = 0;
 
 	if ((r = roots_in_use(&used, rootdir)) < 0)
 		return r;
@@ -156,16 +190,38 @@ int roots_remove_unused(const char *rootdir)
 		return decree_error_set(DECREE_EEXISTS,
 					"'%s' holds checkpoints or history",
 					rootdir);
-	/* ROOT first: a crash part-way leaves a directory that serves
-	 * nobody, never a half-empty one that claims a root */
-	snprintf(parent, sizeof(parent), "%s/ROOT", rootdir);
-	if (unlink(parent) < 0 && errno != ENOENT)
-		return decree_error_os("cannot remove '%s'", parent);
-	if ((r = remove_flat(rootdir)) < 0)
+	/* the empty directories first: a record or journal written meanwhile
+	 * (journals are appended without the store lock) stops it here */
+	snprintf(path, sizeof(path), "%s/checkpoints", rootdir);
+	if ((r = remove_empty_dir(path)) < 0)
 		return r;
-	snprintf(parent, sizeof(parent), "%s", rootdir);
-	*strrchr(parent, '/') = '\0';
-	return fs_fsync_dir_path(parent);
+	snprintf(path, sizeof(path), "%s/journal", rootdir);
+	if ((r = remove_empty_dir(path)) < 0)
+		return r;
+	/* then ROOT: a crash part-way leaves a directory that serves
+	 * nobody, never a half-empty one that claims a root */
+	snprintf(path, sizeof(path), "%s/ROOT", rootdir);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return decree_error_os("cannot remove '%s'", path);
+	if (!(d = opendir(rootdir)))
+		return errno == ENOENT
+			       ? 0
+			       : decree_error_os("cannot open '%s'", rootdir);
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", rootdir, de->d_name);
+		if (unlink(path) < 0 && errno != ENOENT)
+			r = decree_error_os("cannot remove '%s'", path);
+	}
+	closedir(d);
+	if (r < 0)
+		return r;
+	if (rmdir(rootdir) < 0 && errno != ENOENT)
+		return decree_error_os("cannot remove '%s'", rootdir);
+	snprintf(path, sizeof(path), "%s", rootdir);
+	*strrchr(path, '/') = '\0';
+	return fs_fsync_dir_path(path);
 }
 
 int roots_move(const char *store_dir, const char *from_dir,

@@ -32,11 +32,16 @@ bool roots_key_matches(const char *name, const char *root);
 int roots_path(buf *out, const char *rootdir);
 
 /* True when the attachment holds something that is not a cache: a
- * checkpoint record, an undo/redo history or a transaction log. */
+ * checkpoint record, an undo/redo history, an agent journal, a
+ * transaction log, an unfinished removal or move, or any file decree
+ * does not know (ROOT, the caches, temp files and empty checkpoints/ and
+ * journal/ directories are all an unused attachment holds). */
 int roots_in_use(bool *out, const char *rootdir);
 
-/* Remove an attachment that holds only caches (roots_in_use false).
- * A crash part-way leaves a directory with fewer caches. */
+/* Remove an attachment that holds only caches (roots_in_use false);
+ * DECREE_EEXISTS when it does not.  The caller holds the store lock.  A
+ * crash part-way leaves a directory with fewer caches (without ROOT it
+ * serves nobody: the next gc removes it). */
 int roots_remove_unused(const char *rootdir);
 
 /*

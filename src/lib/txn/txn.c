@@ -1891,7 +1891,8 @@ int txn_lock_recover(bool *recovered, size_t *left_alone, decree_store *s,
 		*recovered = false;
 	if (left_alone)
 		*left_alone = 0;
-	if ((r = repo_lock(s)) < 0)
+	if ((r = repo_lock_flags(s, flags & TXN_NO_ATTACH ? REPO_LOCK_NO_ATTACH
+							  : 0)) < 0)
 		return unfinished_if_logged(s, r);
 	if (s->lock.depth > 1)
 		return 0; /* the outer lock did this */

@@ -93,6 +93,9 @@ enum txn_recover_flags {
 	/* sweep every temp file of the store, not only after a dead owner
 	 * (decree recover) */
 	TXN_SWEEP_ALL = 1 << 1,
+	/* do not create this root's directory in the store
+	 * (REPO_LOCK_NO_ATTACH): for calls that only read or remove */
+	TXN_NO_ATTACH = 1 << 2,
 };
 
 /* txn_lock with flags (decree_recover_ext); txn_lock(r, l, s) is

@@ -56,6 +56,17 @@ $(tail -n 5 "$f")
 	if [ -z "$logs" ]; then ok "$1"; else not_ok "$1" "$logs"; fi
 }
 
+# hook_status_facts NAME TURNS: after dj ... hook status: for this agent's
+# project scope [installed, disabled, every decree it names exists], then
+# the last hook error, then the session with its number of turns
+hook_status_facts() {
+	after_dj same "$1" \
+		"$(jx "$J" "([[h['installed'], h['disabled'], all(p['exists'] for p in h['programs'])]
+			for h in d['hooks'] if h['agent'] == '$AGENT' and h['scope'] == 'project']
+			+ [d['last_error']] + [[s['session'], s['agent'], s['turns']] for s in d['sessions'] or []])")" \
+		"[[true, false, true], null, $(python3 -c 'import json, sys; print(json.dumps([sys.argv[1], sys.argv[2], int(sys.argv[3])]))' "$SID" "$AGENT" "$2")]"
+}
+
 # turn_messages NAME LOG CKFILE: the checkpoints' messages are the agent's
 # turn ids (Gemini sends none: then there must be one per prompt event,
 # and they must differ)
@@ -93,9 +104,7 @@ echo "# session id: $SID"
 no_hook_errors "no hook call logged an error" "$P" "$W"
 sanitizer_reports "no sanitizer report from the hooks"
 dj p1-hook-status "decree hook status --json" hook status
-after_dj same "hook status: $AGENT installed, no last error" \
-	"$(jx "$J" "[any(o.get('installed') is True and '$AGENT' in o.values() for o in objs(d)), d.get('last_error', 'missing')]")" \
-	"[true, null]"
+hook_status_facts "hook status: installed in the project, its decree exists, not disabled; no hook error; the session, 1 turn" 1
 dj p1-checkpoints "checkpoint list --json" checkpoint list
 after_dj same "one checkpoint, for turn 1: session = the agent's session id, label = the prompt's first line" \
 	"$(jx "$J" "$CK_FACTS")" "[$(js "$SID" "$LABEL1")]"
@@ -134,6 +143,9 @@ after_dj same "untouched and ignored files keep their inode and mtime" "$(stat_s
 dj p1-undo "undo --json" undo
 after_dj same "undo brings back the tree after the turn with the user's edit" "$(tree_state "$P")" "$BEFORE_REWIND"
 after_dj same "untouched and ignored files still keep their inode and mtime" "$(stat_state "$P" "${UNTOUCHED[@]}")" "$(cat "$SCRATCH/p1.untouched")"
+schemas_valid "decree's JSON documents validate against docs/schema" p1-hook-status=hook-status \
+	p1-checkpoints=checkpoint-list p1-rewind-list=rewind p1-rewind-dry=checkpoint-restore \
+	p1-rewind=checkpoint-restore p1-undo=checkpoint-restore
 
 # --- 2. two turns of one session; the shell of turn 1 runs in sub/ ------------
 P=$SCRATCH/p2 W=$SCRATCH/run2 LOG=$ART/p2-hooks.jsonl
@@ -156,6 +168,8 @@ SID=$(python3 -c 'import json,sys; l=json.loads(sys.argv[1]); print(l[0] if l el
 same "the agent resumed its session (two prompt events, one session id)" "$SIDS" "$(js "$SID" "$SID")"
 no_hook_errors "no hook call logged an error" "$P" "$W"
 sanitizer_reports "no sanitizer report from the hooks"
+dj p2-hook-status "decree hook status --json" hook status
+hook_status_facts "hook status: no hook error; the session, 2 turns" 2
 dj p2-checkpoints "checkpoint list --json" checkpoint list
 after_dj same "two checkpoints, one per turn, in the agent's session, labelled with the prompts' first lines" \
 	"$(jx "$J" "$CK_FACTS")" "[$(js "$SID" "$LABEL1"), $(js "$SID" "$LABEL2")]"
@@ -176,6 +190,8 @@ after_dj same "rewind 2: the tree is the one after turn 1" "$(tree_state "$P")" 
 after_dj same "rewind 2: the untouched file keeps its inode and mtime" "$(stat_state "$P" sub/keep.txt)" "$(cat "$SCRATCH/p2.untouched")"
 dj p2-undo "undo --json" undo
 after_dj same "undo brings back the tree after turn 2" "$(tree_state "$P")" "$AFTER_TURN2"
+schemas_valid "decree's JSON documents validate against docs/schema" p2-hook-status=hook-status \
+	p2-checkpoints=checkpoint-list p2-rewind-list=rewind p2-rewind=checkpoint-restore p2-undo=checkpoint-restore
 
 echo "# $A agent runs:$AGENT_SECS"
 cd / || true

@@ -37,9 +37,10 @@
 #                         if the last dj succeeded, else not ok NAME: a
 #                         check of what a failed command did proves nothing
 #   jx FILE EXPR          the value of a Python expression over the JSON
-#                         document d of FILE (re imported; objs(x): every
-#                         object nested in x), as JSON; on any
+#                         document d of FILE (re imported), as JSON; on any
 #                         error "ERROR ..." (so the comparison fails)
+#   schemas_valid NAME FILE=SCHEMA...   ok NAME if each $ART/FILE.json
+#                         validates against docs/schema/SCHEMA.schema.json
 #   js ARGS...            the arguments as a JSON list of strings
 #   hv LOG EVENT FIELD    JSON list of the payloads' FIELD for every EVENT
 #                         in a hook log (hooklog.py)
@@ -242,15 +243,38 @@ import json, re, sys
 try:
     with open(sys.argv[1]) as f:
         d = json.load(f)
-    def objs(x):  # every JSON object in x, x included
-        if isinstance(x, dict):
-            yield x
-        for v in (x.values() if isinstance(x, dict) else x if isinstance(x, list) else ()):
-            yield from objs(v)
-    print(json.dumps(eval(sys.argv[2], {"d": d, "re": re, "objs": objs}), sort_keys=True))
+    print(json.dumps(eval(sys.argv[2], {"d": d, "re": re}), sort_keys=True))
 except Exception as e:
     print("ERROR %s: %s" % (type(e).__name__, str(e)[:300]))
 EOF
+}
+
+schemas_valid() {
+	local name=$1 why
+	shift
+	# Debian's python3-jsonschema (scripts/deps.sh), as tests/cli/json_schema.sh
+	why=$(/usr/bin/python3 - "$ART" "$DECREE_TOP/docs/schema" "$@" <<'EOF' 2>&1
+import json, sys
+try:
+    from jsonschema import Draft202012Validator
+except ImportError:
+    print("python3-jsonschema is not installed under /usr/bin/python3 (scripts/deps.sh)")
+    sys.exit()
+art, schemas = sys.argv[1:3]
+for pair in sys.argv[3:]:
+    f, s = pair.split("=")
+    try:
+        with open("%s/%s.json" % (art, f)) as fd:
+            doc = json.load(fd)
+        with open("%s/%s.schema.json" % (schemas, s)) as fd:
+            v = Draft202012Validator(json.load(fd))
+        for e in v.iter_errors(doc):
+            print("%s.json (%s): %s at %s" % (f, s, e.message[:300], list(e.absolute_path)))
+    except (OSError, ValueError) as e:
+        print("%s.json (%s): %s" % (f, s, e))
+EOF
+)
+	if [ -z "$why" ]; then ok "$name"; else not_ok "$name" "$why"; fi
 }
 
 js() {

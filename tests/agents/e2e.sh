@@ -20,6 +20,10 @@
 #    root; `rewind --json` lists both turns with their own files; `rewind 2
 #    --agent-only` undoes turn 2 only (the tree is the one after turn 1);
 #    `undo` brings turn 2's tree back.
+# Throughout: no hook call logged an error and none left a sanitizer
+# report; `hook status` shows the hooks installed, no last error, and the
+# session with its turns; decree's JSON documents validate against
+# docs/schema.
 # Every hook payload the agent sends is logged by shared/agents/hooklog.py
 # (registered beside decree's hooks) into $B/test-logs/agents-AGENT/, with
 # the agent's output and decree's JSON documents.

@@ -70,7 +70,8 @@ skip_all() {
 
 # The pinned versions are the ones install.sh installs: "CLAUDE=x CODEX=y
 # GEMINI=z".  Installed = each package.json says so and each CLI exists
-# (running the CLIs to ask takes ~10 s: Gemini's --version is slow).
+# (running the CLIs to ask takes ~10 s: Gemini's --version is slow), and
+# claude runs (its native binary is linked by a postinstall step).
 agents_installed() {
 	python3 - "$AGENTS_SHARED/install.sh" "$AGENTS_PREFIX" <<'EOF'
 import json, os, re, sys
@@ -86,6 +87,7 @@ for k, (pkg, exe) in pkgs.items():
     if k not in pins or v != pins[k] or not os.access(os.path.join(nm, ".bin", exe), os.X_OK):
         sys.exit(1)
 EOF
+	[ $? -eq 0 ] && "$AGENTS_PREFIX/node_modules/.bin/claude" --version >/dev/null 2>&1
 }
 
 agents_setup() {

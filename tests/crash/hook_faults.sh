@@ -22,7 +22,8 @@
 #   - after 'decree recover': no temp file in the tree or the store, and
 #     'decree fsck' finds nothing (no journal line torn, no pack left
 #     half-written); a fault before the store's marker was written leaves
-#     no file in .decree at all;
+#     no file in .decree but the hook log saying so (a kill: and the
+#     marker's temp file, which the next call removes);
 #   - the same hook call once more, without a fault, does its job: the
 #     journal then holds what a clean run gives (the turns and their
 #     files, compared with the clean run's 'decree rewind --json').
@@ -135,14 +136,12 @@ for c in $CASES; do
 				cmp -s "$d/before" "$d/now" || why="$why; the tree changed: $(diff "$d/before" "$d/now" | head -5 | tr '\n' ' ')"
 				"$DECREE" -C "$d/w" recover >"$d/rec.out" 2>&1 ||
 					why="$why; recover failed: $(tail -2 "$d/rec.out")"
-				t=$(temps_in "$d/w")
-				[ -z "$t" ] || why="$why; temp files left: $t"
 				# a fault before the store's marker was written
 				# leaves no store: then nothing may be in it
 				if [ -f "$d/w/.decree/store/DECREE-STORE" ]; then
 					"$DECREE" -C "$d/w" fsck >"$d/fsck.out" 2>&1 ||
 						why="$why; fsck: $(tail -3 "$d/fsck.out" | tr '\n' ' ')"
-				elif [ -n "$(find "$d/w/.decree" -type f 2>/dev/null)" ]; then
+				elif [ -n "$(find "$d/w/.decree" -type f ! -name hooks.log ! -name '.DECREE-STORE.tmp-*' 2>/dev/null)" ]; then
 					why="$why; no store marker, but files: $(find "$d/w/.decree" -type f | head -3 | tr '\n' ' ')"
 				fi
 				# the agent goes on: the same call again does its job
@@ -150,6 +149,8 @@ for c in $CASES; do
 				sh -c "$cmd" >"$d/again.out" 2>&1
 				[ ! -s "$d/again.out" ] && [ ! -s "$d/w/.decree/store/hooks.log" ] ||
 					why="$why; the call again: $(cat "$d/again.out" "$d/w/.decree/store/hooks.log" 2>/dev/null | head -3 | tr '\n' ' ')"
+				t=$(temps_in "$d/w"; find "$d/w/.decree" -name '.*.tmp-*' 2>/dev/null)
+				[ -z "$t" ] || why="$why; temp files left: $t"
 				[ "$(turns "$d/w")" = "$(cat "$d/clean.turns")" ] ||
 					why="$why; journal $(turns "$d/w"), a clean run gives $(cat "$d/clean.turns")"
 				if [ -z "$why" ]; then ok "$what"; else

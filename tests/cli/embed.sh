@@ -82,15 +82,15 @@ printf 'new\nfile\n' >new.txt
 t "counts: second checkpoint" D --json checkpoint create -s c
 t "counts: a checkpoint of another session" D --json checkpoint create -s d
 t "counts: list --json" D --json checkpoint list
-# text.txt 3 lines, nonl.txt 1 (no final newline), gone.txt 1, data.bin 0
-same "the first: every file added, lines of text files (binary: 0)" \
-	"$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][0]')" "(4, 5, 0)"
+# the root's first: its 4 files added, the lines unknown (null)
+same "the first: every file added, lines unknown" \
+	"$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][0]')" "(4, None, None)"
 # text.txt 1 changed + 1 added line; gone.txt -1; data.bin binary 0;
 # nonl.txt mode only 0; new.txt +2
 same "the second: against the first of the session" \
 	"$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][1]')" "(5, 4, 2)"
-same "another session's first: against an empty tree" \
-	"$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][2]')" "(4, 7, 0)"
+same "another session's first: against the root's newest (the same tree)" \
+	"$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][2]')" "(0, 0, 0)"
 t "counts: --if-changed returning the latest" D --json checkpoint create -s c --if-changed
 t "counts: an unchanged checkpoint" D --json checkpoint create -s c
 t "counts: list --json" D --json checkpoint list

@@ -287,10 +287,10 @@ static int collect_change(void *payload, const char *path, const snap_entry *a,
 }
 
 /* Fill m's counts: `cur` (tree `root`, every object stored) against the
- * newest checkpoint of m->session, or an empty tree.  Only counts: a
- * failure leaves them unknown (-1) and clears the error.  The blobs of a
- * session's first checkpoint are all read once: on one thread per CPU
- * (s->threads). */
+ * newest checkpoint of m->session, else the root's newest checkpoint;
+ * the root's first checkpoint counts its files and leaves the lines
+ * unknown.  Only counts: a failure leaves them unknown (-1) and clears
+ * the error.  Changed blobs are read on one thread per CPU (s->threads). */
 static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 			  const oid *root)
 {
@@ -313,9 +313,20 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(v[i].session, session))
 			last = i;
+	/* a session's first checkpoint: against the root's newest one (a new
+	 * agent session starts where the last one left the tree) */
+	if (last == SIZE_MAX && n)
+		last = n - 1;
 	if (last != SIZE_MAX)
 		prev_tree = v[last].tree;
 	record_free_all(v, n);
+	if (last == SIZE_MAX) {
+		/* the root's first checkpoint: every file is new; their lines
+		 * would mean reading the whole tree a second time, so they
+		 * stay unknown */
+		m->files_changed = (int64_t)cur->n;
+		goto done;
+	}
 	if (last != SIZE_MAX && !oid_cmp(&prev_tree, root)) {
 		m->files_changed = m->insertions = m->deletions = 0;
 		goto done;

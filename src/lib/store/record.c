@@ -102,6 +102,13 @@ static int read_record_bytes(buf *out, const char *path, const char *id,
 	return r;
 }
 
+/* A count a record may hold (files_changed, ...), written only when known
+ * (>= 0): an absent one reads as -1. */
+static int put_count(buf *b, const char *key, int64_t v)
+{
+	return v < 0 ? 0 : buf_printf(b, ",\"%s\":%" PRId64, key, v);
+}
+
 /* A count a record may hold (files_changed, ...): -1 when absent. */
 static int64_t json_count(json_t *o, const char *key)
 {
@@ -735,11 +742,9 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		       ",\"tree\":\"%s\",\"file_count\":%" PRIu64
 		       ",\"total_bytes\":%" PRIu64,
 		       created, now, hex, files, bytes) < 0 ||
-	    (m->files_changed >= 0 && m->insertions >= 0 && m->deletions >= 0 &&
-	     buf_printf(&rec,
-			",\"files_changed\":%" PRId64 ",\"insertions\":%" PRId64
-			",\"deletions\":%" PRId64,
-			m->files_changed, m->insertions, m->deletions) < 0) ||
+	    put_count(&rec, "files_changed", m->files_changed) < 0 ||
+	    put_count(&rec, "insertions", m->insertions) < 0 ||
+	    put_count(&rec, "deletions", m->deletions) < 0 ||
 	    put_rules(&rec, m) < 0 || buf_puts(&rec, ",\"skipped\":[") < 0) {
 		r = -1;
 		goto done;

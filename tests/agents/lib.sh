@@ -16,7 +16,7 @@
 #                         node/npm or shared/agents is missing, or the
 #                         agents are not installed and the npm registry
 #                         cannot be reached; installs them otherwise.
-#                         DECREE_AGENTS_REQUIRED=1 (CI) turns a skip into a
+#                         DECREE_AGENTS_REQUIRED=1 (default under CI=true) turns a skip into a
 #                         failure.  Sets AGENT (decree's name), PROMPT_EV,
 #                         PRE_EV, POST_EV, TURN_KEY, SETTINGS, ART.
 #   seed SCENARIO DIR     write the scenario's "seed" files into DIR
@@ -57,9 +57,12 @@ AGENTS_SHARED=${DECREE_AGENTS_SHARED:-$DECREE_TOP/../shared/agents}
 AGENTS_PREFIX=${DECREE_AGENTS_PREFIX:-$HOME/.cache/decree-agents}
 SCENARIOS=$DECREE_TOP/tests/agents/scenarios
 
+# CI (CI=true, as .ci/run runs) reaches the npm registry: there the agent
+# suites must run, never skip
+[ "${CI:-}" = true ] && : "${DECREE_AGENTS_REQUIRED:=1}"
 skip_all() {
 	if [ "${DECREE_AGENTS_REQUIRED:-0}" = 1 ]; then
-		echo "not ok 1 - the agent tests are required (DECREE_AGENTS_REQUIRED=1) but: $1"
+		echo "not ok 1 - the agent tests are required (CI=true or DECREE_AGENTS_REQUIRED=1) but: $1"
 		echo "1..1"
 		exit 1
 	fi

@@ -1,7 +1,8 @@
 #!/bin/bash
 # torture.sh - every mutating command under injected faults (issue 9,
 # "prove it"): create, restore, apply, revert (pipeline), undo, redo,
-# prune, drop, gc and recover.  `make torture` runs it (TORTURE_BUDGET,
+# prune, drop, gc, recover and rewind --agent-only (issue 10).
+# `make torture` runs it (TORTURE_BUDGET,
 # TORTURE_FAULTS, TORTURE_COMMANDS and KILL_SLOTS tune it); it uses the
 # helpers of tests/crash/lib.sh.
 #
@@ -30,7 +31,7 @@ need_strace
 pick_killed_binary
 BUDGET=${TORTURE_BUDGET:-2}
 FAULTS=${TORTURE_FAULTS:-rotate}
-COMMANDS=${TORTURE_COMMANDS:-create restore apply revert undo redo prune drop gc recover}
+COMMANDS=${TORTURE_COMMANDS:-create restore apply revert undo redo prune drop gc recover rewind}
 SEED=${TORTURE_SEED:-$(($(date +%s) % 1000000))}
 echo "# torture: seed $SEED (TORTURE_SEED=$SEED replays this run)"
 RANDOM=$SEED
@@ -126,6 +127,22 @@ template_drop() {
 CMD_drop='checkpoint drop --session S'
 template_gc() { template_drop && D1 checkpoint drop --session S; }
 CMD_gc=gc
+# rewind: an agent session (decree hook, as Claude Code runs it) changed
+# the tree in turn 1; the user edited one of its files since; rewind 1
+# --agent-only reverts the agent's other changes and keeps that edit
+agent_hook() { # EVENT JSON-MEMBERS
+	printf '{"session_id":"torture","cwd":"%s","prompt_id":"t1","prompt":"change it"%s}' "$W" "$2" |
+		"$DECREE" -C "$W" hook claude-code "$1" >>"$SLOT/setup.log" 2>&1
+}
+template_rewind() {
+	make_x "$W" && agent_hook UserPromptSubmit "" &&
+		agent_hook PreToolUse ',"tool_name":"Bash","tool_use_id":"b1","tool_input":{"command":"x"}' &&
+		sleep 0.05 && make_change "$W" &&
+		agent_hook PostToolUse ',"tool_name":"Bash","tool_use_id":"b1","tool_input":{"command":"x"}' &&
+		printf 'the user was here\n' >>"$W/sub/m1.txt"
+}
+CMD_rewind='rewind 1 --agent-only'
+INV_rewind=undo
 # recover: a restore killed in the middle of its renames leaves a log
 template_recover() {
 	local n

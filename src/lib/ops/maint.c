@@ -481,14 +481,22 @@ static int mark_root(marker *m, const char *rootdir)
 	return r;
 }
 
-static int mark_all(marker *m)
+/*
+ * Call fn(payload, rootdir) for each root directory of the store
+ * (<store>/roots/<key>), until one returns non-zero, which is returned.
+ * A store without roots/ has none; one that cannot be read is an error
+ * (callers that only tidy up ignore it).
+ */
+static int each_rootdir(const decree_store *s,
+			int (*fn)(void *payload, const char *rootdir),
+			void *payload)
 {
 	char path[PATH_MAX];
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
 
-	snprintf(path, sizeof(path), "%s/roots", m->s->dir);
+	snprintf(path, sizeof(path), "%s/roots", s->dir);
 	if (!(d = opendir(path)))
 		return errno == ENOENT
 			       ? 0
@@ -498,104 +506,79 @@ static int mark_all(marker *m)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(rootdir, sizeof(rootdir), "%s/%s", path, de->d_name);
-		r = mark_root(m, rootdir);
+		r = fn(payload, rootdir);
 	}
 	closedir(d);
 	return r;
 }
 
-static void drop_statcaches(decree_store *s)
+static int mark_one(void *m, const char *rootdir)
 {
-	char path[PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-
-	snprintf(path, sizeof(path), "%s/roots", s->dir);
-	if (!(d = opendir(path)))
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char file[PATH_MAX + 300];
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s/statcache", path,
-			 de->d_name);
-		unlink(file);
-		snprintf(file, sizeof(file), "%s/%s/statcache.delta", path,
-			 de->d_name);
-		unlink(file);
-	}
-	closedir(d);
+	return mark_root(m, rootdir);
 }
 
-/* Remove temp files of atomic writes that a killed process left in `dir`
- * (".<name>.tmp-<random>", see fs_write_atomic_at).  Under the store lock
- * no writer is live, so every such file is garbage. */
-static void sweep_temps(const char *dir)
+static int mark_all(marker *m)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	return each_rootdir(m->s, mark_one, m);
+}
 
-	if (!d)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char file[PATH_MAX + 300];
-		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
-		unlink(file);
-	}
-	closedir(d);
+static int drop_statcache(void *unused, const char *rootdir)
+{
+	char file[PATH_MAX + 300];
+
+	(void)unused;
+	snprintf(file, sizeof(file), "%s/statcache", rootdir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/statcache.delta", rootdir);
+	unlink(file);
+	return 0;
+}
+
+static void drop_statcaches(decree_store *s)
+{
+	(void)each_rootdir(s, drop_statcache, NULL);
+	error_clear();
+}
+
+static int sweep_root_temps(void *unused, const char *rootdir)
+{
+	char sub[PATH_MAX + 300];
+
+	(void)unused;
+	repo_sweep_temps(rootdir);
+	snprintf(sub, sizeof(sub), "%s/checkpoints", rootdir);
+	repo_sweep_temps(sub);
+	return 0;
 }
 
 static void sweep_store_temps(decree_store *s)
 {
-	char path[PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-
-	sweep_temps(s->dir);
-	snprintf(path, sizeof(path), "%s/roots", s->dir);
-	if (!(d = opendir(path)))
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char sub[PATH_MAX + 300];
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		sweep_temps(sub);
-		snprintf(sub, sizeof(sub), "%s/%s/checkpoints", path,
-			 de->d_name);
-		sweep_temps(sub);
-	}
-	closedir(d);
+	repo_sweep_temps(s->dir);
+	(void)each_rootdir(s, sweep_root_temps, NULL);
+	error_clear();
 }
 
 /* Forget the roots left with nothing (every checkpoint dropped, no
  * history, no agent journal): `decree projects` no longer lists them.
  * Only tidying: a failure is a warning. */
+static int remove_if_unused(void *unused, const char *rootdir)
+{
+	bool used;
+
+	(void)unused;
+	if (roots_in_use(&used, rootdir) < 0 || used ||
+	    roots_remove_unused(rootdir) < 0) {
+		if (*error_last())
+			warning_set(0, "%s", error_last());
+		error_clear();
+	}
+	return 0;
+}
+
 static void remove_unused_roots(decree_store *s)
 {
-	char path[PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-
-	snprintf(path, sizeof(path), "%s/roots", s->dir);
-	if (!(d = opendir(path)))
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char rootdir[PATH_MAX + 300];
-		bool used;
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(rootdir, sizeof(rootdir), "%s/%s", path, de->d_name);
-		if (roots_in_use(&used, rootdir) < 0 || used ||
-		    roots_remove_unused(rootdir) < 0) {
-			if (*error_last())
-				warning_set(0, "%s", error_last());
-			error_clear();
-		}
-	}
-	closedir(d);
+	(void)each_rootdir(s, remove_if_unused, NULL);
+	error_clear();
 }
 
 int decree_recover_ext(decree_recover_result *out, decree_store *s,
@@ -822,13 +805,26 @@ static int restore_from_root(struct restorer *rs, decree_store *h,
 	return r;
 }
 
+/* Take the wanted bytes from the root a root directory serves, if it
+ * still exists. */
+static int restore_from_rootdir(void *payload, const char *rootdir)
+{
+	struct restorer *rs = payload;
+	decree_store *h = open_root(rs->m->s, rootdir);
+	int r;
+
+	if (!h)
+		return 0;
+	r = restore_from_root(rs, h, rootdir);
+	if (h != rs->m->s)
+		decree_store_free(h);
+	return r;
+}
+
 static int restore_missing(marker *m)
 {
 	struct restorer rs = { m, NULL, NULL, OIDSET_INIT, BUF_INIT };
 	oidset still = OIDSET_INIT;
-	char path[PATH_MAX];
-	DIR *d;
-	struct dirent *de;
 	int r = 0;
 
 	/* a copy in a pack whose index was damaged may be back */
@@ -842,23 +838,8 @@ static int restore_missing(marker *m)
 	if ((r = odb_writer_new(&rs.w, m->db)) < 0)
 		goto done;
 	odb_writer_restrict(rs.w, &still);
-	snprintf(path, sizeof(path), "%s/roots", m->s->dir);
-	if ((d = opendir(path)) != NULL) {
-		while (r == 0 && (de = readdir(d)) != NULL) {
-			char rootdir[PATH_MAX + 80];
-			decree_store *h;
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(rootdir, sizeof(rootdir), "%s/%s", path,
-				 de->d_name);
-			if (!(h = open_root(m->s, rootdir)))
-				continue;
-			r = restore_from_root(&rs, h, rootdir);
-			if (h != m->s)
-				decree_store_free(h);
-		}
-		closedir(d);
-	}
+	/* (mark_all read roots/ already: it is readable) */
+	r = each_rootdir(m->s, restore_from_rootdir, &rs);
 	if (r == 0)
 		r = odb_writer_commit(rs.w);
 	/* what tree_write stored again: trees */
@@ -1030,26 +1011,23 @@ static int drop_lost_records(marker *m, const char *rootdir, oidset *complete)
 	return r;
 }
 
+struct lost_walk {
+	marker *m;
+	oidset complete;
+};
+
+static int drop_lost_in(void *payload, const char *rootdir)
+{
+	struct lost_walk *lw = payload;
+	return drop_lost_records(lw->m, rootdir, &lw->complete);
+}
+
 static int drop_lost(marker *m)
 {
-	char path[PATH_MAX];
-	oidset complete = OIDSET_INIT;
-	DIR *d;
-	struct dirent *de;
-	int r = 0;
+	struct lost_walk lw = { m, OIDSET_INIT };
+	int r = each_rootdir(m->s, drop_lost_in, &lw);
 
-	snprintf(path, sizeof(path), "%s/roots", m->s->dir);
-	if (!(d = opendir(path)))
-		return 0;
-	while (r == 0 && (de = readdir(d)) != NULL) {
-		char rootdir[PATH_MAX + 80];
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(rootdir, sizeof(rootdir), "%s/%s", path, de->d_name);
-		r = drop_lost_records(m, rootdir, &complete);
-	}
-	closedir(d);
-	oidset_release(&complete);
+	oidset_release(&lw.complete);
 	return r;
 }
 

@@ -527,24 +527,19 @@ static int ensure_attachment(decree_store *s)
 	return 0;
 }
 
-/* A creation of the store killed while it wrote the marker leaves the
- * marker's temp file (fs_write_atomic: ".DECREE-STORE.tmp-<hex>"); the
- * next creation removes it.  Nothing else can be in a store without a
- * marker that is decree's. */
-static void sweep_marker_temps(const char *dir)
+void repo_sweep_temps(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	char path[PATH_MAX];
 
 	if (!d)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "." REPO_MARKER ".tmp-",
-			    strlen("." REPO_MARKER ".tmp-")))
+		char file[PATH_MAX + 300];
+		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		(void)unlink(path);
+		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+		unlink(file);
 	}
 	closedir(d);
 }
@@ -560,7 +555,10 @@ static int ensure_store(decree_store *s)
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(s->dir, 0755)) < 0)
 			return r;
-		sweep_marker_temps(s->dir);
+		/* a creation killed while it wrote the marker left the
+		 * marker's temp file; nothing else is in a store without
+		 * a marker */
+		repo_sweep_temps(s->dir);
 		if ((r = fs_write_atomic(path, REPO_MARKER_MAGIC,
 					 strlen(REPO_MARKER_MAGIC), 0644)) < 0)
 			return r;

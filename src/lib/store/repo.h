@@ -123,6 +123,11 @@ int repo_need_root(const decree_store *s);
  * rest with ".", ".." and "//" removed lexically. */
 int repo_canonical(char *out, const char *p);
 
+/* Remove the temp files of atomic writes (".<name>.tmp-<random>",
+ * fs_write_atomic_at) that a killed process left in `dir`.  Only where no
+ * writer can be live: under the store lock, or in a store being created. */
+void repo_sweep_temps(const char *dir);
+
 /* <rootdir>/<name> into out (PATH_MAX). */
 void repo_file(char *out, const decree_store *s, const char *name);
 

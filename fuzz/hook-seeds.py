@@ -235,3 +235,11 @@ w("edge-built-2", ev(CODEX, POST, bytes([1, 2, 0, 3, 0, 6, 2, 3, 1, 4, 5, 2,
                      mode=CWD, arg=1))
 w("edge-built-3", ev(GEMINI, POST, bytes([2, 0, 0, 2, 4, 0, 6, 3, 28, 26, 1]),
                      built=True, mode=ENV, change=6))
+
+# --- regressions: inputs that failed a check before a fix ---
+# a name longer than NAME_MAX failed the whole record: the other paths of
+# the call were lost
+w("regress-name-too-long",
+  ev(CODEX, POST, post("apply_patch", {"command": "*** Update File: " +
+     "x" * 300 + "\n*** Update File: a.txt\n"}), change=0),
+  ev(CLAUDE, POST, post("Write", {"file_path": "/PROJECT/sub/" + "z" * 256})))

@@ -488,4 +488,20 @@ else
 	ok "hook: wrong arguments on a terminal # SKIP no script(1)"
 fi
 
+# --- which paths a hook journals (the cases fuzz/fuzz_hook.c found) -----------------------
+P=$SCRATCH/paths && mkdir -p "$P/sub" && cd "$P" || exit 1
+printf 'alpha\n' >a.txt
+journaled() { # NAME AGENT PAYLOAD WANT: after the post-tool call, the session's files are WANT
+	local name=$1 agent=$2 payload=$3 want=$4
+	printf '%s' "$payload" | "$DECREE" hook "$agent" PostToolUse >/dev/null 2>&1
+	_run "$DECREE" --json rewind
+	py "$name" 'd = json.loads(sys.argv[1]); assert d["turns"][-1]["files"] == sys.argv[2].split(), (d, sys.argv[2])' \
+		"$OUT" "$want"
+}
+long=$(printf 'x%.0s' $(seq 300))
+printf 'alpha\nbeta\n' >a.txt
+journaled "a name past NAME_MAX does not cost the other paths of the call their record" codex \
+	'{"session_id":"paths-1","cwd":"'"$P"'","tool_name":"apply_patch","tool_input":{"command":"*** Update File: '"$long"'\n*** Update File: a.txt\n"}}' \
+	"a.txt $long"
+
 done_testing

@@ -243,3 +243,10 @@ w("regress-name-too-long",
   ev(CODEX, POST, post("apply_patch", {"command": "*** Update File: " +
      "x" * 300 + "\n*** Update File: a.txt\n"}), change=0),
   ev(CLAUDE, POST, post("Write", {"file_path": "/PROJECT/sub/" + "z" * 256})))
+# a path through a file (file-link/x, a.txt/x) was journaled as a.txt/x:
+# realpath() resolves a file as well as a directory
+w("regress-path-through-file",
+  ev(CODEX, POST, post("apply_patch", {"command":
+     "*** Add File: file-link/x\n*** Update File: a.txt/y/\n"
+     "*** Add File: run.sh/./z\n*** Add File: a.txt\n"}), mode=CWD),
+  ev(CLAUDE, POST, post("Write", {"file_path": "/PROJECT/file-link/w"})))

@@ -165,6 +165,7 @@ static int add_path(hook_ctx *c, path_list *l, const char *p)
 	char full[PATH_MAX * 2], dir[PATH_MAX], *slash;
 	const char *root = decree_store_root(c->s), *base;
 	size_t rl = strlen(root);
+	struct stat st;
 	char *rel;
 
 	if (!p || !*p)
@@ -179,8 +180,9 @@ static int add_path(hook_ctx *c, path_list *l, const char *p)
 	slash = strrchr(full, '/');
 	*slash = '\0';
 	base = slash + 1;
-	if (!realpath(*full ? full : "/", dir))
-		return 0; /* its directory is gone: nothing there to record */
+	if (!realpath(*full ? full : "/", dir) || stat(dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return 0; /* its directory is gone (or a file): nothing there */
 	if (strncmp(dir, root, rl) || (dir[rl] != '/' && dir[rl] != '\0'))
 		return 0; /* outside the project */
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))

@@ -491,17 +491,24 @@ fi
 # --- which paths a hook journals (the cases fuzz/fuzz_hook.c found) -----------------------
 P=$SCRATCH/paths && mkdir -p "$P/sub" && cd "$P" || exit 1
 printf 'alpha\n' >a.txt
-journaled() { # NAME AGENT PAYLOAD WANT: after the post-tool call, the session's files are WANT
-	local name=$1 agent=$2 payload=$3 want=$4
+journaled() { # NAME AGENT SESSION PAYLOAD WANT: a turn, then the post-tool call; its files are WANT
+	local name=$1 agent=$2 session=$3 payload=$4 want=$5
+	printf '{"session_id":"%s","cwd":"%s","prompt":"go"}' "$session" "$P" |
+		"$DECREE" hook "$agent" UserPromptSubmit >/dev/null 2>&1
 	printf '%s' "$payload" | "$DECREE" hook "$agent" PostToolUse >/dev/null 2>&1
-	_run "$DECREE" --json rewind
-	py "$name" 'd = json.loads(sys.argv[1]); assert d["turns"][-1]["files"] == sys.argv[2].split(), (d, sys.argv[2])' \
+	_run "$DECREE" --json rewind --session "$session"
+	py "$name" 'd = json.loads(sys.argv[1]); assert d["turns"][-1]["files"] == sys.argv[2].split(), (d["turns"][-1], sys.argv[2])' \
 		"$OUT" "$want"
 }
 long=$(printf 'x%.0s' $(seq 300))
 printf 'alpha\nbeta\n' >a.txt
-journaled "a name past NAME_MAX does not cost the other paths of the call their record" codex \
+journaled "a name past NAME_MAX does not cost the other paths of the call their record" codex paths-1 \
 	'{"session_id":"paths-1","cwd":"'"$P"'","tool_name":"apply_patch","tool_input":{"command":"*** Update File: '"$long"'\n*** Update File: a.txt\n"}}' \
 	"a.txt $long"
+ln -s a.txt file-link
+journaled "a path through a file (or a symlink to one) names nothing: not journaled" claude-code paths-2 \
+	'{"session_id":"paths-2","cwd":"'"$P"'","tool_name":"Write","tool_input":{"file_path":"file-link/x"}}' ""
+journaled "... nor through a file named as it is" claude-code paths-2 \
+	'{"session_id":"paths-2","cwd":"'"$P"'","tool_name":"Write","tool_input":{"file_path":"'"$P"'/a.txt/x"}}' ""
 
 done_testing

@@ -250,3 +250,10 @@ w("regress-path-through-file",
      "*** Add File: file-link/x\n*** Update File: a.txt/y/\n"
      "*** Add File: run.sh/./z\n*** Add File: a.txt\n"}), mode=CWD),
   ev(CLAUDE, POST, post("Write", {"file_path": "/PROJECT/file-link/w"})))
+# a path past 8 KiB (through "..") was cut short: a.txt was journaled as
+# another name, or not at all
+w("regress-path-past-8k",
+  ev(CLAUDE, POST, post("Edit", {"file_path": "/PROJECT/" + "sub/../" * 1400 +
+                                 "a.txt"})),
+  ev(GEMINI, POST, post("write_file", {"file_path": "sub/" + "deep/../" * 1100 +
+                                       "b.txt"}), mode=CWD))

@@ -510,5 +510,8 @@ journaled "a path through a file (or a symlink to one) names nothing: not journa
 	'{"session_id":"paths-2","cwd":"'"$P"'","tool_name":"Write","tool_input":{"file_path":"file-link/x"}}' ""
 journaled "... nor through a file named as it is" claude-code paths-2 \
 	'{"session_id":"paths-2","cwd":"'"$P"'","tool_name":"Write","tool_input":{"file_path":"'"$P"'/a.txt/x"}}' ""
+far=$(printf 'sub/../%.0s' $(seq 1400))
+journaled "a path past 8 KiB is journaled whole (not cut short into another name)" claude-code paths-3 \
+	'{"session_id":"paths-3","cwd":"'"$P"'","tool_name":"Edit","tool_input":{"file_path":"'"$P/${far}a.txt"'"}}' "a.txt"
 
 done_testing

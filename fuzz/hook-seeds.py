@@ -257,3 +257,12 @@ w("regress-path-past-8k",
                                  "a.txt"})),
   ev(GEMINI, POST, post("write_file", {"file_path": "sub/" + "deep/../" * 1100 +
                                        "b.txt"}), mode=CWD))
+# an agent directory past PATH_MAX (CLAUDE_PROJECT_DIR, arg 11: sub/deep
+# through "/." and "..", whose first PATH_MAX - 1 bytes name sub) was cut
+# short: c.txt was journaled as sub/c.txt, not sub/deep/c.txt
+w("regress-long-cwd",
+  ev(CLAUDE, POST, {"session_id": "long-cwd", "tool_name": "Write",
+                    "tool_input": {"file_path": "c.txt"}}, mode=ENV, arg=11),
+  ev(CLAUDE, POST, {"session_id": "long-cwd", "tool_name": "Write",
+                    "tool_input": {"file_path": "/PROJECT/a.txt"}},
+     mode=ENV, arg=11))

@@ -102,6 +102,9 @@ static int find_root(hook_ctx *c)
 		dir = getcwd(c->start, sizeof(c->start)) ? c->start : NULL;
 	if (!dir)
 		return fail(c, "no project directory (no cwd in the payload)");
+	if (strlen(dir) >= sizeof(c->start)) /* cut short: another dir */
+		return fail(c, "the agent's directory is longer than %d bytes",
+			    PATH_MAX - 1);
 	if (dir != c->start)
 		snprintf(c->start, sizeof(c->start), "%s", dir);
 	if (c->rq->root_opt)
@@ -183,8 +186,7 @@ static int add_path(hook_ctx *c, path_list *l, const char *p)
 	base = slash + 1;
 	if (!realpath(*full.ptr ? full.ptr : "/", dir) || stat(dir, &st) < 0 ||
 	    !S_ISDIR(st.st_mode))
-		goto done; /* its directory is gone (or a file): nothing there
-			    */
+		goto done; /* its directory is gone, or a file */
 	if (strncmp(dir, root, rl) || (dir[rl] != '/' && dir[rl] != '\0'))
 		goto done; /* outside the project */
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))

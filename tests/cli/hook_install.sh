@@ -513,5 +513,20 @@ journaled "... nor through a file named as it is" claude-code paths-2 \
 far=$(printf 'sub/../%.0s' $(seq 1400))
 journaled "a path past 8 KiB is journaled whole (not cut short into another name)" claude-code paths-3 \
 	'{"session_id":"paths-3","cwd":"'"$P"'","tool_name":"Edit","tool_input":{"file_path":"'"$P/${far}a.txt"'"}}' "a.txt"
+# an agent directory past PATH_MAX whose first 4095 bytes name sub/, not sub/deep/
+mkdir -p sub/deep
+dir=$P/sub
+while [ $(( ${#dir} + 15 )) -lt 4095 ]; do dir=$dir/.; done
+[ $(( (4095 - 8 - ${#dir}) % 2 )) -eq 1 ] && dir=$dir/
+while [ ${#dir} -lt $((4095 - 8)) ]; do dir=$dir/.; done
+dir=$dir/deep/../deep
+printf '{"session_id":"paths-4","cwd":"%s","prompt":"go"}' "$P" | "$DECREE" hook claude-code UserPromptSubmit
+printf '{"session_id":"paths-4","tool_name":"Write","tool_input":{"file_path":"c.txt"}}' |
+	CLAUDE_PROJECT_DIR=$dir "$DECREE" hook claude-code PostToolUse
+_run "$DECREE" --json rewind --session paths-4
+py "an agent directory past PATH_MAX is not cut short into another one: nothing journaled" \
+	'd = json.loads(sys.argv[1]); assert d["turns"][-1]["files"] == [], d["turns"][-1]' "$OUT"
+hooklogs | grep -q "claude-code PostToolUse .*: the agent's directory is longer than 4095 bytes" &&
+	ok "... and the hook log says why" || not_ok "... and the hook log says why" "$(hooklogs | tail -2)"
 
 done_testing

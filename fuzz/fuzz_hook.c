@@ -25,10 +25,12 @@
  * /work/shared/agents/README.md) are seeds as they are (hook-seeds.py).
  *
  * The project is a scratch tree on tmpfs: files, a subdirectory, symlinks
- * to a directory, a file, outside the root and nowhere, .git/; its store
- * is the default .decree/store, kept across inputs (so sessions have
- * turns and tool starts, and walks find changes) and recreated every
- * STORE_RUNS inputs.  The tree is put back only when an input changed
+ * to a directory, a file, outside the root and nowhere, .git/.  Its
+ * store, the default .decree/store, is made by the input's first call
+ * and removed after the input: an input stands alone (a crash reproduces
+ * from it), and it is faster than keeping the store (reading a journal
+ * back costs turns x checkpoints: decree_rewind_list_get resolves each
+ * turn's checkpoint).  The tree is put back only when an input changed
  * it.  A cwd elsewhere than in the project is never passed (the hook
  * would make a store for that directory): the harness puts one of its
  * own in its place.
@@ -48,8 +50,7 @@
  *     .decree and not a directory must be in the turn;
  *   - after another tool, the paths added are paths the tree has had;
  *     after any other event, none;
- *   - decree_fsck finds the store clean (every FSCK_RUNS inputs, and
- *     before the store is recreated).
+ *   - decree_fsck finds the store clean after the input.
  */
 #include "util/common.h"
 #include "hooks/hooks.h"
@@ -64,11 +65,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_EVENTS 4
-#define STORE_RUNS 256
-#define FSCK_RUNS  32
 
 static char proj[PATH_MAX], outside[PATH_MAX], store[PATH_MAX];
-static unsigned long runs;
 static bool dirty; /* the tree is not the base tree */
 
 /* Directories known by device and inode. */
@@ -700,6 +698,12 @@ static void add_path(char ***v, size_t *n, const char *p)
 	(*v)[++*n] = NULL;
 }
 
+/* The journal of the last session an event named, as it was after the
+ * event (the next event of that session starts from it: reading a
+ * journal back costs more than the hook call). */
+static char *last_session;
+static journal_view last_view;
+
 static void view_release(journal_view *v)
 {
 	for (size_t i = 0; v->all && v->all[i]; i++)
@@ -986,8 +990,9 @@ static void print_names(void)
  * it named in the project (all of them, none else), after another tool
  * paths the tree has had, after any other event none.
  */
-static void check_journal(decree_store *s, const char *session,
-			  const journal_view *before, bool post, bool by_path)
+static void check_journal(journal_view *out, decree_store *s,
+			  const char *session, const journal_view *before,
+			  bool post, bool by_path)
 {
 	journal_view after;
 
@@ -1026,7 +1031,7 @@ static void check_journal(decree_store *s, const char *session,
 		}
 		fuzz_check(ok);
 	}
-	view_release(&after);
+	*out = after;
 }
 
 static decree_store *open_store(void)
@@ -1146,7 +1151,12 @@ static void one_event(decree_store *s, const uint8_t *data, size_t size,
 			: mode == 1 && a->root_env && dir ? dir
 			: c && *c == '/'		  ? c
 							  : proj;
-		view_get(&before, s, session, false);
+		if (last_session && !strcmp(last_session, session)) {
+			before = last_view;
+			memset(&last_view, 0, sizeof(last_view));
+		} else {
+			view_get(&before, s, session, false);
+		}
 		by_path = ev == 2 && name_paths(j, start);
 	}
 	memset(&rq, 0, sizeof(rq));
@@ -1182,8 +1192,15 @@ static void one_event(decree_store *s, const uint8_t *data, size_t size,
 			state->ptr, after->ptr);
 		fuzz_check(false);
 	}
-	if (session)
-		check_journal(s, session, &before, ev == 2, by_path);
+	view_release(&last_view);
+	free(last_session);
+	last_session = NULL;
+	if (session) {
+		check_journal(&last_view, s, session, &before, ev == 2,
+			      by_path);
+		last_session = strdup(session);
+		fuzz_check(last_session != NULL);
+	}
 	view_release(&before);
 	names_release();
 	json_decref(j);
@@ -1212,11 +1229,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (parts[i].len)
 			one_event(s, parts[i].ptr, parts[i].len, &state,
 				  &after);
-	runs++;
-	if (runs % FSCK_RUNS == 0 || runs % STORE_RUNS == 0)
-		fsck(s);
+	view_release(&last_view);
+	free(last_session);
+	last_session = NULL;
+	/* the store stays clean; the next input gets a new one */
+	fsck(s);
 	decree_store_free(s);
-	if (runs % STORE_RUNS == 0 && stat(store, &st) == 0) {
+	if (stat(store, &st) == 0) {
 		fuzz_empty_dir(store);
 		fuzz_check(rmdir(store) == 0);
 	}

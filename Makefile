@@ -128,7 +128,7 @@ $(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
 $(B)/fuzz/%-replay: fuzz/%.c fuzz/replay.c fuzz/common.c fuzz/common.h $(B)/libdecree.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c fuzz/common.c $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< fuzz/replay.c fuzz/common.c $(FUZZ_EXTRA) $(B)/libdecree.a $(LIBS) $(LDFLAGS)
 
 # libFuzzer builds (clang): make fuzz, then build/fuzz/fuzz_X fuzz/corpus/X.
 # The library is compiled once with coverage instrumentation
@@ -156,7 +156,17 @@ $(FUZZ_B)/fuzz_%: fuzz/fuzz_%.c fuzz/common.c fuzz/common.h $(FUZZ_B)/libdecree.
 	@echo "  FUZZ    $@"
 	@$(FUZZ_CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(FUZZ_CFLAGS) \
 		-Wno-missing-prototypes -fsanitize=fuzzer -o $@ $< \
-		fuzz/common.c $(FUZZ_B)/libdecree.a $(LIBS)
+		fuzz/common.c $(FUZZ_EXTRA) $(FUZZ_B)/libdecree.a $(LIBS)
+
+# fuzz_hook drives src/hooks, which the program links, not libdecree.a:
+# its builds link the hooks objects too.
+HOOKS_OBJ := $(filter $(B)/src/hooks/%,$(CLI_OBJ))
+FUZZ_HOOKS_OBJ := $(filter src/hooks/%,$(CLI_SRC))
+FUZZ_HOOKS_OBJ := $(FUZZ_HOOKS_OBJ:%.c=$(FUZZ_B)/obj/%.o)
+$(B)/fuzz/fuzz_hook-replay: $(HOOKS_OBJ)
+$(B)/fuzz/fuzz_hook-replay: FUZZ_EXTRA := $(HOOKS_OBJ)
+$(FUZZ_B)/fuzz_hook: $(FUZZ_HOOKS_OBJ)
+$(FUZZ_B)/fuzz_hook: FUZZ_EXTRA := $(FUZZ_HOOKS_OBJ)
 
 fuzz: $(FUZZ_BIN)
 
@@ -240,4 +250,4 @@ clean:
 	rm -rf build
 
 .PHONY: all deps fuzz fuzz-run check test test-build layers hdr-check demo torture bench install format format-check lint clean
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_HOOKS_OBJ:.o=.d)

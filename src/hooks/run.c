@@ -102,6 +102,9 @@ static int find_root(hook_ctx *c)
 		dir = getcwd(c->start, sizeof(c->start)) ? c->start : NULL;
 	if (!dir)
 		return fail(c, "no project directory (no cwd in the payload)");
+	if (strlen(dir) >= sizeof(c->start)) /* cut short: another dir */
+		return fail(c, "the agent's directory is longer than %d bytes",
+			    PATH_MAX - 1);
 	if (dir != c->start)
 		snprintf(c->start, sizeof(c->start), "%s", dir);
 	if (c->rq->root_opt)
@@ -162,29 +165,32 @@ static void paths_release(path_list *l)
  */
 static int add_path(hook_ctx *c, path_list *l, const char *p)
 {
-	char full[PATH_MAX * 2], dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], *slash, *rel = NULL;
 	const char *root = decree_store_root(c->s), *base;
 	size_t rl = strlen(root);
-	char *rel;
+	struct stat st;
+	buf full = BUF_INIT;
+	int r = 0;
 
 	if (!p || !*p)
 		return 0;
-	if (*p == '/')
-		snprintf(full, sizeof(full), "%s", p);
-	else
-		snprintf(full, sizeof(full), "%s/%s", c->start, p);
-	while ((slash = strrchr(full, '/')) && slash[1] == '\0' &&
-	       slash != full)
+	/* whole: cut short, it could name another file */
+	if ((*p == '/' ? buf_puts(&full, p)
+		       : buf_printf(&full, "%s/%s", c->start, p)) < 0)
+		return fail(c, "out of memory");
+	while ((slash = strrchr(full.ptr, '/')) && slash[1] == '\0' &&
+	       slash != full.ptr)
 		*slash = '\0';
-	slash = strrchr(full, '/');
+	slash = strrchr(full.ptr, '/');
 	*slash = '\0';
 	base = slash + 1;
-	if (!realpath(*full ? full : "/", dir))
-		return 0; /* its directory is gone: nothing there to record */
+	if (!realpath(*full.ptr ? full.ptr : "/", dir) || stat(dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		goto done; /* its directory is gone, or a file */
 	if (strncmp(dir, root, rl) || (dir[rl] != '/' && dir[rl] != '\0'))
-		return 0; /* outside the project */
+		goto done; /* outside the project */
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-		return 0;
+		goto done;
 	if (dir[rl] == '\0')
 		rel = decree_strdup(base);
 	else {
@@ -195,11 +201,14 @@ static int add_path(hook_ctx *c, path_list *l, const char *p)
 	}
 	if (!rel || GROW(l->v, l->cap, l->n + 2) < 0) {
 		decree_free(rel);
-		return fail(c, "out of memory");
+		r = fail(c, "out of memory");
+		goto done;
 	}
 	l->v[l->n++] = rel;
 	l->v[l->n] = NULL;
-	return 0;
+done:
+	buf_release(&full);
+	return r;
 }
 
 /* The files of a Codex apply_patch: "*** Add File: P", "*** Update File:

@@ -607,7 +607,7 @@ int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
 		return r;
 	if (fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) == 0)
 		*exists = true;
-	else if (errno != ENOENT && errno != ENOTDIR)
+	else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG)
 		r = decree_error_os("cannot stat '%s'", path);
 	close(dfd);
 	return r;

@@ -74,7 +74,8 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 
 /* lstat `rel` below rootfd without following a symlink on the way.
  * *exists false (and 0 returned) when it or an ancestor is missing, or an
- * ancestor is not a directory; other failures set an error. */
+ * ancestor is not a directory, or a name is longer than NAME_MAX (no
+ * file has it); other failures set an error. */
 int fs_lstat_beneath(bool *exists, struct stat *st, int rootfd,
 		     const char *rel);
 

@@ -488,4 +488,45 @@ else
 	ok "hook: wrong arguments on a terminal # SKIP no script(1)"
 fi
 
+# --- which paths a hook journals (the cases fuzz/fuzz_hook.c found) -----------------------
+P=$SCRATCH/paths && mkdir -p "$P/sub" && cd "$P" || exit 1
+printf 'alpha\n' >a.txt
+journaled() { # NAME AGENT SESSION PAYLOAD WANT: a turn, then the post-tool call; its files are WANT
+	local name=$1 agent=$2 session=$3 payload=$4 want=$5
+	printf '{"session_id":"%s","cwd":"%s","prompt":"go"}' "$session" "$P" |
+		"$DECREE" hook "$agent" UserPromptSubmit >/dev/null 2>&1
+	printf '%s' "$payload" | "$DECREE" hook "$agent" PostToolUse >/dev/null 2>&1
+	_run "$DECREE" --json rewind --session "$session"
+	py "$name" 'd = json.loads(sys.argv[1]); assert d["turns"][-1]["files"] == sys.argv[2].split(), (d["turns"][-1], sys.argv[2])' \
+		"$OUT" "$want"
+}
+long=$(printf 'x%.0s' $(seq 300))
+printf 'alpha\nbeta\n' >a.txt
+journaled "a name past NAME_MAX does not cost the other paths of the call their record" codex paths-1 \
+	'{"session_id":"paths-1","cwd":"'"$P"'","tool_name":"apply_patch","tool_input":{"command":"*** Update File: '"$long"'\n*** Update File: a.txt\n"}}' \
+	"a.txt $long"
+ln -s a.txt file-link
+journaled "a path through a file (or a symlink to one) names nothing: not journaled" claude-code paths-2 \
+	'{"session_id":"paths-2","cwd":"'"$P"'","tool_name":"Write","tool_input":{"file_path":"file-link/x"}}' ""
+journaled "... nor through a file named as it is" claude-code paths-2 \
+	'{"session_id":"paths-2","cwd":"'"$P"'","tool_name":"Write","tool_input":{"file_path":"'"$P"'/a.txt/x"}}' ""
+far=$(printf 'sub/../%.0s' $(seq 1400))
+journaled "a path past 8 KiB is journaled whole (not cut short into another name)" claude-code paths-3 \
+	'{"session_id":"paths-3","cwd":"'"$P"'","tool_name":"Edit","tool_input":{"file_path":"'"$P/${far}a.txt"'"}}' "a.txt"
+# an agent directory past PATH_MAX whose first 4095 bytes name sub/, not sub/deep/
+mkdir -p sub/deep
+dir=$P/sub
+while [ $(( ${#dir} + 15 )) -lt 4095 ]; do dir=$dir/.; done
+[ $(( (4095 - 8 - ${#dir}) % 2 )) -eq 1 ] && dir=$dir/
+while [ ${#dir} -lt $((4095 - 8)) ]; do dir=$dir/.; done
+dir=$dir/deep/../deep
+printf '{"session_id":"paths-4","cwd":"%s","prompt":"go"}' "$P" | "$DECREE" hook claude-code UserPromptSubmit
+printf '{"session_id":"paths-4","tool_name":"Write","tool_input":{"file_path":"c.txt"}}' |
+	CLAUDE_PROJECT_DIR=$dir "$DECREE" hook claude-code PostToolUse
+_run "$DECREE" --json rewind --session paths-4
+py "an agent directory past PATH_MAX is not cut short into another one: nothing journaled" \
+	'd = json.loads(sys.argv[1]); assert d["turns"][-1]["files"] == [], d["turns"][-1]' "$OUT"
+hooklogs | grep -q "claude-code PostToolUse .*: the agent's directory is longer than 4095 bytes" &&
+	ok "... and the hook log says why" || not_ok "... and the hook log says why" "$(hooklogs | tail -2)"
+
 done_testing

@@ -607,6 +607,22 @@ static void test_record_paths(void **state)
 	sha256_buf(&want, "again\n", 6);
 	assert_int_equal(oid_cmp(&write_of(&w, "ok.txt")->id, &want), 0);
 	agent_writes_release(&w);
+	/* a name longer than NAME_MAX: no file has it, so it is recorded
+	 * as absent, and the other paths with it all the same */
+	{
+		char name[NAME_MAX + 2];
+		memset(name, 'x', NAME_MAX + 1);
+		name[NAME_MAX + 1] = '\0';
+		put(f, "ok.txt", "once more\n");
+		assert_int_equal(record(f, "rp", name, "ok.txt", NULL), 2);
+		writes_of(&w, f, "rp", t.checkpoint);
+		assert_non_null(a = write_of(&w, name));
+		assert_false(a->present);
+		sha256_buf(&want, "once more\n", 10);
+		assert_int_equal(oid_cmp(&write_of(&w, "ok.txt")->id, &want),
+				 0);
+		agent_writes_release(&w);
+	}
 	/* a bad session id, and an empty list */
 	assert_int_equal(decree_agent_record_paths(NULL, f->s, "a:b", NULL,
 						   one),

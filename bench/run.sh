@@ -1168,9 +1168,9 @@ agent_script() {
 hooks_agent() {
 	AG=${DECREE_AGENTS_DIR:-$ROOT/../shared/agents}
 	AP=${DECREE_AGENTS_PREFIX:-$HOME/.cache/decree-agents}
-	if [ ! -f "$AG/run_agent.py" ] || [ ! -e "$AP/bin/claude" ]; then
+	if [ ! -f "$AG/run_agent.py" ] || [ ! -e "$AP/node_modules/.bin/claude" ]; then
 		out ""
-		out "== hooks, agent session: skipped (no $AG/run_agent.py or $AP/bin/claude; 'sh tests/run-all.sh agents' installs the agents)"
+		out "== hooks, agent session: skipped (no $AG/run_agent.py or $AP/node_modules/.bin/claude; 'sh tests/run-all.sh agents' installs the agents)"
 		return 0
 	fi
 	P=$W/agent-project AW=$W/agent-work

@@ -609,7 +609,9 @@ int decree_rewind_list_get(decree_rewind_list **out, decree_store *s,
 {
 	decree_rewind_list *l;
 	journal_file f;
-	size_t cap = 0;
+	strset ids = STRSET_INIT; /* the checkpoints that still exist */
+	record *recs;
+	size_t cap = 0, nrecs;
 	int r;
 
 	*out = NULL;
@@ -645,6 +647,13 @@ int decree_rewind_list_get(decree_rewind_list **out, decree_store *s,
 	if (r < 0)
 		goto fail;
 	l->damaged = l->j.damaged;
+	if ((r = record_load_all(&recs, &nrecs, s)) < 0)
+		goto fail;
+	for (size_t i = 0; i < nrecs && r == 0; i++)
+		r = strset_put(&ids, recs[i].info.id, 1);
+	record_free_all(recs, nrecs);
+	if (r < 0)
+		goto fail;
 	if (!(l->session = decree_strdup(session))) {
 		r = -1;
 		goto fail;
@@ -652,7 +661,6 @@ int decree_rewind_list_get(decree_rewind_list **out, decree_store *s,
 	for (size_t i = 0; i < l->j.n; i++) {
 		const jr_record *e = &l->j.v[i];
 		turn_entry *te;
-		char ignored[DECREE_ID_HEXLEN + 1];
 		if (e->type == JR_SESSION && e->agent && !l->agent &&
 		    !(l->agent = decree_strdup(e->agent))) {
 			r = -1;
@@ -671,16 +679,15 @@ int decree_rewind_list_get(decree_rewind_list **out, decree_store *s,
 		       sizeof(te->info.checkpoint));
 		te->info.created_ns = e->time_ns;
 		format_time(te->info.created_at, e->time_ns);
-		te->info.checkpoint_exists =
-			decree_checkpoint_resolve(ignored, s, e->checkpoint) ==
-			0;
-		error_clear();
+		te->info.checkpoint_exists = strset_has(&ids, e->checkpoint);
 	}
 	if ((r = collect_files(l)) < 0)
 		goto fail;
+	strset_release(&ids);
 	*out = l;
 	return 0;
 fail:
+	strset_release(&ids);
 	decree_rewind_list_free(l);
 	return r;
 }

@@ -571,10 +571,15 @@ static int ensure_store(decree_store *s)
 		return r;
 	if (s->store_rel) {
 		snprintf(path, sizeof(path), "%s/.gitignore", s->dir);
-		if (lstat(path, &st) < 0 &&
-		    (r = fs_write_atomic(path, STORE_GITIGNORE,
-					 strlen(STORE_GITIGNORE), 0644)) < 0)
-			return r;
+		if (lstat(path, &st) < 0) {
+			/* as for the marker: a creation killed while it
+			 * wrote this file left its temp file */
+			repo_sweep_temps(s->dir);
+			if ((r = fs_write_atomic(path, STORE_GITIGNORE,
+						 strlen(STORE_GITIGNORE),
+						 0644)) < 0)
+				return r;
+		}
 	}
 	return 0;
 }

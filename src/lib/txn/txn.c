@@ -1668,25 +1668,6 @@ static int sweep_tree_temps(decree_store *s, size_t *removed)
 	return 0;
 }
 
-/* Remove temp files of atomic writes (".<name>.tmp-<random>", see
- * fs_write_atomic_at) that a killed process left in `dir`. */
-static void sweep_temps_in(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char file[PATH_MAX * 2];
-		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
-		unlink(file);
-	}
-	closedir(d);
-}
-
 /*
  * The root's store files (history, stat cache, checkpoint records and
  * their cache) are written under the lock we hold: a temp file of one is
@@ -1702,11 +1683,11 @@ static void sweep_root_temps(decree_store *s, bool all)
 {
 	char dir[PATH_MAX];
 
-	sweep_temps_in(s->rootdir);
+	repo_sweep_temps(s->rootdir);
 	if (!all && !s->lock.unclean)
 		return;
 	repo_file(dir, s, "checkpoints");
-	sweep_temps_in(dir);
+	repo_sweep_temps(dir);
 }
 
 /*

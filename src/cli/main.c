@@ -14,6 +14,7 @@
  */
 #include "util/common.h"
 #include "cli.h"
+#include "util/trace.h"
 
 #include <signal.h>
 
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 	bool help = false, version = false;
 	int r;
 
+	trace_start();
 	memset(&ctx, 0, sizeof(ctx));
 	signal(SIGPIPE, SIG_IGN);
 	decree_cleanup_on_signals(); /* Ctrl-C leaves no temp pack behind */
@@ -157,6 +159,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		decree_warning_clear();
 		r = c->fn(&ctx);
+		trace_phase("command done");
 		if (fflush(stdout) != 0 && r == 0)
 			r = fail("cannot write output: %s", strerror(errno));
 		/* the library's one-line warning (decree_warning_last): the

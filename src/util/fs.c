@@ -175,8 +175,9 @@ int fs_fsync_dir_path(const char *path)
 	return r;
 }
 
-int fs_write_atomic_at(int dirfd, const char *name, const void *data,
-		       size_t len, mode_t mode)
+/* temp + write (+ fsync) + close + rename (+ fsync of the directory) */
+static int write_replace_at(int dirfd, const char *name, const void *data,
+			    size_t len, mode_t mode, bool durable)
 {
 	char tmp[PATH_MAX];
 	unsigned char rnd[6];
@@ -199,7 +200,7 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 	if (fs_write_all(fd, data, len) < 0)
 		goto fail;
 	step = "fsync";
-	if (fault("fsync") < 0 || fsync(fd) < 0)
+	if (durable && (fault("fsync") < 0 || fsync(fd) < 0))
 		goto fail;
 	step = "close";
 	if (fs_close(fd) < 0) {
@@ -211,7 +212,7 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 	if (fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
 		goto fail;
 	step = "fsync directory of";
-	if (fault("fsync") < 0 || fsync(dirfd) < 0)
+	if (durable && (fault("fsync") < 0 || fsync(dirfd) < 0))
 		return decree_error_os("cannot %s '%s'", step, name);
 	return 0;
 fail:
@@ -224,7 +225,14 @@ fail_nofd:
 	return decree_error_os("cannot %s '%s'", step, name);
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+int fs_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode)
+{
+	return write_replace_at(dirfd, name, data, len, mode, true);
+}
+
+static int write_replace(const char *path, const void *data, size_t len,
+			 mode_t mode, bool durable)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
@@ -244,9 +252,20 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return decree_error_os("cannot open directory '%s'", dir);
-	r = fs_write_atomic_at(dfd, slash ? slash + 1 : path, data, len, mode);
+	r = write_replace_at(dfd, slash ? slash + 1 : path, data, len, mode,
+			     durable);
 	close(dfd);
 	return r;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_replace(path, data, len, mode, true);
+}
+
+int fs_write_cache(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_replace(path, data, len, mode, false);
 }
 
 /* Empty the directory `fd` (closed here), never following a symlink. */

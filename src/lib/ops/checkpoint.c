@@ -35,6 +35,7 @@
 #include "txn/txn.h"
 #include "diff/unidiff.h"
 #include "diff/xdiff.h"
+#include "util/trace.h"
 
 #include <pthread.h>
 
@@ -367,10 +368,14 @@ int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 	int r;
 
 	if ((r = store_uncached(s, w, cur)) < 0 ||
-	    (r = tree_write(&root, w, cur)) < 0 ||
-	    (r = odb_writer_commit(w)) < 0)
+	    (r = tree_write(&root, w, cur)) < 0)
 		return r;
+	trace_phase("write: trees built");
+	if ((r = odb_writer_commit(w)) < 0)
+		return r;
+	trace_phase("write: objects committed");
 	count_changes(m, s, cur, &root);
+	trace_phase("write: changes counted");
 	if ((r = record_save(id_out, s, &root, cur, m)) == 0 && tree_out)
 		*tree_out = root;
 	return r;
@@ -449,10 +454,13 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	for (size_t i = 0; view.excludes && view.excludes[i]; i++)
 		if ((r = record_check_pattern(view.excludes[i])) < 0)
 			return r;
+	trace_phase("create: start");
 	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
+	trace_phase("create: locked");
 	if ((o->message || if_changed) && (r = record_load_all(&v, &n, s)) < 0)
 		goto done;
+	trace_phase("create: records loaded");
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i].session, m.session))
 			continue;
@@ -466,9 +474,11 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
+	trace_phase("create: writer ready");
 	if ((r = worktree_scan_view(&cur, s, w, &cache, NULL, false, &view)) <
 	    0)
 		goto done;
+	trace_phase("create: scanned");
 	if (if_changed && latest != SIZE_MAX) {
 		if ((r = store_uncached(s, w, &cur)) < 0 ||
 		    (r = tree_write(&root, NULL, &cur)) < 0)
@@ -488,6 +498,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	}
 	if ((r = checkpoint_write_meta(out->id, &root, s, w, &cur, &m)) < 0)
 		goto done;
+	trace_phase("create: record written");
 	out->created = true;
 	oid_to_hex(out->tree, &root);
 	out->files_changed = m.files_changed;
@@ -498,8 +509,10 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	if (worktree_save_statcache(s, &cur, cache) < 0)
 		error_clear();
 	cache = NULL;
+	trace_phase("create: statcache saved");
 	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
 		error_clear();
+	trace_phase("create: repacked");
 	/* what was just scanned is that tree: keep it for the show or diff
 	 * that often follows (the pipeline's manifest and diff) */
 	for (size_t i = 0; i < cur.n; i++) {

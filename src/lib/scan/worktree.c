@@ -9,6 +9,7 @@
 #include "scan/statcache.h"
 #include "store/repo.h"
 #include "util/alloc.h"
+#include "util/trace.h"
 
 int worktree_rules_load(void *payload, const char *dir, const char *name,
 			buf *out, bool *found)
@@ -90,6 +91,7 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 	if ((r = worktree_excludes(&excludes, s, view)) < 0)
 		return r;
 	repo_file(path, s, "statcache");
+	trace_phase("scan: excludes");
 	if ((r = statcache_load(&cache, path)) < 0) {
 		decree_free(excludes);
 		return r;
@@ -112,7 +114,9 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 		o.ignore_load = worktree_rules_load;
 		o.ignore_payload = &cr;
 	}
+	trace_phase("scan: statcache loaded");
 	r = scan_tree(out, s->rootfd, &o);
+	trace_phase("scan: walked");
 	decree_free(excludes);
 	if (r == 0 && cache_out)
 		*cache_out = cache;

@@ -391,7 +391,7 @@ static void cache_save(decree_store *s, const record *v, size_t n)
 	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
 		goto done;
 	repo_file(path, s, "checkpoints.cache");
-	fs_write_atomic(path, b.ptr, b.len, 0644);
+	fs_write_cache(path, b.ptr, b.len, 0644);
 done:
 	/* a cache that cannot be written (read-only store) costs only speed */
 	error_clear();

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Run every command block of README.md and docs/**/*.md (tests/cli/docs_commands.sh).
+"""Run the command blocks of README.md and docs/**/*.md (cli/docs_commands).
 
-Usage: blocks.py TOP SCRATCH DECREE [FILE...]; prints TAP, exits 1 on a failure.
+Usage: blocks.py TOP SCRATCH DECREE [FILE...]; prints TAP, exits 1 on a
+failure.
 
 What a fenced block is to this test (docs/testing.md, "Commands in the
 documentation", is the reference for writers):
@@ -38,13 +39,14 @@ lines allowed between), invisible in the rendered page:
   <!-- docs-test: illustrative REASON --> console: run, output not compared
   <!-- docs-test: status N -->           the block (its last command) exits N
 
-The sandbox of a block: HOME is <sandbox>/home/me (the docs' /home/me,
-which is what the output compared reads), the working directory is the sample project
-$HOME/app (no git; see make_sample), PATH starts with a directory holding
-`decree` (a wrapper of $DECREE that logs its calls) and `claude` (the fake
-agent tests/docs/fake_claude.py, which runs the installed hooks), stdin
-is /dev/null, DECREE_TOP is the source tree, and no DECREE_STORE,
-XDG_*_HOME or agent configuration variable leaks in.
+The sandbox of a block: HOME is <sandbox>/home/me (the docs' /home/me:
+compared output reads it so), the working directory is the sample
+project $HOME/app (no git; see make_sample), PATH starts with a
+directory holding `decree` (a wrapper of $DECREE that logs its calls) and
+`claude` (the fake agent tests/docs/fake_claude.py, which runs the
+installed hooks), stdin is /dev/null, DECREE_TOP is the source tree,
+and no DECREE_STORE, XDG_*_HOME or agent configuration variable leaks
+in.
 """
 import glob
 import os
@@ -301,6 +303,10 @@ def tail(text, n=30):
     return "\n".join(text.rstrip("\n").split("\n")[-n:])
 
 
+# After the setup: how many decree calls it made (the phase file).
+COUNT_CALLS = '(cat "$DOCS_TEST_LOG" 2>/dev/null || :) | wc -l'
+
+
 def run_script(block, bindir):
     d, home, project, env = sandbox(bindir)
     setup = "\n".join(block.annot("setup"))
@@ -308,7 +314,8 @@ def run_script(block, bindir):
     script = os.path.join(d, "block.sh")
     phase = os.path.join(d, "phase")
     with open(script, "w") as f:
-        f.write("%s\necho block >'%s'\n%s\n" % (setup, phase, body))
+        # the phase file: the setup is done, and how many calls it made
+        f.write("%s\n%s >'%s'\n%s\n" % (setup, COUNT_CALLS, phase, body))
     want = int((block.annot("status") or ["0"])[-1])
     try:
         r = subprocess.run(["bash", "-e", "-o", "pipefail", script],
@@ -326,7 +333,8 @@ def run_script(block, bindir):
     bad = []
     if rc != want:
         bad.append("the block exited %d, wanted %d" % (rc, want))
-    log = calls(d)
+    with open(phase) as f:
+        log = calls(d)[int(f.read()):]  # the block's own calls
     if not block.annot("status"):
         bad += ["`decree %s` exited %s" % (args, c) for c, args in log
                 if c != "0"]
@@ -379,8 +387,8 @@ def run_console(block, bindir):
     os.makedirs(outs)
     script = os.path.join(d, "block.sh")
     with open(script, "w") as f:
-        f.write("set -o pipefail\n%s\necho block >'%s/phase'\n" %
-                ("\n".join(block.annot("setup")), d))
+        f.write("set -o pipefail\n%s\n%s >'%s/phase'\n" %
+                ("\n".join(block.annot("setup")), COUNT_CALLS, d))
         for k, (cmd, _) in enumerate(cmds):
             f.write("{ %s\n} >'%s/%d' 2>&1 </dev/null; echo $? >'%s/%d.rc'\n" %
                     (cmd, outs, k, outs, k))
@@ -419,7 +427,8 @@ def run_console(block, bindir):
             bad.append("$ %s: output differs from the doc's\n--- doc\n%s\n"
                        "--- actual\n%s" % (cmd, "\n".join(expected),
                                            got.rstrip("\n")))
-    log = calls(d)
+    with open(os.path.join(d, "phase")) as f:
+        log = calls(d)[int(f.read()):]
     need = sum(count_decree(c) for c, _ in cmds)
     if len(log) < need:
         bad.append("%d decree command(s) in the block, %d ran" %

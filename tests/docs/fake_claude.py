@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A stand-in for Claude Code in the documentation tests (tests/docs/blocks.py).
+"""A stand-in for Claude Code in the documentation tests (blocks.py).
 
 The documentation shows `claude` (Claude Code) at work in a project; the
 docs test runs those blocks offline, with this program as `claude` on

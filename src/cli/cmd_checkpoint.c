@@ -1003,7 +1003,7 @@ static const struct {
 	  NULL },
 	{ "show", ck_show, "checkpoint show REF", "checkpoint show", NULL },
 	{ "diff", cmd_checkpoint_diff,
-	  "checkpoint diff REF [REF2] [--stat | --name-status] [-- PATH...]",
+	  "checkpoint diff REF [REF2] [--stat | --name-status] [-U N] [-- PATH...]",
 	  "checkpoint diff", NULL },
 	{ "restore", ck_restore,
 	  "checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]",

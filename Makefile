@@ -5,12 +5,18 @@
 #   make test-build   also builds $(B)/decree-shared, the program linked
 #                     against libdecree.so (tests only; $(B)/decree is the
 #                     program: static, see CLI_LIBS)
-#   make demo         deps + build + scripted demo
+#   make demo         deps + build + make install (sudo unless root or
+#                     PREFIX is writable) + scripted demo of the installed
+#                     decree
 #   make bench        deps + build + benchmarks against a shadow git repository
 #   make torture      every mutating command under ENOSPC/EIO/SIGKILL at each
 #                     write, fsync, rename, unlink, mkdir (tests/torture/),
 #                     then 100 rounds of tests/crash/concurrency_mix.sh
-#   make install PREFIX=/usr/local
+#   make install      PREFIX (default /usr/local), DESTDIR, and BINDIR,
+#                     LIBDIR, ... below: the program, libdecree.a, libdecree.so,
+#                     headers, decree.pc, the man page, the docs, bash, zsh
+#                     and fish completions (docs/install.md)
+#   make uninstall    removes exactly what install installed
 #   make layers       the layering rules (tests/layers.sh: includes, symbol
 #                     uses between folders, cycles) on the objects of $(B);
 #                     make check runs it too, as the suite lint/layers
@@ -22,6 +28,28 @@ PREFIX  ?= /usr/local
 B       ?= build
 CC      ?= cc
 VERSION := 0.1.0
+# The soname's number: libdecree.so.0 (the file is libdecree.so.$(VERSION)).
+SOVERSION := 0
+
+# Where make install puts things (GNU names; each may be overridden).
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+DOCDIR      ?= $(DATADIR)/doc/decree
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+# The directories the dynamic loader searches by itself (or through
+# ld.so.conf and its cache, which install refreshes with ldconfig).  For
+# any other LIBDIR, decree.pc adds -Wl,-rpath,${libdir} to its Libs, so a
+# program built with `pkg-config --libs decree` finds libdecree.so.0
+# without LD_LIBRARY_PATH.  PC_RPATH= leaves it out.
+MULTIARCH   := $(shell $(CC) -print-multiarch 2>/dev/null)
+SYSLIBDIRS  := /lib /usr/lib /lib64 /usr/lib64 /usr/local/lib \
+               $(if $(MULTIARCH),/lib/$(MULTIARCH) /usr/lib/$(MULTIARCH))
+PC_RPATH    ?= $(if $(filter $(SYSLIBDIRS),$(LIBDIR)),,-Wl,-rpath,$${libdir})
 
 WARN    := -std=c11 -Wall -Wextra -Werror -pedantic -Wstrict-prototypes \
            -Wmissing-prototypes -Wold-style-definition -Wvla -Wwrite-strings \
@@ -109,10 +137,17 @@ $(B)/decree-shared: $(CLI_OBJ) $(B)/libdecree_util.a $(B)/libdecree.so.0
 	@$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libdecree_util.a \
 		-Wl,--as-needed -L$(B) -ldecree -Wl,-rpath,'$$ORIGIN' $(LIBS)
 
+# decree.pc for the install paths: $(call write_pc,FILE).  libdir and
+# includedir are relative to ${prefix} when under it (pkg-config
+# --define-prefix can relocate them).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+write_pc = printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: decree\nDescription: reviewable, reversible changes to a directory tree\nVersion: %s\nLibs: -L$${libdir} -ldecree%s\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	'$(PREFIX)' '$(call pc_dir,$(LIBDIR))' '$(call pc_dir,$(INCLUDEDIR))' \
+	'$(VERSION)' '$(if $(PC_RPATH), $(PC_RPATH))' '$(LIBS)' > $(1)
+
 $(B)/decree.pc: Makefile
 	@mkdir -p $(B)
-	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: decree\nDescription: reviewable, reversible changes to a directory tree\nVersion: %s\nLibs: -L$${libdir} -ldecree\nLibs.private: %s\nCflags: -I$${includedir}\n' \
-		'$(PREFIX)' '$(VERSION)' '$(LIBS)' > $@
+	@$(call write_pc,$@)
 
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
@@ -206,8 +241,23 @@ hdr-check:
 		$(CC) -Iinclude -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only $(B)/hdr/t.c || exit 1; \
 	done; echo "hdr-check: $(words $(HDRS)) headers ok"
 
+# The quick start's first command: after it, `decree`, `man decree`,
+# `pkg-config decree` and the shell completions work (PREFIX/bin is on
+# root's and users' PATH for the default /usr/local).  The install runs
+# through sudo unless root or the install directory is writable.
 demo: deps all
-	@sh scripts/demo.sh $(B)/decree
+	@d='$(DESTDIR)$(PREFIX)'; while [ ! -e "$$d" ]; do d=$$(dirname "$$d"); done; \
+	if [ "$$(id -u)" -eq 0 ] || [ -w "$$d" ]; then \
+		echo "demo: make install PREFIX=$(PREFIX)"; \
+		$(MAKE) --no-print-directory install >/dev/null; \
+	else \
+		echo "demo: sudo make install PREFIX=$(PREFIX)"; \
+		sudo env MAKEFLAGS="$$MAKEFLAGS" $(MAKE) --no-print-directory install >/dev/null; \
+	fi
+	@sh scripts/demo.sh $(DESTDIR)$(BINDIR)/decree
+	@echo; echo "decree is installed: $(DESTDIR)$(BINDIR)/decree (man decree; docs in $(DESTDIR)$(DOCDIR)); 'make uninstall PREFIX=$(PREFIX)' removes it"
+	@case ":$$PATH:" in *':$(DESTDIR)$(BINDIR):'*) ;; \
+	*) echo "note: $(DESTDIR)$(BINDIR) is not on your PATH: add it, or run it by its full name" ;; esac
 
 # Every mutating command under ENOSPC/EIO/SIGKILL at every write, fsync,
 # rename, unlink and mkdir (tests/torture/torture.sh).  TORTURE_BUDGET=N
@@ -225,17 +275,54 @@ torture: deps all
 bench: deps all
 	@sh bench/run.sh $(B)/decree
 
+# What make install puts under DOCDIR (the man page points there): the
+# README and docs/ without its top level (docs/cli/x.md -> DOCDIR/cli/x.md).
+DOC_SRC := README.md $(sort $(wildcard docs/*.md docs/cli/*.md docs/schema/*))
+DOC_DST := $(patsubst docs/%,%,$(DOC_SRC))
+# The program needs no rpath: it links libdecree.a and its dependencies
+# statically (CLI_LIBS; only libc is dynamic).  The shared library's own
+# clients find it through ldconfig (system LIBDIR) or decree.pc's rpath.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/include/decree $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(B)/decree $(DESTDIR)$(PREFIX)/bin/decree
-	install -m 644 $(B)/libdecree.a $(DESTDIR)$(PREFIX)/lib/libdecree.a
-	install -m 755 $(B)/libdecree.so $(DESTDIR)$(PREFIX)/lib/libdecree.so.0
-	ln -sf libdecree.so.0 $(DESTDIR)$(PREFIX)/lib/libdecree.so
-	install -m 644 $(HDRS) $(DESTDIR)$(PREFIX)/include/decree/
-	$(MAKE) --no-print-directory -B $(B)/decree.pc PREFIX=$(PREFIX)
-	install -m 644 $(B)/decree.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/decree.pc
-	install -m 644 docs/decree.1 $(DESTDIR)$(PREFIX)/share/man/man1/decree.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR)/decree $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DOCDIR)/cli $(DESTDIR)$(DOCDIR)/schema \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 755 $(B)/decree $(DESTDIR)$(BINDIR)/decree
+	install -m 644 $(B)/libdecree.a $(DESTDIR)$(LIBDIR)/libdecree.a
+	install -m 755 $(B)/libdecree.so $(DESTDIR)$(LIBDIR)/libdecree.so.$(VERSION)
+	ln -sf libdecree.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdecree.so.$(SOVERSION)
+	ln -sf libdecree.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdecree.so
+	install -m 644 $(HDRS) $(DESTDIR)$(INCLUDEDIR)/decree/
+	$(call write_pc,$(DESTDIR)$(LIBDIR)/pkgconfig/decree.pc)
+	sed -e 's|/usr/local/share/doc/decree|$(DOCDIR)|g' \
+		-e 's|/usr/local/share/bash-completion/completions|$(BASHCOMPDIR)|g' \
+		-e 's|/usr/local/share/zsh/site-functions|$(ZSHCOMPDIR)|g' \
+		-e 's|/usr/local/share/fish/vendor_completions.d|$(FISHCOMPDIR)|g' \
+		docs/decree.1 > $(DESTDIR)$(MANDIR)/man1/decree.1
+	@set -e; for f in $(DOC_SRC); do \
+		d=$${f#docs/}; install -m 644 $$f $(DESTDIR)$(DOCDIR)/$$d; done
+	install -m 644 scripts/completions/decree.bash $(DESTDIR)$(BASHCOMPDIR)/decree
+	install -m 644 scripts/completions/_decree $(DESTDIR)$(ZSHCOMPDIR)/_decree
+	install -m 644 scripts/completions/decree.fish $(DESTDIR)$(FISHCOMPDIR)/decree.fish
+	@if [ -z '$(DESTDIR)' ] && [ -n '$(filter $(SYSLIBDIRS),$(LIBDIR))' ] && \
+		[ "$$(id -u)" -eq 0 ]; then echo ldconfig; ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/decree $(DESTDIR)$(LIBDIR)/libdecree.a \
+		$(DESTDIR)$(LIBDIR)/libdecree.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libdecree.so.$(SOVERSION) \
+		$(DESTDIR)$(LIBDIR)/libdecree.so \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/decree.pc \
+		$(DESTDIR)$(MANDIR)/man1/decree.1 \
+		$(HDRS:include/decree/%=$(DESTDIR)$(INCLUDEDIR)/decree/%) \
+		$(DOC_DST:%=$(DESTDIR)$(DOCDIR)/%) \
+		$(DESTDIR)$(BASHCOMPDIR)/decree $(DESTDIR)$(ZSHCOMPDIR)/_decree \
+		$(DESTDIR)$(FISHCOMPDIR)/decree.fish
+	@for d in $(DESTDIR)$(INCLUDEDIR)/decree $(DESTDIR)$(DOCDIR)/cli \
+		$(DESTDIR)$(DOCDIR)/schema $(DESTDIR)$(DOCDIR); do \
+		[ ! -d "$$d" ] || rmdir "$$d" || true; done
+	@if [ -z '$(DESTDIR)' ] && [ -n '$(filter $(SYSLIBDIRS),$(LIBDIR))' ] && \
+		[ "$$(id -u)" -eq 0 ]; then echo ldconfig; ldconfig; fi
 
 FMT_FILES = $(shell find src include tests/unit tests/crash fuzz bench -name "*.[ch]")
 format:
@@ -249,5 +336,5 @@ lint:
 clean:
 	rm -rf build
 
-.PHONY: all deps fuzz fuzz-run check test test-build layers hdr-check demo torture bench install format format-check lint clean
+.PHONY: all deps fuzz fuzz-run check test test-build layers hdr-check demo torture bench install uninstall format format-check lint clean
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_HOOKS_OBJ:.o=.d)

@@ -1,11 +1,13 @@
 #!/bin/sh
 # Install the Debian packages decree needs to build, test and benchmark
-# (nodejs and npm: the agent CLIs of tests/agents).
+# (nodejs and npm: the agent CLIs of tests/agents; bash-completion: what
+# loads the installed bash completion, tests/cli/install.sh; man-db:
+# `man decree`).
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
 pkgs="build-essential pkg-config libssl-dev libzstd-dev libyaml-dev libjansson-dev
       libcmocka-dev git patch diffutils strace python3 python3-jsonschema
-      clang-format nodejs npm $*"
+      clang-format nodejs npm bash-completion man-db $*"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue

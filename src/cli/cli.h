@@ -66,6 +66,94 @@ typedef struct {
  * name, or NULL). */
 int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists);
 
+/*
+ * Did you mean: an unknown name answered with the known names nearest
+ * to it (opt.c says what near means).  cli_suggest appends "'a'", "'a'
+ * or 'b'" or "'a', 'b' or 'c'" (each name after `prefix`, "--" for
+ * options) to out and returns how many; 0 and nothing appended when no
+ * name in the NULL-terminated `names` is near.  usage_unknown reports
+ * "unknown <what> '<typed>'; did you mean ...?" as a usage error (without
+ * the "(see ... --help)" tail), or "unknown <what> '<typed>'" with it
+ * when nothing is near; `skip` bytes of typed ("--") are not compared.
+ * Returns EXIT_USAGE.
+ */
+size_t cli_suggest(buf *out, const char *word, const char *const *names,
+		   const char *prefix);
+int usage_unknown(const cli_ctx *ctx, const char *what, const char *typed,
+		  size_t skip, const char *const *names, const char *prefix);
+/* The long global options without "--" (main.c parses them), NULL
+ * ended: suggested for an unknown option of any command. */
+extern const char *const cli_global_options[];
+
+/*
+ * color.c: color on the terminal (docs/cli/output.md).  main calls
+ * cli_color_init once, before any output and before a pager starts:
+ * `when` is CLI_COLOR_AUTO (stdout a terminal, NO_COLOR unset or
+ * empty, TERM set and not "dumb"), CLI_COLOR_ALWAYS or CLI_COLOR_NEVER;
+ * --json never has color.  cli_color(c) is the escape sequence that
+ * starts color c (CLI_RESET ends it), or "" when color is off.
+ */
+enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
+typedef enum {
+	CLI_RESET,
+	CLI_BOLD,
+	CLI_RED,
+	CLI_GREEN,
+	CLI_YELLOW,
+	CLI_CYAN,
+} cli_color_name;
+/* "auto", "always", "never" -> CLI_COLOR_*, else -1 */
+int cli_color_parse(const char *when);
+extern const char *const cli_color_whens[]; /* the three, NULL ended */
+void cli_color_init(int when, bool json);
+bool cli_color_on(void);
+const char *cli_color(cli_color_name c);
+/* The color of an action word of a plan ("create", "delete", "restore",
+ * "modify", "replace", "skip", "skip-user-edit"); "" when off. */
+const char *cli_action_color(const char *action);
+
+/* Unified diff text to stdout, colored like git's when color is on
+ * (headers bold, hunk headers cyan, removed lines red, added lines
+ * green), byte for byte as given otherwise.  It may come in pieces of
+ * any size; cli_diff_end after the last one.  CLI_DIFF_WRITER_INIT is
+ * the state before the first byte. */
+typedef struct {
+	bool in_hunk;
+	uint64_t old_left, new_left; /* lines of the hunk still to come */
+	char head[160];		     /* the start of the current line */
+	size_t nhead;
+	bool streaming; /* the line's color is out, its rest is written */
+	bool colored;	/* a color is open on this line */
+} cli_diff_writer;
+#define CLI_DIFF_WRITER_INIT                        \
+	{                                           \
+		false, 0, 0, { 0 }, 0, false, false \
+	}
+void cli_diff_write(cli_diff_writer *w, const char *p, size_t n);
+void cli_diff_end(cli_diff_writer *w);
+/* A whole diff file (a run's changes.diff) through cli_diff_write; stops
+ * early when stdout fails (cli_output_closed).  0, or -1 with errno when
+ * it cannot be read. */
+int cli_diff_cat(const char *path);
+
+/*
+ * pager.c: long output through a pager on a terminal (docs/cli/output.md).
+ * main calls cli_pager_allow(!--no-pager && !--json) first; a command
+ * calls cli_pager_start just before its first byte of output: when stdout
+ * is a terminal and a pager is set ($DECREE_PAGER, else $PAGER, else
+ * less; "" or "cat": none), stdout (and stderr when it is the terminal
+ * too) then feed the pager.  cli_pager_finish (main, at the end) closes
+ * the pipe, waits for the pager and returns the exit status: `status`,
+ * or EXIT_FAIL when the pager could not be run.  cli_output_closed: a
+ * write to stdout failed (the user quit the pager: stop writing, it is
+ * no failure when cli_pager_active).
+ */
+void cli_pager_allow(bool on);
+void cli_pager_start(void);
+bool cli_pager_active(void);
+int cli_pager_finish(int status);
+bool cli_output_closed(void);
+
 /* The "--" paths as root-relative paths for the library: each is taken
  * relative to the current directory (to the root with -C), as in git,
  * normalized (".", "..", "//", a trailing '/'), and must stay inside the

@@ -119,7 +119,9 @@ static int ck_create(cli_ctx *ctx)
 			   "{\"id\":\"%s\",\"created\":%s,\"tree\":\"%s\"}\n",
 			   res.id, res.created ? "true" : "false", res.tree);
 		emit(&b);
-	} else if (!ctx->quiet) {
+	} else {
+		/* the id is what was asked for: -q keeps it (scripts do
+		 * id=$(decree -q checkpoint create)) */
 		printf("%s\n", res.id);
 	}
 	r = EXIT_OK;
@@ -210,12 +212,14 @@ static int ck_list(cli_ctx *ctx)
 				snprintf(counts, sizeof(counts),
 					 "+%" PRId64 " -%" PRId64,
 					 c->insertions, c->deletions);
-			buf_printf(
-				&b,
-				"%.12s  %s  %-10s %6" PRIu64 " files %-15s %s",
-				c->id, c->created_at, cli_q(c->session),
-				c->file_count, counts,
-				here && c->has_changes ? "changed" : "       ");
+			buf_printf(&b,
+				   "%s%.12s%s  %s  %-10s %6" PRIu64
+				   " files %-15s %s",
+				   cli_color(CLI_YELLOW), c->id,
+				   cli_color(CLI_RESET), c->created_at,
+				   cli_q(c->session), c->file_count, counts,
+				   here && c->has_changes ? "changed"
+							  : "       ");
 			if (c->label)
 				buf_printf(&b, "  [%s]", cli_q(c->label));
 			if (c->message)
@@ -289,8 +293,11 @@ static int ck_show(cli_ctx *ctx)
 		}
 		buf_puts(&b, "]}\n");
 	} else {
-		buf_printf(&b, "checkpoint %s\nsession    %s\ncreated    %s\n",
-			   info.id, cli_q(info.session), info.created_at);
+		cli_pager_start();
+		buf_printf(&b,
+			   "%scheckpoint %s%s\nsession    %s\ncreated    %s\n",
+			   cli_color(CLI_YELLOW), info.id, cli_color(CLI_RESET),
+			   cli_q(info.session), info.created_at);
 		if (info.message)
 			buf_printf(&b, "message    %s\n", cli_q(info.message));
 		if (info.label)
@@ -371,8 +378,11 @@ static void on_plan(void *payload, const char *path, decree_action a)
 		if (p->counts[k])
 			buf_putc(&p->lists[k], ',');
 		json_str(&p->lists[k], path);
-	} else if (!p->ctx->quiet) {
-		printf("%s %s\n", action_name(a), cli_q(path));
+	} else if (!p->ctx->quiet || p->dry) {
+		/* the plan of a --dry-run is what was asked for; the lines of
+		 * a real run are progress, which -q silences */
+		printf("%s%s%s %s\n", cli_action_color(action_name(a)),
+		       action_name(a), cli_color(CLI_RESET), cli_q(path));
 	}
 	p->counts[k]++;
 	p->n += k != PL_SKIPPED;
@@ -514,6 +524,23 @@ static int drop_damaged(const cli_ctx *ctx, decree_store *s)
 	return EXIT_OK;
 }
 
+static const char undo_help[] =
+	"usage: decree undo [--dry-run | --drop-damaged]\n\n"
+	"Put back the files the last restore, apply or revert changed, exactly\n"
+	"as they were before it.  Edits made since are captured first (a\n"
+	"checkpoint labelled pre-undo), so nothing is lost.  'decree redo'\n"
+	"re-applies it.\n\n"
+	"  -n, --dry-run   print the plan (also with -q), change nothing\n"
+	"  --drop-damaged  drop the damaged entries of the undo/redo history (the\n"
+	"                  intact ones stay); nothing else changes";
+
+static const char redo_help[] =
+	"usage: decree redo [--dry-run | --drop-damaged]\n\n"
+	"Re-apply what the last 'decree undo' reverted.\n\n"
+	"  -n, --dry-run   print the plan (also with -q), change nothing\n"
+	"  --drop-damaged  drop the damaged entries of the undo/redo history (the\n"
+	"                  intact ones stay); nothing else changes";
+
 static int replay_cmd(cli_ctx *ctx, bool undo)
 {
 	bool dry = false, drop = false;
@@ -528,19 +555,7 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	decree_store *s;
 	int r;
 
-	r = start_plain(
-		&s, ctx, specs,
-		undo ? "usage: decree undo [--dry-run | --drop-damaged]\n\nPut back the "
-		       "files the last restore, apply or revert changed, exactly\nas they "
-		       "were before it.  Edits made since are captured first (a\ncheckpoint "
-		       "labelled pre-undo), so nothing is lost.  'decree redo'\nre-applies "
-		       "it.\n\n  --drop-damaged  drop the damaged entries of the undo/redo "
-		       "history (the\n                  intact ones stay); nothing else "
-		       "changes"
-		     : "usage: decree redo [--dry-run | --drop-damaged]\n\nRe-apply what the "
-		       "last 'decree undo' reverted.\n\n  --drop-damaged  drop the damaged "
-		       "entries of the undo/redo history (the\n                  intact ones "
-		       "stay); nothing else changes");
+	r = start_plain(&s, ctx, specs, undo ? undo_help : redo_help);
 	if (r != PROCEED)
 		return r;
 	if (drop && dry) {
@@ -621,7 +636,8 @@ int cmd_rollback(cli_ctx *ctx)
 		     "Without N: number the checkpoints of this project (all sessions, or\n"
 		     "one with --session), newest first, with time, label and how many files\n"
 		     "differ from the working tree.  With N: restore number N exactly as\n"
-		     "'decree checkpoint restore' does (cascading, undoable).");
+		     "'decree checkpoint restore' does (cascading, undoable).\n\n"
+		     "  -s, --session S   only this session's checkpoints");
 		return EXIT_OK;
 	}
 	if (opt_parse(ctx, specs) != 0)
@@ -684,8 +700,9 @@ int cmd_rollback(cli_ctx *ctx)
 				   e.ptr + 1, differ);
 			buf_release(&e);
 		} else {
-			buf_printf(&b, "%3zu  %s  %.12s  %-10s %5zu differ",
-				   k + 1, c->created_at, c->id,
+			buf_printf(&b, "%3zu  %s  %s%.12s%s  %-10s %5zu differ",
+				   k + 1, c->created_at, cli_color(CLI_YELLOW),
+				   c->id, cli_color(CLI_RESET),
 				   cli_q(c->session), differ);
 			if (c->label)
 				buf_printf(&b, "  [%s]", cli_q(c->label));
@@ -791,11 +808,12 @@ static const char rewind_help[] =
 	"prompt's first line and the files the agent changed in each turn.\n\n"
 	"With N: restore the tree to how it was before turn N, as 'decree\n"
 	"checkpoint restore' does (cascading, one transaction, undoable).\n\n"
-	"  --agent-only  revert only the paths the agent changed since turn N; a\n"
-	"                path the user edited after the agent's last write there\n"
-	"                is left as the user has it and reported (skip-user-edit)\n"
-	"  --dry-run     print the plan, change nothing\n"
-	"  --session S   the agent's session id (see 'decree hook status')";
+	"  --agent-only      revert only the paths the agent changed since turn N;\n"
+	"                    a path the user edited after the agent's last write\n"
+	"                    there is left as the user has it and reported\n"
+	"                    (skip-user-edit)\n"
+	"  -n, --dry-run     print the plan (also with -q), change nothing\n"
+	"  -s, --session S   the agent's session id (see 'decree hook status')";
 
 static void turns_json(buf *b, const decree_rewind_list *l)
 {
@@ -973,7 +991,11 @@ static int ck_delete(cli_ctx *ctx)
 
 /* What `decree checkpoint create --help` says after the usage line. */
 static const char create_help[] =
-	"\nSnapshot the project and print the checkpoint's id.\n\n"
+	"\nSnapshot the project and print the checkpoint's id (also with -q).\n\n"
+	"  -s, --session S         the session, a timeline (default: default)\n"
+	"  -m, --message M         the turn's id: a second create for the same\n"
+	"                          session and message prints the first's id\n"
+	"  -l, --label TEXT        a label for list, rollback and rewind\n"
 	"  --if-changed            create nothing when the tree equals (same tree\n"
 	"                          id) the session's latest checkpoint: print that\n"
 	"  --exclude PATTERN       an ignore pattern (gitignore syntax), repeatable\n"
@@ -982,6 +1004,52 @@ static const char create_help[] =
 	"diff and has_changes of it scans with them, so a restore never deletes\n"
 	"what they left out.\n"
 	"--json: {\"id\",\"created\",\"tree\"}";
+
+static const char list_help[] =
+	"\nThe checkpoints of this project root, oldest first: id, time, session,\n"
+	"files, lines inserted and deleted since the previous checkpoint, whether\n"
+	"the tree changed after it, label and message.\n\n"
+	"  -s, --session S   only this session's checkpoints";
+
+static const char show_help[] =
+	"\nA checkpoint's id, session, time, message, label, and every file (mode,\n"
+	"SHA-256, size, path), then the files it skipped with the reason.  On a\n"
+	"terminal the output goes through a pager (--no-pager: none).";
+
+static const char diff_help[] =
+	"\nThe unified diff from checkpoint REF to the working tree, or to\n"
+	"checkpoint REF2 (docs/diff-format.md): GNU patch -p1, git apply and\n"
+	"decree apply take it.  Exit 0 whether or not there are differences.\n"
+	"On a terminal it is colored and goes through a pager.\n\n"
+	"  --stat               per file the lines changed and a +/- graph, then\n"
+	"                       the totals\n"
+	"  --name-status        per file A, D or M and the path (reads no\n"
+	"                       contents)\n"
+	"  -U N, --unified N    N lines of context around each change (default 3)";
+
+static const char restore_help[] =
+	"\nMake the scanned tree (or the PATHs) exactly checkpoint REF: changed\n"
+	"files are restored, deleted ones re-created, files created since are\n"
+	"deleted.  The state before is captured first (label pre-restore), and\n"
+	"'decree undo' brings it back.  One line per path: restore, create,\n"
+	"delete or replace.\n\n"
+	"  -n, --dry-run   print the plan (also with -q), change nothing\n"
+	"  --agent-only    only the paths an agent changed after REF; a path the\n"
+	"                  user edited after the agent is left (skip-user-edit)";
+
+static const char prune_help[] =
+	"\nDelete old checkpoint records; the newest of a session is never\n"
+	"pruned.  'decree gc' then frees their storage.\n\n"
+	"  -s, --session S     only this session (default: every session)\n"
+	"  --keep N            keep the newest N checkpoints of each session\n"
+	"  --older-than DAYS   delete the checkpoints older than DAYS days";
+
+static const char drop_help[] =
+	"\nDelete a session's checkpoint records of this project root, or all of\n"
+	"them; 'decree gc' then frees their storage.\n\n"
+	"  -s, --session S   that session's records and its agent journal\n"
+	"  --all             every record, the undo/redo history and every\n"
+	"                    agent journal of this project root";
 
 static const char delete_help[] =
 	"\nDelete one checkpoint record (all or nothing; 'decree gc' frees its\n"
@@ -1000,19 +1068,21 @@ static const struct {
 	  "[--max-file-size BYTES]",
 	  "checkpoint create", create_help },
 	{ "list", ck_list, "checkpoint list [--session S]", "checkpoint list",
-	  NULL },
-	{ "show", ck_show, "checkpoint show REF", "checkpoint show", NULL },
+	  list_help },
+	{ "show", ck_show, "checkpoint show REF", "checkpoint show",
+	  show_help },
 	{ "diff", cmd_checkpoint_diff,
-	  "checkpoint diff REF [REF2] [--stat | --name-status] [-U N] [-- PATH...]",
-	  "checkpoint diff", NULL },
+	  "checkpoint diff REF [REF2] [--stat | --name-status] [-U N]\n"
+	  "         [-- PATH...]",
+	  "checkpoint diff", diff_help },
 	{ "restore", ck_restore,
 	  "checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]",
-	  "checkpoint restore", NULL },
+	  "checkpoint restore", restore_help },
 	{ "prune", ck_prune,
 	  "checkpoint prune [--session S] --keep N | --older-than DAYS",
-	  "checkpoint prune", NULL },
+	  "checkpoint prune", prune_help },
 	{ "drop", ck_drop, "checkpoint drop --session S | --all",
-	  "checkpoint drop", NULL },
+	  "checkpoint drop", drop_help },
 	{ "delete", ck_delete, "checkpoint delete REF", "checkpoint delete",
 	  delete_help },
 	{ NULL, NULL, NULL, NULL, NULL },
@@ -1058,8 +1128,13 @@ int cmd_checkpoint(cli_ctx *ctx)
 		ctx->cmdname = subs[i].cmdname;
 		return subs[i].fn(ctx);
 	}
-	return usage_error(ctx, "unknown checkpoint command '%s'",
-			   ctx->argv[0]);
+	{
+		const char *names[ARRAY_SIZE(subs)];
+		for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
+			names[i] = subs[i].name;
+		return usage_unknown(ctx, "checkpoint command", ctx->argv[0], 0,
+				     names, "");
+	}
 }
 
 /* --- recover, gc, fsck
@@ -1118,7 +1193,9 @@ int cmd_gc(cli_ctx *ctx)
 		     &s, ctx, specs,
 		     "usage: decree gc [--dry-run]\n\nDelete stored objects that no "
 		     "checkpoint record, undo/redo entry or\nunfinished transaction of "
-		     "any project in this store references.")) != PROCEED)
+		     "any project in this store references.\n\n"
+		     "  -n, --dry-run   report what would be freed (also with -q), "
+		     "delete nothing")) != PROCEED)
 		return r;
 	r = decree_gc(&st, s, dry);
 	close_store(s);
@@ -1130,7 +1207,7 @@ int cmd_gc(cli_ctx *ctx)
 		       "}\n",
 		       dry ? "true" : "false", st.objects_freed, st.bytes_freed,
 		       st.objects_kept);
-	else if (!ctx->quiet)
+	else if (!ctx->quiet || dry) /* what --dry-run asked for */
 		printf("%s %" PRIu64 " object(s), %" PRIu64
 		       " bytes; kept %" PRIu64 "\n",
 		       dry ? "would free" : "freed", st.objects_freed,
@@ -1195,10 +1272,10 @@ int cmd_fsck(cli_ctx *ctx)
 		     "usage: decree fsck [--repair]\n\nCheck the header of every store "
 		     "file, re-hash every object, parse every\nrecord and resolve every "
 		     "reference; exit 1 naming what is damaged.\n\n"
-		     "--repair  rewrite damaged packs with their intact objects, store "
-		     "again\n          from the working tree what is damaged or "
-		     "missing, remove damaged\n          caches, and remove the "
-		     "checkpoints that are beyond saving,\n          saying exactly "
+		     "  --repair  rewrite damaged packs with their intact objects, "
+		     "store again\n            from the working tree what is damaged "
+		     "or missing, remove\n            damaged caches, and remove the "
+		     "checkpoints that are beyond\n            saving, saying exactly "
 		     "what is lost; exit 1 if damage remains")) != PROCEED)
 		return r;
 	o.flags = repair ? DECREE_FSCK_REPAIR : 0;

@@ -692,6 +692,20 @@ static int run_hook(cli_ctx *ctx)
 	buf payload = BUF_INIT;
 	int fd;
 
+	if (human && ctx->argc > 0 && !a) {
+		/* a person who mistyped "install" or an agent's name */
+		const char *names[16] = { "install", "uninstall", "status" };
+		size_t n = 3;
+		for (const hook_agent *h = hook_agents; h->name && n < 14;
+		     h++) {
+			names[n++] = h->name;
+			if (h->alias)
+				names[n++] = h->alias;
+		}
+		names[n] = NULL;
+		return usage_unknown(ctx, "hook command or agent", agent, 0,
+				     names, "");
+	}
 	if ((ctx->argc != 2 || ctx->rest_argc) && human)
 		return usage_error(ctx, "usage: decree hook AGENT EVENT, with "
 					"the event's payload on stdin");

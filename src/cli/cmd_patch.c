@@ -3,7 +3,10 @@
  *
  * diff writes the records of docs/diff-format.md to stdout as they come
  * (one file at a time, so a huge diff never sits in memory), or a --stat /
- * --name-status summary, or one JSON document.  apply prints one stderr
+ * --name-status summary, or one JSON document.  On a terminal the text is
+ * colored (color.c) and goes through a pager started at its first byte
+ * (pager.c); when the user quits the pager, the diff stops at the next
+ * file and the command succeeds.  apply prints one stderr
  * line per file as it is staged, applied or rolled back, and a summary on
  * stdout; with --json it prints one event object per line on stdout
  * instead (docs/cli/apply.md).
@@ -28,6 +31,7 @@ typedef struct {
 	size_t nrows, cap;
 	size_t width;
 	uint64_t most;
+	cli_diff_writer writer;
 } diff_out;
 
 static int keep_row(diff_out *d, const char *path, const char *text)
@@ -59,9 +63,14 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 	diff_out *d = payload;
 	char row[128];
 
+	if (!d->ctx->json) {
+		if (cli_output_closed())
+			return 1; /* the pager was quit: stop, no failure */
+		cli_pager_start();
+	}
 	d->added += f->added;
 	d->removed += f->removed;
-	if (f->skipped && !d->ctx->json)
+	if (f->skipped && !d->ctx->json && !d->ctx->quiet)
 		cli_note("'%s' is larger than the size limit and was never "
 			 "stored; not diffed",
 			 f->path);
@@ -72,7 +81,11 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 				       !d->stat && !d->name_status) < 0)
 			return -1;
 	} else if (d->name_status) {
-		printf("%c\t%s\n", f->status, cli_q(f->path));
+		printf("%s%c%s\t%s\n",
+		       cli_action_color(f->status == 'A'   ? "create"
+					: f->status == 'D' ? "delete"
+							   : "modify"),
+		       f->status, cli_color(CLI_RESET), cli_q(f->path));
 	} else if (d->stat) {
 		if (f->binary || f->skipped)
 			snprintf(row, sizeof(row), "%s",
@@ -86,7 +99,8 @@ static int on_diff_file(void *payload, const decree_diff_file *f)
 		if (keep_row(d, cli_q(f->path), row) < 0)
 			return -1;
 	} else if (f->text) {
-		fwrite(f->text, 1, f->len, stdout);
+		cli_diff_write(&d->writer, f->text, f->len);
+		cli_diff_end(&d->writer);
 	}
 	d->n++;
 	return 0;
@@ -112,11 +126,13 @@ static void print_stat(diff_out *d)
 		}
 		printf(" %-*s | %*" PRIu64 " ", w, d->rows_path[i], digits,
 		       a + r);
+		fputs(na ? cli_color(CLI_GREEN) : "", stdout);
 		for (uint64_t k = 0; k < na; k++)
 			putchar('+');
+		fputs(nr ? cli_color(CLI_RED) : "", stdout);
 		for (uint64_t k = 0; k < nr; k++)
 			putchar('-');
-		putchar('\n');
+		printf("%s\n", na || nr ? cli_color(CLI_RESET) : "");
 	}
 	printf(" %zu file%s changed, %" PRIu64 " insertion%s(+), %" PRIu64
 	       " deletion%s(-)\n",
@@ -152,6 +168,7 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 	int r;
 
 	memset(&d, 0, sizeof(d));
+	d.writer = (cli_diff_writer)CLI_DIFF_WRITER_INIT;
 	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc < 1 || ctx->argc > 2)
@@ -196,7 +213,7 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 		       "\"insertions\":%" PRIu64 ",\"deletions\":%" PRIu64
 		       "}\n",
 		       d.json.ptr ? d.json.ptr : "", d.n, d.added, d.removed);
-	else if (stat && d.n)
+	else if (stat && d.n && !cli_output_closed())
 		print_stat(&d);
 	diff_out_release(&d);
 	return EXIT_OK;
@@ -259,8 +276,10 @@ static void on_report(void *payload, const char *path, decree_apply_action a,
 			cli_sanitize(&q, detail);
 		fprintf(stderr, "conflict: %s\n", detail ? q.ptr : cli_q(path));
 		buf_release(&q);
-	} else if (o->check && !o->ctx->quiet) {
-		printf("%s %s\n", act, cli_q(path));
+	} else if (o->check) {
+		/* the list --check asks for: -q keeps it */
+		printf("%s%s%s %s\n", cli_action_color(act), act,
+		       cli_color(CLI_RESET), cli_q(path));
 	} else if (a == DECREE_APPLY_SKIP && !o->ctx->quiet) {
 		fprintf(stderr, "skip %s (already as the patch leaves it)\n",
 			cli_q(path));
@@ -303,7 +322,8 @@ static int apply_status(int r, const decree_apply_result *res, bool check)
 }
 
 static const char apply_help[] =
-	"usage: decree apply PATCH|- [--check] [--reverse] [--exec CMD] [-p N]\n"
+	"usage: decree apply PATCH|- [--check] [-R|--reverse] [--exec CMD] [-p N]\n"
+	"                    [--session S]\n"
 	"\n"
 	"Apply a unified diff (decree's own, diff -u, diff -ruN, git diff) to the\n"
 	"working tree as one transaction.  Every file is checked against its\n"
@@ -311,15 +331,17 @@ static const char apply_help[] =
 	"written.  Files already as the patch leaves them are skipped.  The\n"
 	"writes are all-or-nothing and survive a crash; 'decree undo' reverts them.\n"
 	"\n"
-	"  --check         only check and list what would change\n"
-	"  -R, --reverse   apply the patch backwards\n"
-	"  -p N            strip N leading path components (default: a/ b/)\n"
-	"  --exec CMD      run CMD (/bin/sh -c, in the project root) after the\n"
-	"                  writes; if it fails, put the tree back: restore changed\n"
-	"                  files, remove created ones, sweep files that appeared\n"
-	"                  while CMD ran.  CMD's effects outside the project's\n"
-	"                  files (processes, network, ignored files) are NOT undone.\n"
-	"  --session S     session of the safety checkpoint taken when CMD fails\n"
+	"  --check             only check and list what would change (also with\n"
+	"                      -q)\n"
+	"  -R, --reverse       apply the patch backwards\n"
+	"  -p N, --strip N     strip N leading path components (default: a/ b/)\n"
+	"  --exec CMD          run CMD (/bin/sh -c, in the project root) after the\n"
+	"                      writes; if it fails, put the tree back: restore\n"
+	"                      changed files, remove created ones, sweep files that\n"
+	"                      appeared while CMD ran.  CMD's effects outside the\n"
+	"                      project's files (processes, network, ignored files)\n"
+	"                      are NOT undone.\n"
+	"  -s, --session S     session of the safety checkpoint taken when CMD fails\n"
 	"\n"
 	"Progress goes to stderr, one line per file and step; with --json, stdout\n"
 	"carries one event per line: {\"phase\",\"path\",\"action\"}.";

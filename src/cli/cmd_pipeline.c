@@ -435,11 +435,13 @@ static const char run_help[] =
 	"Queue a message in .decree/inbox/ and process it now, with its follow-ups\n"
 	"(depth-first), then whatever else waits in the inbox.\n"
 	"\n"
-	"  -m NAME         message name (kebab-cased, 50 chars); default: the\n"
-	"                  router names it, or the spec's file stem, or run-<chain>\n"
-	"  -p PROMPT       the message body (else stdin when it is not a terminal)\n"
-	"  -v KEY=VALUE    a frontmatter field: routine, input_file, or a custom\n"
-	"                  variable of the routine; repeatable\n"
+	"  -m, --message NAME   message name (kebab-cased, 50 chars); default:\n"
+	"                       the router names it, or the spec's file stem, or\n"
+	"                       run-<chain>\n"
+	"  -p, --prompt PROMPT  the message body (else stdin when it is not a\n"
+	"                       terminal)\n"
+	"  -v, --var KEY=VALUE  a frontmatter field: routine, input_file, or a\n"
+	"                       custom variable of the routine; repeatable\n"
 	"\n"
 	"Every attempt runs under a checkpoint; failures are retried (max_retries),\n"
 	"then the tree is reverted for one clean-slate attempt, then the message\n"
@@ -739,6 +741,7 @@ static int show_log(const run_sel *rs, const decree_run_info *ri, buf *json)
 		run_info_members(json, ri);
 		buf_puts(json, ",\"logs\":[");
 	} else {
+		cli_pager_start();
 		printf("%s== run %s: %s ==\n",
 		       ri != decree_run_list_at(rs->l, rs->first) ? "\n" : "",
 		       ri->id, decree_run_outcome_name(ri->outcome));
@@ -818,7 +821,9 @@ static int show_diff(const run_sel *rs, const decree_run_info *ri, buf *json)
 
 	snprintf(path, sizeof(path), "%s/changes.diff", ri->dir);
 	if (!json) {
-		if (cat_file(path, NULL) == 0 || rs->count > 1)
+		if (access(path, F_OK) == 0)
+			cli_pager_start();
+		if (cli_diff_cat(path) == 0 || rs->count > 1)
 			return 0; /* in a chain, runs without a diff print
 				     nothing */
 	} else if (cli_read_file(&text, path) == 0) {

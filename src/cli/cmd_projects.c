@@ -164,5 +164,6 @@ int cmd_projects(cli_ctx *ctx)
 				ctx, "usage: decree projects move OLD NEW");
 		return move(ctx);
 	}
-	return usage_error(ctx, "unknown projects command '%s'", ctx->argv[0]);
+	return usage_unknown(ctx, "projects command", ctx->argv[0], 0,
+			     (const char *const[]){ "move", NULL }, "");
 }

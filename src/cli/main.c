@@ -1,16 +1,22 @@
 /*
- * main.c - the decree program: global options and the command table.
+ * main.c - the decree program: global options, the command table, and
+ * "decree help".
  *
- * Global options (-C DIR, --store DIR, --json, -q, --help, --version) may
- * stand anywhere before "--"; they are taken out of argv first, then the
- * command (one or two words) is looked up and runs with the rest.  A
+ * Global options (-C DIR, --store DIR, --json, -q, --color[=WHEN],
+ * --no-pager, --help, --version) may stand anywhere before "--"; they
+ * are taken out of argv first, then the command (one or two words) is
+ * looked up and runs with the rest.  "decree help [COMMAND [SUB]]" is
+ * "decree [COMMAND [SUB]] --help".  An unknown command, subcommand or
+ * option is a usage error naming the nearest known names (opt.c).  A
  * warning the library left (decree_warning_last) is printed after a
  * command that succeeded as one "decree: warning: ..." line on stderr; it
  * never changes the exit status.
  *
  * --json is taken first, so that every failure, also one raised before a
  * command runs (a bad global option, an unknown command), prints its
- * {"error":...} document (opt.c).
+ * {"error":...} document (opt.c).  Color is decided before the command
+ * runs and before a pager takes stdout over (color.c, pager.c); after the
+ * command, main waits for the pager.
  */
 #include "util/common.h"
 #include "cli.h"
@@ -22,61 +28,120 @@ typedef struct {
 	const char *name;
 	int (*fn)(cli_ctx *ctx);
 	const char *summary;
+	const char *const *subs; /* its subcommands, NULL ended, or NULL */
 } command;
+
+static const char *const checkpoint_subs[] = { "create", "list",    "show",
+					       "diff",	 "restore", "prune",
+					       "drop",	 "delete",  NULL };
+static const char *const projects_subs[] = { "move", NULL };
+static const char *const hook_subs[] = { "install", "uninstall", "status",
+					 NULL };
 
 static const command commands[] = {
 	{ "checkpoint", cmd_checkpoint,
-	  "create, list, show, diff, restore, prune, drop checkpoints" },
+	  "create, list, show, diff, restore, prune, drop checkpoints",
+	  checkpoint_subs },
 	{ "apply", cmd_apply,
-	  "apply a unified diff as one undoable transaction" },
+	  "apply a unified diff as one undoable transaction", NULL },
 	{ "rollback", cmd_rollback,
-	  "list checkpoints newest first, or restore number N" },
+	  "list checkpoints newest first, or restore number N", NULL },
 	{ "rewind", cmd_rewind,
-	  "the turns of an agent session; restore to before turn N" },
-	{ "undo", cmd_undo, "undo the last restore, apply or revert" },
-	{ "redo", cmd_redo, "redo what undo undid" },
+	  "the turns of an agent session; restore to before turn N", NULL },
+	{ "undo", cmd_undo, "undo the last restore, apply or revert", NULL },
+	{ "redo", cmd_redo, "redo what undo undid", NULL },
 	{ "recover", cmd_recover,
-	  "finish or roll back an interrupted transaction" },
-	{ "gc", cmd_gc, "delete objects no checkpoint or history needs" },
-	{ "fsck", cmd_fsck, "verify every object and record of the store" },
+	  "finish or roll back an interrupted transaction", NULL },
+	{ "gc", cmd_gc, "delete objects no checkpoint or history needs", NULL },
+	{ "fsck", cmd_fsck, "verify every object and record of the store",
+	  NULL },
 	{ "projects", cmd_projects,
-	  "the project roots a store serves; 'move' re-attaches one" },
+	  "the project roots a store serves; 'move' re-attaches one",
+	  projects_subs },
 	{ "hook", cmd_hook,
-	  "hooks for coding agents: install, uninstall, status" },
-	{ "init", cmd_init, "make this directory a decree project (pipeline)" },
-	{ "run", cmd_run, "queue a message and process it with a routine" },
+	  "hooks for coding agents: install, uninstall, status", hook_subs },
+	{ "init", cmd_init, "make this directory a decree project (pipeline)",
+	  NULL },
+	{ "run", cmd_run, "queue a message and process it with a routine",
+	  NULL },
 	{ "process", cmd_process,
-	  "process the inbox and every unprocessed spec" },
-	{ "status", cmd_status, "specs, inbox and recent runs" },
-	{ "log", cmd_log, "the logs of a run's attempts" },
-	{ "diff", cmd_diff, "the changes.diff of a run or chain" },
-	{ "revert", cmd_revert, "reverse a run's changes, verified" },
-	{ NULL, NULL, NULL },
+	  "process the inbox and every unprocessed spec", NULL },
+	{ "status", cmd_status, "specs, inbox and recent runs", NULL },
+	{ "log", cmd_log, "the logs of a run's attempts", NULL },
+	{ "diff", cmd_diff, "the changes.diff of a run or chain", NULL },
+	{ "revert", cmd_revert, "reverse a run's changes, verified", NULL },
+	{ "help", NULL,
+	  "this help, or a command's: 'decree help COMMAND [SUBCOMMAND]'",
+	  NULL },
+	{ NULL, NULL, NULL, NULL },
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: decree [-C DIR] [--store DIR] [--json] [-q] COMMAND [ARGS]\n\n"
+	fputs("usage: decree [-C DIR] [--store DIR] [--json] [-q] [--color[=WHEN]]\n"
+	      "              [--no-pager] COMMAND [ARGS]\n\n"
 	      "commands:\n",
 	      f);
 	for (const command *c = commands; c->name; c++)
 		fprintf(f, "  %-11s %s\n", c->name, c->summary);
 	fputs("\nglobal options:\n"
-	      "  -C DIR       project root (default: nearest ancestor with .decree/, else .)\n"
-	      "  --store DIR  store directory (also DECREE_STORE, config 'store:')\n"
-	      "  --json       machine-readable output on stdout\n"
-	      "  -q, --quiet  print only errors\n"
-	      "  --help       this help; 'decree COMMAND --help' for a command\n"
-	      "  --version    print the version\n\n"
+	      "  -C DIR          project root (default: nearest ancestor with .decree/,\n"
+	      "                  else .)\n"
+	      "  --store DIR     store directory (also DECREE_STORE, config 'store:')\n"
+	      "  --json          machine-readable output on stdout\n"
+	      "  -q, --quiet     no progress, summaries or notes; data asked for (ids,\n"
+	      "                  lists, diffs, plans), warnings and errors stay\n"
+	      "  --color[=WHEN]  color: auto (a terminal, no NO_COLOR), always, never;\n"
+	      "                  --color alone is always\n"
+	      "  --no-pager      never run a pager (DECREE_PAGER, PAGER, else less)\n"
+	      "  -h, --help      this help; 'decree help COMMAND' for a command\n"
+	      "  --version       print the version\n\n"
 	      "exit codes: 0 success, 1 operation failed, 2 usage error\n",
 	      f);
 }
 
+/* The names of the commands, NULL ended, for suggestions. */
+static const char *const *command_names(void)
+{
+	static const char *names[ARRAY_SIZE(commands)];
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		names[i] = commands[i].name;
+	return names;
+}
+
+static const command *find_command(const char *name)
+{
+	for (const command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* "--color", "--color=WHEN": 0, or the usage error. */
+static int take_color(cli_ctx *ctx, const char *a, int *color)
+{
+	buf typed = BUF_INIT;
+	int r;
+
+	if (!a[7]) {
+		*color = CLI_COLOR_ALWAYS;
+		return 0;
+	}
+	if ((*color = cli_color_parse(a + 8)) >= 0)
+		return 0;
+	buf_printf(&typed, "%s", a + 8);
+	r = usage_unknown(ctx, "--color value", typed.ptr, 0, cli_color_whens,
+			  "");
+	buf_release(&typed);
+	return r;
+}
+
 /* Take the global options out of argv (up to "--"). */
 static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help,
-			   bool *version)
+			   bool *version, int *color, bool *no_pager)
 {
-	int out = 1, i;
+	int out = 1, i, r;
 
 	for (i = 1; i < *argc; i++) {
 		char *a = argv[i];
@@ -103,6 +168,12 @@ static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help,
 			*help = true;
 		} else if (!strcmp(a, "--version")) {
 			*version = true;
+		} else if (!strcmp(a, "--color") ||
+			   !strncmp(a, "--color=", 8)) {
+			if ((r = take_color(ctx, a, color)) != 0)
+				return r;
+		} else if (!strcmp(a, "--no-pager")) {
+			*no_pager = true;
 		} else {
 			argv[out++] = a;
 		}
@@ -113,18 +184,68 @@ static int extract_globals(cli_ctx *ctx, int *argc, char **argv, bool *help,
 	return 0;
 }
 
+/* "decree help [COMMAND [SUB]]": argv (after "help") becomes the words of
+ * "decree COMMAND [SUB] --help".  Returns the command to run with
+ * ctx->help set, or NULL with *r the exit status. */
+static const command *help_command(cli_ctx *ctx, int argc, char **argv, int *r)
+{
+	const command *c;
+
+	*r = EXIT_OK;
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		if (argc > 1)
+			*r = usage_error(ctx, "'decree help help' takes no "
+					      "more words");
+		else
+			usage(stdout);
+		return NULL;
+	}
+	if (!(c = find_command(argv[0]))) {
+		*r = usage_unknown(ctx, "command", argv[0], 0, command_names(),
+				   "");
+		return NULL;
+	}
+	if (argc > 2 || (argc == 2 && !c->subs)) {
+		*r = usage_error(ctx,
+				 "usage: decree help [COMMAND [SUBCOMMAND]]"
+				 "; '%s' has %s",
+				 c->name,
+				 c->subs ? "one level of subcommands"
+					 : "no subcommands");
+		return NULL;
+	}
+	if (argc == 2) {
+		bool known = false;
+		for (size_t i = 0; c->subs[i]; i++)
+			known = known || !strcmp(c->subs[i], argv[1]);
+		if (!known) {
+			char what[64];
+			snprintf(what, sizeof(what), "%s command", c->name);
+			*r = usage_unknown(ctx, what, argv[1], 0, c->subs, "");
+			return NULL;
+		}
+	}
+	ctx->help = true;
+	return c;
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx ctx;
-	bool help = false, version = false;
-	int r;
+	bool help = false, version = false, no_pager = false;
+	int color = CLI_COLOR_AUTO, r;
+	const command *c;
 
 	trace_start();
 	memset(&ctx, 0, sizeof(ctx));
 	signal(SIGPIPE, SIG_IGN);
 	decree_cleanup_on_signals(); /* Ctrl-C leaves no temp pack behind */
-	if ((r = extract_globals(&ctx, &argc, argv, &help, &version)) != 0)
+	if ((r = extract_globals(&ctx, &argc, argv, &help, &version, &color,
+				 &no_pager)) != 0)
 		return r;
+	/* before any output, and before a pager takes stdout over */
+	cli_color_init(color, ctx.json);
+	cli_pager_allow(!no_pager && !ctx.json);
 	if (version) {
 		if (ctx.json)
 			printf("{\"version\":\"%s\"}\n", decree_version());
@@ -140,34 +261,51 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return usage_error(&ctx, "no command given");
 	}
-	for (const command *c = commands; c->name; c++) {
-		if (strcmp(argv[1], c->name))
-			continue;
-		ctx.cmdname = c->name;
-		ctx.argc = argc - 2;
-		ctx.argv = argv + 2;
-		/* split off "--" and what follows */
-		for (int i = 0; i < ctx.argc; i++) {
-			if (!strcmp(ctx.argv[i], "--")) {
-				ctx.rest_argc = ctx.argc - i - 1;
-				ctx.rest_argv = ctx.argv + i + 1;
-				ctx.argc = i;
-				break;
-			}
-		}
-		ctx.help = help;
-		fflush(stdout);
-		decree_warning_clear();
-		r = c->fn(&ctx);
-		trace_phase("command done");
-		if (fflush(stdout) != 0 && r == 0)
-			r = fail("cannot write output: %s", strerror(errno));
-		/* the library's one-line warning (decree_warning_last): the
-		 * command happened, but something after it did not.  (A
-		 * failure says one thing: its error.) */
-		if (r == EXIT_OK)
-			lib_warn();
+	if (argv[1][0] == '-' && argv[1][1]) {
+		/* not a global option, and no command yet */
+		size_t skip = argv[1][1] == '-' ? 2 : 1;
+		buf typed = BUF_INIT;
+		buf_printf(&typed, "%.*s", (int)strcspn(argv[1], "="), argv[1]);
+		r = usage_unknown(&ctx, "option", typed.ptr, skip,
+				  cli_global_options, "--");
+		buf_release(&typed);
 		return r;
 	}
-	return usage_error(&ctx, "unknown command '%s'", argv[1]);
+	if (!strcmp(argv[1], "help")) {
+		if (!(c = help_command(&ctx, argc - 2, argv + 2, &r)))
+			return r;
+		argv++; /* "help" goes; COMMAND takes its place */
+		argc--;
+	} else if (!(c = find_command(argv[1]))) {
+		return usage_unknown(&ctx, "command", argv[1], 0,
+				     command_names(), "");
+	}
+	ctx.cmdname = c->name;
+	ctx.argc = argc - 2;
+	ctx.argv = argv + 2;
+	/* split off "--" and what follows */
+	for (int i = 0; i < ctx.argc; i++) {
+		if (!strcmp(ctx.argv[i], "--")) {
+			ctx.rest_argc = ctx.argc - i - 1;
+			ctx.rest_argv = ctx.argv + i + 1;
+			ctx.argc = i;
+			break;
+		}
+	}
+	ctx.help = ctx.help || help;
+	fflush(stdout);
+	decree_warning_clear();
+	r = c->fn(&ctx);
+	trace_phase("command done");
+	/* stdout that stops taking bytes because the user quit the pager
+	 * is no failure: the output went where it was asked to go */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && r == 0 &&
+	    !cli_pager_active())
+		r = fail("cannot write output: %s", strerror(errno));
+	/* the library's one-line warning (decree_warning_last): the
+	 * command happened, but something after it did not.  (A failure
+	 * says one thing: its error.) */
+	if (r == EXIT_OK)
+		lib_warn();
+	return cli_pager_finish(r);
 }

@@ -320,6 +320,126 @@ void close_store(decree_store *s)
 	decree_store_free(s);
 }
 
+/* --- did you mean ----------------------------------------------------------
+ *
+ * An unknown command, subcommand, option or value is answered with the
+ * known names nearest to it, on the one usage line: "unknown command
+ * 'chekpoint'; did you mean 'checkpoint'?".  Near means the optimal
+ * string alignment distance (edits of one character: insert, delete,
+ * replace, or swap two neighbours, so "resore", "--sesion" and
+ * "--dyr-run" are each one edit away) within a bound that grows with the
+ * word: 1 for words of up to 4 characters, 2 up to 8, 3 beyond.  A word
+ * of 3 or more characters that begins a name is near it too ("check",
+ * "--max").  The nearest names are given, at most three; when none is
+ * near, none is given: a far-fetched guess misleads more than it helps.
+ */
+
+#define SUGGEST_MAX 64 /* longer words are not compared */
+
+static size_t osa_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
+
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < v)
+				v = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+size_t cli_suggest(buf *out, const char *word, const char *const *names,
+		   const char *prefix)
+{
+	size_t lw = strlen(word), best = SIZE_MAX, n = 0;
+	size_t bound = lw <= 4 ? 1 : lw <= 8 ? 2 : 3;
+	const char *pick[3];
+
+	if (!lw || lw > SUGGEST_MAX)
+		return 0;
+	for (const char *const *c = names; c && *c; c++) {
+		size_t lc = strlen(*c), dist;
+		if (lc > SUGGEST_MAX)
+			continue;
+		dist = osa_distance(word, lw, *c, lc);
+		/* a beginning of the name counts as one edit */
+		if (lw >= 3 && lw < lc && !strncmp(word, *c, lw) && dist > 1)
+			dist = 1;
+		if (dist > bound || dist >= lc || dist > best)
+			continue;
+		if (dist < best) {
+			best = dist;
+			n = 0;
+		}
+		if (n < ARRAY_SIZE(pick))
+			pick[n++] = *c;
+	}
+	for (size_t i = 0; i < n; i++)
+		buf_printf(out, "%s'%s%s'",
+			   !i	       ? ""
+			   : i + 1 < n ? ", "
+				       : " or ",
+			   prefix, pick[i]);
+	return n;
+}
+
+int usage_unknown(const cli_ctx *ctx, const char *what, const char *typed,
+		  size_t skip, const char *const *names, const char *prefix)
+{
+	buf m = BUF_INIT, s = BUF_INIT;
+
+	if (cli_suggest(&s, typed + skip, names, prefix) == 0) {
+		buf_release(&s);
+		return usage_error(ctx, "unknown %s '%s'", what, typed);
+	}
+	buf_printf(&m, "unknown %s '%s'; did you mean %s?", what, typed, s.ptr);
+	report("usage", m.ptr, "");
+	buf_release(&m);
+	buf_release(&s);
+	return EXIT_USAGE;
+}
+
+/* The long global options (main.c), for suggestions in every command. */
+const char *const cli_global_options[] = { "store",    "json",	  "quiet",
+					   "help",     "version", "color",
+					   "no-pager", NULL };
+
+/* An unknown long option "--name" (n bytes of name, without "=value"):
+ * the suggestions are the command's options, its repeatable ones and
+ * the global ones. */
+static int unknown_long(const cli_ctx *ctx, const char *name, size_t n,
+			const opt_spec *specs, const opt_list *lists)
+{
+	const char *names[64];
+	size_t k = 0;
+	buf typed = BUF_INIT;
+	int r;
+
+	for (const opt_spec *s = specs; s && s->name && k < 40; s++)
+		names[k++] = s->name;
+	for (const opt_list *l = lists; l && l->name && k < 50; l++)
+		names[k++] = l->name;
+	for (size_t i = 0; cli_global_options[i]; i++)
+		names[k++] = cli_global_options[i];
+	names[k] = NULL;
+	buf_printf(&typed, "--%.*s", (int)n, name);
+	r = usage_unknown(ctx, "option", typed.ptr, 2, names, "--");
+	buf_release(&typed);
+	return r;
+}
+
 static const opt_spec *find_long(const opt_spec *s, const char *name, size_t n)
 {
 	for (; s && s->name; s++)
@@ -384,11 +504,8 @@ int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists)
 							  : ctx->argv[++i];
 				continue;
 			}
-			if (!(s = find_long(specs, name, n))) {
-				return usage_error(ctx,
-						   "unknown option '--%.*s'",
-						   (int)n, name);
-			}
+			if (!(s = find_long(specs, name, n)))
+				return unknown_long(ctx, name, n, specs, lists);
 			if (s->has_arg) {
 				if (eq) {
 					seen(s, eq + 1);

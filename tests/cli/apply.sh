@@ -330,7 +330,7 @@ printf 'plain\n' >m.sh
 ln -s crlf.txt ln
 printf 'gone\n' >del.txt
 printf 'untouched\n' >keep.txt
-D -q checkpoint create --message before || true
+D -q checkpoint create --message before >/dev/null || true
 cp -a "$U/t" "$U/old" && rm -rf "$U/old/.decree"
 printf 'bin\0ARY\xff' >b.bin && printf 'one\r\nTWO\r\n' >crlf.txt && chmod 755 m.sh && ln -sfn m.sh ln && rm del.txt
 mkdir -p n/e/w && printf 'new\0bin' >n/e/w/x.bin && printf 'created\n' >n/e/w/c.txt

@@ -257,7 +257,7 @@ jv "drop --all" checkpoint-drop 0 -- D --json checkpoint drop --all
 
 # damage: one object of a copy of the project's store
 cp -a "$P" "$SCRATCH/damaged" && cd "$SCRATCH/damaged" || exit 1
-D -q checkpoint create -m before-damage
+D -q checkpoint create -m before-damage >/dev/null
 if obj=$(find .decree/store -type f -name '*.pack' | head -1) && [ -n "$obj" ]; then
 	sz=$(stat -c %s "$obj")
 	printf '\xff\xff\xff\xff' | dd of="$obj" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
@@ -270,8 +270,8 @@ cd "$P" || exit 1
 ST=$SCRATCH/store
 mkdir -p "$SCRATCH/a" "$SCRATCH/b"
 echo a >"$SCRATCH/a/f"
-D -q --store "$ST" -C "$SCRATCH/a" checkpoint create
-D -q --store "$ST" -C "$SCRATCH/b" checkpoint create
+D -q --store "$ST" -C "$SCRATCH/a" checkpoint create >/dev/null
+D -q --store "$ST" -C "$SCRATCH/b" checkpoint create >/dev/null
 jv "projects" projects 0 'len(d["projects"]) == 2' -- D --json --store "$ST" -C "$SCRATCH/a" projects
 mv "$SCRATCH/a" "$SCRATCH/a2"
 jv "list -C a root that is gone: has_changes null" checkpoint-list 0 'd["checkpoints"][0]["has_changes"] is None' \
@@ -287,7 +287,7 @@ A=$SCRATCH/apply
 mkdir -p "$A" && cd "$A" || exit 1
 printf 'one\ntwo\n' >f.txt
 printf 'gone\n' >old.txt
-D -q checkpoint create
+D -q checkpoint create >/dev/null
 printf 'one\nTWO\n' >f.txt
 rm old.txt
 printf 'new\n' >$'n\xfd.txt'

@@ -253,9 +253,11 @@ check "--json create parses" json_ok
 printf 'q\n' >q.txt
 t_out "" "-q restore prints nothing" D -q checkpoint restore "$X"
 t_out "" "-q undo prints nothing" D -q undo
-t_out "" "-q gc prints nothing" D -q gc --dry-run
+t_out "" "-q gc prints nothing" D -q gc
+t_match "would free * object(s), * bytes; kept *" "-q gc --dry-run keeps the report it asks for" D -q gc --dry-run
 t_out "" "-q fsck prints nothing" D -q fsck
-t_out "" "-q create prints nothing (help: '-q print only errors')" D -q checkpoint create --message quiet
+t_match "[0-9a-f]*" "-q create still prints the id (docs/cli/decree.md)" D -q checkpoint create --message quiet
+if [ ${#OUT} -eq 64 ]; then ok "... the whole id, one line"; else not_ok "... the whole id, one line" "$OUT"; fi
 t_err "decree: *" "-q keeps errors on stderr" 1 D -q checkpoint show fffffff
 t_match "decree [0-9]*.[0-9]*" "--version" D --version
 t_match "decree [0-9]*" "--version after a command" D checkpoint list --version

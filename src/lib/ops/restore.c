@@ -17,6 +17,7 @@
  * decree_history_drop_damaged drops it when the user says so.
  */
 #include "util/common.h"
+#include "util/trace.h"
 #include "decree/restore.h"
 #include "util/alloc.h"
 #include "ops/agent.h"
@@ -283,9 +284,11 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		record_release(&rec);
 		return r;
 	}
+	trace_phase("restore: locked");
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = tree_read(&target, db, &rec.tree)) < 0)
 		goto done;
+	trace_phase("restore: target tree read");
 	{
 		worktree_rules ld = { &target, db };
 		const char **excludes = NULL;
@@ -318,6 +321,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		if (r < 0)
 			goto done;
 	}
+	trace_phase("restore: planned");
 	for (size_t i = 0; i < ch.n; i++) {
 		const txn_change *t = &ch.v[i];
 		struct stat st;
@@ -359,6 +363,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 					       &cur, &m)) < 0)
 			goto done;
 	}
+	trace_phase("restore: present captured");
 	{
 		oplog_entry e;
 		txn_spec sp;
@@ -394,6 +399,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		}
 	}
+	trace_phase("restore: transaction done");
 	/* A cache: failing to save it never fails the restore. */
 	if (worktree_save_statcache(s, &cur, cache) < 0) {
 		warning_set(0,

@@ -51,7 +51,7 @@ printf '# spec\n' >specs/02-y.spec.md
 vis_state() { tree_state "$1" | grep -v -e ' ./build/' -e '\.log '; }
 pre_edit=$(vis_state "$P")
 
-t_err "decree: *no runs*" "log with no runs yet: exit 1" 1 D log
+t_out "" "log with no runs (and no checkpoints) yet: nothing to list" D log
 t_err "decree: *no runs*" "diff with no runs yet: exit 1" 1 D diff
 
 t "run edit" D run -m edit -p x -v routine=edit
@@ -82,7 +82,11 @@ in_out "... attempt 1's log" "failing attempt 1"
 in_out "... attempt 2's log" "failing attempt 2"
 case "$OUT" in *"failing attempt 1"*"failing attempt 2"*) ok "... in attempt order" ;; *) not_ok "... in attempt order" "$OUT" ;; esac
 in_out "... says the run is dead" "dead"
-t "log without ID: the latest run" D log
+t "log without ID: every run, newest first" D log
+same "... the counter chain from -10 down to -0, then fail and edit" "$(printf '%s\n' "$OUT" | awk '$3 == "run" {print $4}' | tr '\n' ' ')" \
+	"$(for s in $(seq 10 -1 0); do printf '%s ' "$C-$s"; done)$F $E "
+case "$OUT" in *"$F  dead  fail"*) ok "... with outcome and routine" ;; *) not_ok "... with outcome and routine" "$OUT" ;; esac
+t "log ID of the latest run" D log "$C-10"
 in_out "... the last run of the counter chain" "counter log 10"
 case "$OUT" in *"counter log 9"*) not_ok "... only that run" "$OUT" ;; *) ok "... only that run" ;; esac
 t "log CHAIN: every run of the chain, in numeric seq order" D log "$C"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # pipeline_inspect.sh - looking at and undoing runs (DESIGN "The pipeline",
-# docs/cli/pipeline.md): decree status (--json), log [ID], diff [ID] (a
-# chain id: all its runs in numeric seq order), revert ID (reverse-applies
+# docs/cli/pipeline.md, docs/cli/status.md): decree status (--json), log
+# [ID], diff [ID] [--stat | --name-status] (a chain id: all its runs in
+# numeric seq order), revert ID (reverse-applies
 # changes.diff as one transaction verified against manifest.json; a file
 # edited after the run is a hard error naming it, exit 1, tree unchanged;
 # decree undo re-does), unique prefixes and ambiguous ones; the engine
@@ -102,6 +103,18 @@ same "... the changes.diff of $C-10" "$OUT" "$(cat ".decree/runs/$C-10/changes.d
 t "diff CHAIN: all its runs in seq order" D diff "$C"
 same "... -0, -1, ..., -9, -10 (10 after 9)" "$(printf '%s\n' "$OUT" | sed -n 's|^+++ b/||p' | tr '\n' ' ')" \
 	"$(for s in $(seq 0 10); do printf 'file-%s.txt ' "$s"; done)"
+t "diff --name-status CHAIN: a summary per run" D diff --name-status "$C"
+same "... under a header each, in seq order" "$(printf '%s\n' "$OUT" | head -5)" "== run $C-0 ==
+A	file-0.txt
+
+== run $C-1 ==
+A	file-1.txt"
+same "... 11 runs" "$(printf '%s\n' "$OUT" | grep -c '^== run ')" 11
+t "diff --stat ID" D diff --stat "$E"
+same "... git's summary of its changes.diff" "$OUT" " long.txt | 2 +-
+ new.txt  | 1 +
+ old.txt  | 1 -
+ 3 files changed, 2 insertions(+), 2 deletions(-)"
 t_err "decree: *$F*changes-*" "diff of a dead-lettered run fails, pointing to changes-<k>.diff" 1 D diff "$F"
 
 # ===== ids: unique prefixes, ambiguous prefixes ===============================================

@@ -106,6 +106,21 @@ DECREE_API int
 decree_checkpoint_create_ext(decree_checkpoint_created *out, decree_store *s,
 			     const decree_checkpoint_create_options *opts);
 
+/**
+ * Is `c` a capture: a checkpoint decree made by itself to keep the tree as
+ * it was just before it changed it, so that nothing is lost and `decree
+ * undo` can bring it back?  Those are the "pre-restore" capture of a
+ * restore (also of rollback and rewind), the "pre-undo" and "pre-redo"
+ * captures of an undo or redo that found edits made after the operation,
+ * and the "exec-failed" capture of an apply whose command failed.  A
+ * capture has no message and one of those labels; every other checkpoint
+ * (made by decree_checkpoint_create, an agent hook or a pipeline run) is
+ * not one, unless it was given such a label and no message.  Listings
+ * for people (`decree rollback`, `decree log`) number captures apart, so
+ * that restoring never renumbers the checkpoints the user made.
+ */
+DECREE_API bool decree_checkpoint_is_capture(const decree_checkpoint_info *c);
+
 typedef struct decree_checkpoint_list decree_checkpoint_list;
 
 enum decree_list_flags {

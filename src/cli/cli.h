@@ -256,6 +256,34 @@ int cli_write_atomic(const char *path, const void *data, size_t len);
  * 0, or -1 out of memory. */
 int cli_diff_file_json(buf *b, const decree_diff_file *f, bool with_text);
 
+/*
+ * cmd_patch.c: a diff shown the way `checkpoint diff` shows it.  A source
+ * calls cb for each file of a diff (decree_checkpoint_diff and
+ * decree_patch_files are two) and returns what they return.
+ * cli_diff_show prints the files as they come: their records
+ * (CLI_DIFF_TEXT), `path | N ++--` and a total (CLI_DIFF_STAT), or
+ * `S<TAB>path` (CLI_DIFF_NAME_STATUS); with --json it appends the members
+ * "files":[...],"files_changed","insertions","deletions" (no braces; a
+ * file's "diff" only with CLI_DIFF_TEXT) to `json` instead.  It returns
+ * what the source returned (< 0: not reported yet) or -1 (out of memory).
+ * cli_checkpoint_diff_show is that for checkpoint `ref` against ref2 or
+ * the working tree (ref2 NULL), limited to the "--" paths, with `context`
+ * lines of context: 0, an exit code (a bad path, reported), or what the
+ * library returned (< 0, for the caller to report with lib_fail once the
+ * store is closed).
+ */
+typedef enum {
+	CLI_DIFF_TEXT,
+	CLI_DIFF_STAT,
+	CLI_DIFF_NAME_STATUS,
+} cli_diff_mode;
+typedef int (*cli_diff_source)(void *arg, decree_diff_cb cb, void *payload);
+int cli_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
+		  cli_diff_source produce, void *arg);
+int cli_checkpoint_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
+			     decree_store *s, const char *ref, const char *ref2,
+			     unsigned context);
+
 /* "staging", "applying", "committing", "rolling_back", "done". */
 const char *cli_phase_name(decree_phase ph);
 
@@ -273,6 +301,24 @@ int open_store_any_root(decree_store **out, const cli_ctx *ctx);
  * removed because they cannot be read, then free the handle. */
 void close_store(decree_store *s);
 int cli_open_project(decree_project **out, const cli_ctx *ctx);
+/* The same for a command that works in any project: *out NULL (and 0)
+ * when the root is not a pipeline project. */
+int cli_open_project_if_any(decree_project **out, const cli_ctx *ctx);
+
+/* cmd_checkpoint.c: what `decree rollback` numbers and what it prints.
+ * The argument rollback takes for each checkpoint of a list (oldest
+ * first, as decree_checkpoint_list_get gives it): the user's checkpoints
+ * are "1", "2", ... from the newest, decree's captures
+ * (decree_checkpoint_is_capture) "u1", "u2", ... from the newest, apart;
+ * so a restore, which only adds a capture, renumbers none of the user's.
+ * *out: one per entry (free()), or EXIT_FAIL after printing why. */
+typedef struct {
+	char s[24];
+} cli_ref;
+int cli_rollback_refs(cli_ref **out, const decree_checkpoint_list *l);
+/* One checkpoint as `checkpoint list --json` gives it, without
+ * has_changes (docs/schema/checkpoint-list.schema.json). */
+void cli_checkpoint_json(buf *b, const decree_checkpoint_info *c);
 
 int cmd_checkpoint(cli_ctx *ctx);
 int cmd_checkpoint_diff(cli_ctx *ctx);

@@ -617,62 +617,129 @@ static int parse_number(long *out, const char *s)
 	return errno || end == s || *end || *out < 0 ? -1 : 0;
 }
 
+int cli_rollback_refs(cli_ref **out, const decree_checkpoint_list *l)
+{
+	size_t n = decree_checkpoint_list_count(l), user = 0, captures = 0;
+
+	/* one more, so that an empty list still allocates */
+	if (!(*out = calloc(n + 1, sizeof(**out))))
+		return fail("out of memory");
+	for (size_t k = n; k-- > 0;) {
+		if (decree_checkpoint_is_capture(
+			    decree_checkpoint_list_at(l, k)))
+			snprintf((*out)[k].s, sizeof((*out)[k].s), "u%zu",
+				 ++captures);
+		else
+			snprintf((*out)[k].s, sizeof((*out)[k].s), "%zu",
+				 ++user);
+	}
+	return 0;
+}
+
+void cli_checkpoint_json(buf *b, const decree_checkpoint_info *c)
+{
+	info_json(b, c, 0);
+}
+
+static const char rollback_help[] =
+	"usage: decree rollback [--session S]\n"
+	"       decree rollback [--session S] N|uN [--dry-run] [-- PATH...]\n\n"
+	"Without N: the checkpoints of this project (all sessions, or one with\n"
+	"--session), newest first, with time, id, session, how many files differ\n"
+	"from the working tree, label and message.  The checkpoints you (or an\n"
+	"agent hook, or a pipeline run) made are numbered 1, 2, ... from the\n"
+	"newest; the captures decree makes itself before changing the tree\n"
+	"(pre-restore, pre-undo, pre-redo, exec-failed) are listed among them\n"
+	"as u1, u2, ... and never take a number, so a rollback does not\n"
+	"renumber the list you read.\n\n"
+	"With N (or uN): restore that checkpoint exactly as 'decree checkpoint\n"
+	"restore' does (cascading, one transaction, undoable with 'decree undo').\n\n"
+	"  --dry-run    print the plan (restore/create/delete per path), change\n"
+	"               nothing\n"
+	"  --session S  only the checkpoints of session S (numbered among them)\n\n"
+	"--json: {\"checkpoints\":[{\"n\",\"kind\",\"ref\",\"id\",...,\"files_differ\"}]};\n"
+	"with N, what 'checkpoint restore --json' prints.";
+
+/* "3" or "u3" as a rollback ref (its canonical form in out): 0, or -1. */
+static int parse_rollback_ref(cli_ref *out, const char *arg)
+{
+	bool capture = arg[0] == 'u';
+	long num;
+
+	if (arg[capture] < '0' || arg[capture] > '9' ||
+	    parse_number(&num, arg + capture) < 0 || num < 1)
+		return -1;
+	snprintf(out->s, sizeof(out->s), "%s%ld", capture ? "u" : "", num);
+	return 0;
+}
+
 int cmd_rollback(cli_ctx *ctx)
 {
 	const char *session = NULL;
+	bool dry = false;
 	opt_spec specs[] = {
 		{ "session", 's', true, &session, NULL, NULL },
+		{ "dry-run", 'n', false, NULL, &dry, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_checkpoint_list *l;
 	decree_store *s;
+	cli_ref want, *refs;
 	buf b = BUF_INIT;
 	size_t n;
-	long num = 0;
 	int r;
 
 	if (ctx->help) {
-		puts("usage: decree rollback [--session S] [N [-- PATH...]]\n\n"
-		     "Without N: number the checkpoints of this project (all sessions, or\n"
-		     "one with --session), newest first, with time, label and how many files\n"
-		     "differ from the working tree.  With N: restore number N exactly as\n"
-		     "'decree checkpoint restore' does (cascading, undoable).\n\n"
-		     "  -s, --session S   only this session's checkpoints");
+		puts(rollback_help);
 		return EXIT_OK;
 	}
 	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc > 1 ||
-	    (ctx->argc == 1 &&
-	     (parse_number(&num, ctx->argv[0]) < 0 || num < 1)))
-		return usage_error(
-			ctx,
-			"usage: decree rollback [N [-- PATH...]] (N >= 1)");
-	if (!ctx->argc && ctx->rest_argc)
-		return usage_error(
-			ctx,
-			"paths need a checkpoint number: decree rollback N -- PATH...");
+	    (ctx->argc == 1 && parse_rollback_ref(&want, ctx->argv[0]) < 0))
+		return usage_error(ctx,
+				   "usage: decree rollback [N|uN [--dry-run] "
+				   "[-- PATH...]] (N >= 1)");
+	if (!ctx->argc && (ctx->rest_argc || dry))
+		return usage_error(ctx, "--dry-run and paths need a checkpoint "
+					"number: decree rollback N [--dry-run] "
+					"[-- PATH...]");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	if ((r = decree_checkpoint_list_get(&l, s, session, 0)) < 0) {
 		close_store(s);
 		return lib_fail(r);
 	}
+	if ((r = cli_rollback_refs(&refs, l)) != 0) {
+		decree_checkpoint_list_free(l);
+		close_store(s);
+		return r;
+	}
 	n = decree_checkpoint_list_count(l);
 	if (ctx->argc) {
-		char id[DECREE_ID_HEXLEN + 1];
-		if ((size_t)num > n) {
-			decree_checkpoint_list_free(l);
-			close_store(s);
-			return fail_code(DECREE_ENOTFOUND,
-					 "no checkpoint number %ld (there are "
-					 "%zu)",
-					 num, n);
+		char id[DECREE_ID_HEXLEN + 1] = "";
+		size_t have = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (!strcmp(refs[k].s, want.s))
+				memcpy(id, decree_checkpoint_list_at(l, k)->id,
+				       sizeof(id));
+			have += (refs[k].s[0] == 'u') == (want.s[0] == 'u');
 		}
-		memcpy(id, decree_checkpoint_list_at(l, n - (size_t)num)->id,
-		       sizeof(id));
+		free(refs);
 		decree_checkpoint_list_free(l);
-		r = do_restore(ctx, s, id, false, false);
+		if (!id[0]) {
+			close_store(s);
+			return want.s[0] == 'u'
+				       ? fail_code(DECREE_ENOTFOUND,
+						   "no capture %s (there are "
+						   "%zu)",
+						   want.s, have)
+				       : fail_code(DECREE_ENOTFOUND,
+						   "no checkpoint number %s "
+						   "(there are %zu)",
+						   want.s, have);
+		}
+		r = do_restore(ctx, s, id, dry, false);
 		close_store(s);
 		return r;
 	}
@@ -681,27 +748,32 @@ int cmd_rollback(cli_ctx *ctx)
 	for (size_t k = 0; k < n; k++) {
 		const decree_checkpoint_info *c =
 			decree_checkpoint_list_at(l, n - 1 - k);
+		const char *ref = refs[n - 1 - k].s;
+		bool capture = ref[0] == 'u';
 		size_t differ = 0;
 		if ((r = decree_checkpoint_compare(s, c->id, NULL, count_change,
 						   &differ)) < 0) {
+			free(refs);
 			decree_checkpoint_list_free(l);
 			close_store(s);
 			buf_release(&b);
 			return lib_fail(r);
 		}
 		if (ctx->json) {
-			/* a checkpoint object with its number and how many
-			 * files differ */
+			/* a checkpoint object with its number, kind, ref
+			 * and how many files differ */
 			buf e = BUF_INIT;
 			info_json(&e, c, 0);
 			buf_printf(&b,
-				   "%s{\"n\":%zu,%.*s,\"files_differ\":%zu}",
-				   k ? "," : "", k + 1, (int)(e.len - 2),
-				   e.ptr + 1, differ);
+				   "%s{\"n\":%s,\"kind\":\"%s\",\"ref\":\"%s\"",
+				   k ? "," : "", capture ? "null" : ref,
+				   capture ? "capture" : "checkpoint", ref);
+			buf_printf(&b, ",%.*s,\"files_differ\":%zu}",
+				   (int)(e.len - 2), e.ptr + 1, differ);
 			buf_release(&e);
 		} else {
-			buf_printf(&b, "%3zu  %s  %s%.12s%s  %-10s %5zu differ",
-				   k + 1, c->created_at, cli_color(CLI_YELLOW),
+			buf_printf(&b, "%4s  %s  %s%.12s%s  %-10s %5zu differ",
+				   ref, c->created_at, cli_color(CLI_YELLOW),
 				   c->id, cli_color(CLI_RESET),
 				   cli_q(c->session), differ);
 			if (c->label)
@@ -717,6 +789,7 @@ int cmd_rollback(cli_ctx *ctx)
 		buf_puts(
 			&b,
 			"no checkpoints yet ('decree checkpoint create' makes one)\n");
+	free(refs);
 	decree_checkpoint_list_free(l);
 	close_store(s);
 	emit(&b);

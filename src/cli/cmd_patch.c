@@ -151,6 +151,68 @@ static void diff_out_release(diff_out *d)
 	buf_release(&d->json);
 }
 
+int cli_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
+		  cli_diff_source produce, void *arg)
+{
+	diff_out d;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	d.writer = (cli_diff_writer)CLI_DIFF_WRITER_INIT;
+	d.ctx = ctx;
+	d.stat = mode == CLI_DIFF_STAT;
+	d.name_status = mode == CLI_DIFF_NAME_STATUS;
+	if ((r = produce(arg, on_diff_file, &d)) < 0) {
+		diff_out_release(&d);
+		return r;
+	}
+	if (ctx->json) {
+		if (buf_printf(json,
+			       "\"files\":[%s],\"files_changed\":%zu,"
+			       "\"insertions\":%" PRIu64
+			       ",\"deletions\":%" PRIu64,
+			       d.json.ptr ? d.json.ptr : "", d.n, d.added,
+			       d.removed) < 0)
+			r = -1;
+	} else if (d.stat && d.n && !cli_output_closed()) {
+		print_stat(&d);
+	}
+	diff_out_release(&d);
+	return r;
+}
+
+/* The diff of checkpoint diff: decree_checkpoint_diff with these. */
+typedef struct {
+	decree_store *s;
+	const char *ref, *ref2;
+	const decree_diff_options *o;
+} ck_diff_args;
+
+static int ck_diff_source(void *arg, decree_diff_cb cb, void *payload)
+{
+	const ck_diff_args *a = arg;
+	return decree_checkpoint_diff(a->s, a->ref, a->ref2, a->o, cb, payload);
+}
+
+int cli_checkpoint_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
+			     decree_store *s, const char *ref, const char *ref2,
+			     unsigned context)
+{
+	decree_diff_options o = DECREE_DIFF_OPTIONS_INIT;
+	ck_diff_args a = { s, ref, ref2, &o };
+	char **paths = NULL;
+	int r;
+
+	if ((r = cli_paths(&paths, ctx, s)) != 0)
+		return r;
+	o.paths = (const char *const *)paths;
+	o.context = context;
+	o.no_text = mode == CLI_DIFF_NAME_STATUS;
+	r = cli_diff_show(ctx, mode, json, ck_diff_source, &a);
+	cli_paths_free(paths);
+	return r;
+}
+
 int cmd_checkpoint_diff(cli_ctx *ctx)
 {
 	bool stat = false, name_status = false;
@@ -161,14 +223,12 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 		{ "unified", 'U', true, &unified, NULL, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
-	decree_diff_options o = DECREE_DIFF_OPTIONS_INIT;
-	diff_out d;
+	decree_diff_options defaults = DECREE_DIFF_OPTIONS_INIT;
+	unsigned context = defaults.context;
 	decree_store *s;
-	char **paths = NULL;
+	buf json = BUF_INIT;
 	int r;
 
-	memset(&d, 0, sizeof(d));
-	d.writer = (cli_diff_writer)CLI_DIFF_WRITER_INIT;
 	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc < 1 || ctx->argc > 2)
@@ -186,37 +246,24 @@ int cmd_checkpoint_diff(cli_ctx *ctx)
 			return usage_error(
 				ctx, "-U needs a number of lines, not '%s'",
 				unified);
-		o.context = (unsigned)n;
+		context = (unsigned)n;
 	}
-	o.no_text = name_status;
-	d.ctx = ctx;
-	d.stat = stat;
-	d.name_status = name_status;
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
-	if ((r = cli_paths(&paths, ctx, s)) != 0) {
-		decree_store_free(s);
-		return r;
-	}
-	o.paths = (const char *const *)paths;
-	r = decree_checkpoint_diff(s, ctx->argv[0],
-				   ctx->argc > 1 ? ctx->argv[1] : NULL, &o,
-				   on_diff_file, &d);
+	r = cli_checkpoint_diff_show(ctx,
+				     stat	   ? CLI_DIFF_STAT
+				     : name_status ? CLI_DIFF_NAME_STATUS
+						   : CLI_DIFF_TEXT,
+				     &json, s, ctx->argv[0],
+				     ctx->argc > 1 ? ctx->argv[1] : NULL,
+				     context);
 	close_store(s);
-	cli_paths_free(paths);
-	if (r < 0) {
-		diff_out_release(&d);
-		return lib_fail(r);
-	}
-	if (ctx->json)
-		printf("{\"files\":[%s],\"files_changed\":%zu,"
-		       "\"insertions\":%" PRIu64 ",\"deletions\":%" PRIu64
-		       "}\n",
-		       d.json.ptr ? d.json.ptr : "", d.n, d.added, d.removed);
-	else if (stat && d.n && !cli_output_closed())
-		print_stat(&d);
-	diff_out_release(&d);
-	return EXIT_OK;
+	if (r < 0)
+		r = lib_fail(r);
+	if (r == 0 && ctx->json)
+		printf("{%s}\n", json.ptr);
+	buf_release(&json);
+	return r;
 }
 
 /* --- apply

@@ -568,42 +568,153 @@ int cmd_process(cli_ctx *ctx)
 	return r;
 }
 
+/* --- what status, log and diff look at
+ * ----------------------------------------------------------
+ */
+
+/*
+ * status, log and diff work in every project root: on its checkpoints
+ * always (none yet when there is no store), and on its runs when it is a
+ * pipeline project (docs/cli/status.md).  "The last checkpoint" is the
+ * newest checkpoint of the root, of any session, that is not a capture
+ * (decree_checkpoint_is_capture): the one `decree rollback` numbers 1.
+ * Captures are decree's copies of the tree before it changed it; a
+ * restore makes one, and comparing with it would say what the restore
+ * changed, not what changed since the user's last checkpoint.
+ */
+typedef struct {
+	decree_store *s;
+	decree_checkpoint_list *l;	    /* every checkpoint of the root */
+	cli_ref *refs;			    /* rollback's number of each */
+	const decree_checkpoint_info *last; /* NULL: none */
+	const char *last_ref;
+	decree_project *p;     /* NULL: not a pipeline project */
+	decree_run_list *runs; /* with p */
+} project_view;
+
+static int view_open(project_view *v, const cli_ctx *ctx)
+{
+	size_t n;
+	int r;
+
+	memset(v, 0, sizeof(*v));
+	if ((r = cli_open_project_if_any(&v->p, ctx)) != 0)
+		return r;
+	if (v->p && decree_run_list_get(&v->runs, v->p) < 0)
+		return lib_fail(-1);
+	if ((r = open_store(&v->s, ctx)) != 0)
+		return r;
+	if ((r = decree_checkpoint_list_get(&v->l, v->s, NULL, 0)) < 0)
+		return lib_fail(r);
+	if ((r = cli_rollback_refs(&v->refs, v->l)) != 0)
+		return r;
+	n = decree_checkpoint_list_count(v->l);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v->refs[i].s, "1")) {
+			v->last = decree_checkpoint_list_at(v->l, i);
+			v->last_ref = v->refs[i].s;
+		}
+	return 0;
+}
+
+/* How many runs (0 outside a pipeline project). */
+static size_t view_runs(const project_view *v)
+{
+	return v->runs ? decree_run_list_count(v->runs) : 0;
+}
+
+static void view_close(project_view *v)
+{
+	free(v->refs);
+	decree_checkpoint_list_free(v->l);
+	close_store(v->s);
+	decree_run_list_free(v->runs);
+	decree_project_free(v->p);
+}
+
+/* "just now", "5 minutes ago", "3 days ago": how long ago Unix time
+ * t_ns was. */
+static const char *age_text(char out[48], int64_t t_ns)
+{
+	int64_t sec = (int64_t)time(NULL) - t_ns / 1000000000;
+	static const struct {
+		int64_t unit;
+		const char *name;
+		int64_t below; /* use it below this many seconds */
+	} steps[] = {
+		{ 1, "second", 60 },
+		{ 60, "minute", 3600 },
+		{ 3600, "hour", 2 * 86400 },
+		{ 86400, "day", INT64_MAX },
+	};
+
+	if (sec < 1) {
+		snprintf(out, 48, "just now");
+		return out;
+	}
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		int64_t k = sec / steps[i].unit;
+		if (sec >= steps[i].below)
+			continue;
+		snprintf(out, 48, "%" PRId64 " %s%s ago", k, steps[i].name,
+			 k == 1 ? "" : "s");
+		break;
+	}
+	return out;
+}
+
+/* The words of a checkpoint after its id on a human line: session,
+ * label, message. */
+static void checkpoint_words(const decree_checkpoint_info *c)
+{
+	printf("  %s", cli_q(c->session));
+	if (c->label)
+		printf("  [%s]", cli_q(c->label));
+	if (c->message)
+		printf("  %s", cli_q(c->message));
+}
+
 /* --- status
  * --------------------------------------------------------------------------
  */
 
-int cmd_status(cli_ctx *ctx)
-{
-	decree_project *p = NULL;
-	decree_run_list *l = NULL;
-	decree_pipeline_status st;
-	size_t n, show;
-	buf j = BUF_INIT;
-	int r;
+typedef struct {
+	const cli_ctx *ctx;
+	buf json;  /* --json: the changes */
+	buf lines; /* human: "  M path" each */
+	size_t n;
+} status_out;
 
-	if (ctx->help) {
-		puts("usage: decree status\n\nSpecs processed and pending, messages "
-		     "waiting, done and dead, and the\nrecent runs with their "
-		     "outcome.");
-		return EXIT_OK;
+static int on_status_change(void *payload, const char *path, char status)
+{
+	status_out *o = payload;
+	char st[2] = { status, 0 };
+
+	if (o->ctx->json) {
+		buf_puts(&o->json, o->n ? ",{" : "{");
+		json_kv_path(&o->json, "path", path, false);
+		json_kv_str(&o->json, "status", st, true);
+		buf_putc(&o->json, '}');
+	} else {
+		buf_printf(&o->lines, "  %c %s\n", status, cli_q(path));
 	}
-	if (opt_parse(ctx, NULL) != 0)
-		return EXIT_USAGE;
-	if (ctx->argc || ctx->rest_argc)
-		return usage_error(ctx, "'status' takes no arguments");
-	if ((r = cli_open_project(&p, ctx)) != 0)
-		return r;
-	if (decree_pipeline_status_get(&st, p) < 0 ||
-	    decree_run_list_get(&l, p) < 0) {
-		decree_project_free(p);
+	o->n++;
+	return 0;
+}
+
+/* The pipeline's part: specs, inbox and the last 10 runs (--json: their
+ * members in j). */
+static int pipeline_status(const cli_ctx *ctx, const project_view *v, buf *j)
+{
+	decree_pipeline_status st;
+	size_t n = decree_run_list_count(v->runs), show = n < 10 ? n : 10;
+
+	if (decree_pipeline_status_get(&st, v->p) < 0)
 		return lib_fail(-1);
-	}
-	n = decree_run_list_count(l);
-	show = n < 10 ? n : 10;
 	if (ctx->json)
 		buf_printf(
-			&j,
-			"{\"specs\":{\"processed\":%zu,\"pending\":%zu},"
+			j,
+			"\"specs\":{\"processed\":%zu,\"pending\":%zu},"
 			"\"inbox\":{\"waiting\":%zu,\"done\":%zu,\"dead\":%zu},"
 			"\"runs\":[",
 			st.specs_processed, st.specs_pending, st.inbox_waiting,
@@ -616,12 +727,12 @@ int cmd_status(cli_ctx *ctx)
 		       st.inbox_done, st.inbox_dead, n,
 		       show ? " (most recent last)" : "");
 	for (size_t i = n - show; i < n; i++) {
-		const decree_run_info *ri = decree_run_list_at(l, i);
+		const decree_run_info *ri = decree_run_list_at(v->runs, i);
 		const char *out = decree_run_outcome_name(ri->outcome);
 		if (ctx->json) {
-			buf_puts(&j, i > n - show ? ",{" : "{");
-			run_info_members(&j, ri);
-			buf_putc(&j, '}');
+			buf_puts(j, i > n - show ? ",{" : "{");
+			run_info_members(j, ri);
+			buf_putc(j, '}');
 		} else {
 			printf("  %-20s %-11s %-12s %s%s", cli_q(ri->id), out,
 			       ri->routine ? cli_q(ri->routine) : "-",
@@ -632,14 +743,83 @@ int cmd_status(cli_ctx *ctx)
 				       ri->attempts == 1 ? "" : "s");
 		}
 	}
-	if (ctx->json) {
-		buf_puts(&j, "]}\n");
-		fwrite(j.ptr, 1, j.len, stdout);
+	if (ctx->json)
+		buf_puts(j, "]");
+	return 0;
+}
+
+int cmd_status(cli_ctx *ctx)
+{
+	project_view v;
+	status_out o = { ctx, BUF_INIT, BUF_INIT, 0 };
+	buf j = BUF_INIT;
+	char age[48];
+	int r;
+
+	if (ctx->help) {
+		puts("usage: decree status\n\n"
+		     "What changed since the last checkpoint (the newest one of "
+		     "this project\nthat is not a capture: 'decree rollback' "
+		     "numbers it 1): the checkpoint,\nhow long ago it was made, "
+		     "and one line per path, M (modified), A (added)\nor D "
+		     "(deleted).  In a pipeline project, first the specs "
+		     "processed and\npending, the messages waiting, done and "
+		     "dead, and the recent runs.\n\n"
+		     "--json: {\"specs\",\"inbox\",\"runs\",\"checkpoint\","
+		     "\"changes\":[{\"path\",\"status\"}]}\n"
+		     "(specs and inbox null outside a pipeline project).");
+		return EXIT_OK;
 	}
+	if (opt_parse(ctx, NULL) != 0)
+		return EXIT_USAGE;
+	if (ctx->argc || ctx->rest_argc)
+		return usage_error(ctx, "'status' takes no arguments");
+	if ((r = view_open(&v, ctx)) != 0)
+		goto done;
+	if (v.p && (r = pipeline_status(ctx, &v, &j)) != 0)
+		goto done;
+	if (ctx->json && !v.p)
+		buf_puts(&j, "\"specs\":null,\"inbox\":null,\"runs\":[]");
+	if (v.last &&
+	    (r = decree_checkpoint_compare(v.s, v.last->id, NULL,
+					   on_status_change, &o)) < 0) {
+		r = lib_fail_hint(r, fsck_hint(r));
+		goto done;
+	}
+	r = EXIT_OK;
+	if (ctx->json) {
+		buf_puts(&j, ",\"checkpoint\":");
+		if (v.last)
+			cli_checkpoint_json(&j, v.last);
+		else
+			buf_puts(&j, "null");
+		printf("{%s,\"changes\":[%s]}\n", j.ptr,
+		       o.json.ptr ? o.json.ptr : "");
+		goto done;
+	}
+	if (v.p)
+		putchar('\n');
+	if (!v.last) {
+		puts("no checkpoints yet ('decree checkpoint create' makes one)");
+		goto done;
+	}
+	printf("last checkpoint: %.12s, %s (%s)", v.last->id,
+	       age_text(age, v.last->created_ns), v.last->created_at);
+	checkpoint_words(v.last);
+	printf("\n%s", o.lines.ptr);
+	if (!o.n)
+		puts("no changes since");
+	else
+		printf("%zu file%s changed since; 'decree diff' shows how, "
+		       "'decree rollback %s' puts %s back\n",
+		       o.n, o.n == 1 ? "" : "s", v.last_ref,
+		       o.n == 1 ? "it" : "them");
+done:
+	buf_release(&o.json);
+	buf_release(&o.lines);
 	buf_release(&j);
-	decree_run_list_free(l);
-	decree_project_free(p);
-	return EXIT_OK;
+	view_close(&v);
+	return r;
 }
 
 /* --- log, diff
@@ -662,58 +842,29 @@ static int cat_file(const char *path, const char *header)
 	return 0;
 }
 
-/* The runs a command works on: its ID argument resolved. */
+/* The runs a command works on: its ID argument resolved (borrowed). */
 typedef struct {
+	const cli_ctx *ctx;
 	decree_project *p;
-	decree_run_list *l;
+	const decree_run_list *l;
 	size_t first, count;
+	cli_diff_mode mode; /* diff */
 } run_sel;
 
-static int run_sel_open(run_sel *rs, cli_ctx *ctx, bool id_required)
-{
-	int r;
-
-	memset(rs, 0, sizeof(*rs));
-	if (opt_parse(ctx, NULL) != 0)
-		return EXIT_USAGE;
-	if (ctx->argc > 1 || ctx->rest_argc || (id_required && !ctx->argc))
-		return usage_error(ctx, "see --help for the usage");
-	if ((r = cli_open_project(&rs->p, ctx)) != 0)
-		return r;
-	if (decree_run_list_get(&rs->l, rs->p) < 0 ||
-	    decree_run_list_select(&rs->first, &rs->count, rs->l,
-				   ctx->argc ? ctx->argv[0] : NULL) < 0)
-		return lib_fail(-1);
-	return 0;
-}
-
-static void run_sel_close(run_sel *rs)
-{
-	decree_run_list_free(rs->l);
-	decree_project_free(rs->p);
-}
-
-/* Print `help`, or call fn for each selected run, in order, until one
- * fails; with --json, fn appends the run's object to `json` (its members
- * and a leading ',' for every run but the first it appends), and the
- * document {"runs":[...]} is printed when all succeeded. */
-static int each_run(cli_ctx *ctx, const char *help,
+/* Call fn for each selected run, in order, until one fails; with --json,
+ * fn appends the run's object to `json` (its members and a leading ','
+ * for every run but the first it appends), and the document
+ * {"runs":[...]} is printed when all succeeded. */
+static int each_run(const cli_ctx *ctx, run_sel *rs,
 		    int (*fn)(const run_sel *rs, const decree_run_info *ri,
 			      buf *json))
 {
 	buf json = BUF_INIT;
-	run_sel rs;
-	int r;
+	int r = 0;
 
-	if (ctx->help) {
-		puts(help);
-		return EXIT_OK;
-	}
-	r = run_sel_open(&rs, ctx, false);
-	for (size_t i = rs.first; r == 0 && i < rs.first + rs.count; i++)
-		r = fn(&rs, decree_run_list_at(rs.l, i),
+	for (size_t i = rs->first; r == 0 && i < rs->first + rs->count; i++)
+		r = fn(rs, decree_run_list_at(rs->l, i),
 		       ctx->json ? &json : NULL);
-	run_sel_close(&rs);
 	if (r == 0 && ctx->json)
 		printf("{\"runs\":[%s]}\n", json.ptr);
 	buf_release(&json);
@@ -785,42 +936,265 @@ static int show_log(const run_sel *rs, const decree_run_info *ri, buf *json)
 	return 0;
 }
 
-int cmd_log(cli_ctx *ctx)
+/* --- log: the timeline of checkpoints and runs ---------------------------
+ */
+
+/* One line of the log: a checkpoint (ck) or a run (ri). */
+typedef struct {
+	int64_t t_ns; /* when: the checkpoint's time, a run's checkpoint's or
+			 its start */
+	size_t order; /* ties keep the order they were gathered in */
+	const decree_checkpoint_info *ck;
+	const char *ref; /* rollback's argument (a run: its checkpoint's) */
+	const decree_run_info *ri;
+	const decree_checkpoint_info *run_ck; /* a run's own checkpoint */
+} log_entry;
+
+static int newest_first(const void *a, const void *b)
 {
-	return each_run(ctx,
-			"usage: decree log [ID]\n\nThe logs of every attempt "
-			"of a run (default: the latest run); a chain\nid shows "
-			"each of its runs in order.",
-			show_log);
+	const log_entry *x = a, *y = b;
+	if (x->t_ns != y->t_ns)
+		return x->t_ns > y->t_ns ? -1 : 1;
+	return x->order > y->order ? -1 : x->order < y->order;
 }
 
-typedef struct {
-	buf *json;
-	size_t n;
-	uint64_t insertions, deletions;
-} run_diff_out;
-
-static int on_run_diff_file(void *payload, const decree_diff_file *f)
+/* Is c the checkpoint a pipeline run made before it ran (session
+ * "decree", message its id, or "<id>.N" when its message was queued
+ * again; decree/pipeline.h)?  Then the log shows it as the run. */
+static bool is_run_checkpoint(const decree_checkpoint_info *c,
+			      const decree_run_info *ri)
 {
-	run_diff_out *d = payload;
+	size_t n = strlen(ri->id);
 
-	if (d->n++ && buf_putc(d->json, ',') < 0)
+	return !strcmp(c->session, "decree") && c->message &&
+	       !strncmp(c->message, ri->id, n) &&
+	       (c->message[n] == '\0' || c->message[n] == '.');
+}
+
+static int count_file(void *payload, const decree_diff_file *f)
+{
+	(void)f;
+	(*(size_t *)payload)++;
+	return 0;
+}
+
+/* How many files a run's changes.diff changes; -1: it has none (or it
+ * cannot be read: the log is no place to fail for it). */
+static int64_t run_files_changed(const decree_run_info *ri)
+{
+	char path[PATH_MAX + 100];
+	buf text = BUF_INIT;
+	size_t n = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/changes.diff", ri->dir);
+	if (cli_read_file(&text, path) < 0) {
+		buf_release(&text);
 		return -1;
-	d->insertions += f->added;
-	d->deletions += f->removed;
-	return cli_diff_file_json(d->json, f, true);
+	}
+	r = decree_patch_files("changes.diff", text.ptr, text.len, -1,
+			       count_file, &n);
+	buf_release(&text);
+	decree_error_clear();
+	return r < 0 ? -1 : (int64_t)n;
+}
+
+static void log_entry_json(buf *b, const log_entry *e, int64_t files)
+{
+	if (e->ck) {
+		buf e2 = BUF_INIT;
+		cli_checkpoint_json(&e2, e->ck);
+		buf_printf(b, "{\"kind\":\"%s\",\"ref\":\"%s\",%s",
+			   e->ref[0] == 'u' ? "capture" : "checkpoint", e->ref,
+			   e2.ptr + 1);
+		buf_release(&e2);
+		return;
+	}
+	buf_puts(b, "{\"kind\":\"run\"");
+	json_kv_str(b, "ref", e->ref, true);
+	buf_putc(b, ',');
+	run_info_members(b, e->ri);
+	json_kv_str(b, "checkpoint", e->run_ck ? e->run_ck->id : NULL, true);
+	if (files < 0)
+		buf_puts(b, ",\"files_changed\":null}");
+	else
+		buf_printf(b, ",\"files_changed\":%" PRId64 "}", files);
+}
+
+static void log_entry_text(buf *b, const log_entry *e, int64_t files)
+{
+	char t[32];
+	const char *when = e->ck ? e->ck->created_at
+				 : rfc3339(t, e->t_ns / 1000000000);
+
+	buf_printf(b, "%4s  %-20s  ", e->ref ? e->ref : "", when ? when : "-");
+	if (e->ck) {
+		buf_printf(b, "%-10s  %-18.12s  %s",
+			   e->ref[0] == 'u' ? "capture" : "checkpoint",
+			   e->ck->id, cli_q(e->ck->session));
+		if (files >= 0)
+			buf_printf(b, "  %" PRId64 " file%s", files,
+				   files == 1 ? "" : "s");
+		if (e->ck->label)
+			buf_printf(b, "  [%s]", cli_q(e->ck->label));
+		if (e->ck->message)
+			buf_printf(b, "  %s", cli_q(e->ck->message));
+	} else {
+		buf_printf(b, "%-10s  %-18s  %s  %s", "run", cli_q(e->ri->id),
+			   decree_run_outcome_name(e->ri->outcome),
+			   e->ri->routine ? cli_q(e->ri->routine) : "-");
+		if (files >= 0)
+			buf_printf(b, "  %" PRId64 " file%s", files,
+				   files == 1 ? "" : "s");
+		if (e->ri->message)
+			buf_printf(b, "  %s", cli_q(e->ri->message));
+	}
+	buf_putc(b, '\n');
+}
+
+/* `decree log` without ID: every checkpoint and run, newest first. */
+static int show_timeline(const cli_ctx *ctx)
+{
+	project_view v;
+	log_entry *e = NULL;
+	size_t nck, nruns, n = 0;
+	bool *folded = NULL;
+	buf b = BUF_INIT;
+	int r;
+
+	if ((r = view_open(&v, ctx)) != 0)
+		goto done;
+	nck = decree_checkpoint_list_count(v.l);
+	nruns = view_runs(&v);
+	if (!(e = calloc(nck + nruns + 1, sizeof(*e))) ||
+	    !(folded = calloc(nck + 1, sizeof(*folded)))) {
+		r = fail("out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < nruns; i++) {
+		log_entry *x = &e[n];
+		x->ri = decree_run_list_at(v.runs, i);
+		x->order = n;
+		x->t_ns = x->ri->started * 1000000000;
+		/* its own checkpoint (the newest if it ran more than once) */
+		for (size_t k = 0; k < nck; k++) {
+			const decree_checkpoint_info *c =
+				decree_checkpoint_list_at(v.l, k);
+			if (!is_run_checkpoint(c, x->ri))
+				continue;
+			folded[k] = true;
+			x->run_ck = c;
+			x->ref = v.refs[k].s;
+			x->t_ns = c->created_ns;
+		}
+		n++;
+	}
+	for (size_t k = 0; k < nck; k++) {
+		if (folded[k])
+			continue;
+		e[n].ck = decree_checkpoint_list_at(v.l, k);
+		e[n].ref = v.refs[k].s;
+		e[n].t_ns = e[n].ck->created_ns;
+		e[n].order = n;
+		n++;
+	}
+	qsort(e, n, sizeof(*e), newest_first);
+	if (ctx->json)
+		buf_puts(&b, "{\"log\":[");
+	for (size_t i = 0; i < n; i++) {
+		int64_t files = e[i].ck ? e[i].ck->files_changed
+					: run_files_changed(e[i].ri);
+		if (ctx->json) {
+			if (i)
+				buf_putc(&b, ',');
+			log_entry_json(&b, &e[i], files);
+		} else {
+			log_entry_text(&b, &e[i], files);
+		}
+	}
+	if (ctx->json)
+		buf_puts(&b, "]}\n");
+	else if (!n && !ctx->quiet)
+		fputs("no checkpoints or runs yet ('decree checkpoint create' "
+		      "makes a checkpoint)\n",
+		      stderr);
+	fwrite(b.ptr, 1, b.len, stdout);
+	r = EXIT_OK;
+done:
+	buf_release(&b);
+	free(e);
+	free(folded);
+	view_close(&v);
+	return r;
+}
+
+int cmd_log(cli_ctx *ctx)
+{
+	decree_project *p;
+	decree_run_list *l = NULL;
+	run_sel rs;
+	int r;
+
+	if (ctx->help) {
+		puts("usage: decree log [ID]\n\n"
+		     "Without ID: every checkpoint of this project and every "
+		     "pipeline run,\nnewest first, with the time, the kind "
+		     "(checkpoint, capture, run), the\nid, how many files it "
+		     "changed, and its session, label and message (a\nrun: its "
+		     "outcome, routine and message).  The first column is "
+		     "what\n'decree rollback' takes to go back to it (a run: "
+		     "to before the run).\n\n"
+		     "With ID: the logs of every attempt of a run; a chain id "
+		     "shows each of\nits runs in order.");
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, NULL) != 0)
+		return EXIT_USAGE;
+	if (ctx->argc > 1 || ctx->rest_argc)
+		return usage_error(ctx, "usage: decree log [ID]");
+	if (!ctx->argc)
+		return show_timeline(ctx);
+	if ((r = cli_open_project(&p, ctx)) != 0)
+		return r;
+	memset(&rs, 0, sizeof(rs));
+	rs.ctx = ctx;
+	rs.p = p;
+	if (decree_run_list_get(&l, p) < 0 ||
+	    decree_run_list_select(&rs.first, &rs.count, l, ctx->argv[0]) < 0)
+		r = lib_fail(-1);
+	rs.l = l;
+	if (r == 0)
+		r = each_run(ctx, &rs, show_log);
+	decree_run_list_free(l);
+	decree_project_free(p);
+	return r;
+}
+
+/* --- diff
+ * ---------------------------------------------------------------------------
+ */
+
+/* A run's changes.diff through decree_patch_files. */
+typedef struct {
+	const char *name, *text;
+	size_t len;
+} run_diff_args;
+
+static int run_diff_source(void *arg, decree_diff_cb cb, void *payload)
+{
+	const run_diff_args *a = arg;
+	return decree_patch_files(a->name, a->text, a->len, -1, cb, payload);
 }
 
 static int show_diff(const run_sel *rs, const decree_run_info *ri, buf *json)
 {
 	const char *root = decree_project_root(rs->p);
 	char path[PATH_MAX + 100];
-	run_diff_out d = { json, 0, 0, 0 };
 	buf text = BUF_INIT;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/changes.diff", ri->dir);
-	if (!json) {
+	if (!json && rs->mode == CLI_DIFF_TEXT) {
 		if (access(path, F_OK) == 0)
 			cli_pager_start();
 		if (cli_diff_cat(path) == 0 || rs->count > 1)
@@ -829,18 +1203,24 @@ static int show_diff(const run_sel *rs, const decree_run_info *ri, buf *json)
 	} else if (cli_read_file(&text, path) == 0) {
 		/* the records of changes.diff, as checkpoint diff gives
 		 * them */
-		buf_puts(json, json->len ? ",{" : "{");
-		run_info_members(json, ri);
-		buf_puts(json, ",\"files\":[");
-		r = decree_patch_files(path + strlen(root) + 1, text.ptr,
-				       text.len, -1, on_run_diff_file, &d);
+		run_diff_args a = { path + strlen(root) + 1, text.ptr,
+				    text.len };
+		if (json) {
+			buf_puts(json, json->len ? ",{" : "{");
+			run_info_members(json, ri);
+			buf_putc(json, ',');
+		} else if (rs->count > 1) {
+			printf("%s== run %s ==\n",
+			       ri != decree_run_list_at(rs->l, rs->first) ? "\n"
+									  : "",
+			       ri->id);
+		}
+		r = cli_diff_show(rs->ctx, rs->mode, json, run_diff_source, &a);
 		buf_release(&text);
 		if (r < 0)
 			return lib_fail(r);
-		buf_printf(json,
-			   "],\"files_changed\":%zu,\"insertions\":%" PRIu64
-			   ",\"deletions\":%" PRIu64 "}",
-			   d.n, d.insertions, d.deletions);
+		if (json)
+			buf_putc(json, '}');
 		return 0;
 	} else {
 		int e = errno;
@@ -857,14 +1237,169 @@ static int show_diff(const run_sel *rs, const decree_run_info *ri, buf *json)
 			 ri->id, decree_run_outcome_name(ri->outcome));
 }
 
+static const char diff_help[] =
+	"usage: decree diff [ID] [--stat | --name-status]\n\n"
+	"Without ID: in a pipeline project whose last checkpoint is a run's\n"
+	"own (nothing was checkpointed since the latest run started), that\n"
+	"run's changes.diff, its net change; otherwise the changes from the\n"
+	"last checkpoint (the newest one that is not a capture: 'decree\n"
+	"rollback' numbers it 1) to the working tree.  A note on stderr says\n"
+	"which.\n\n"
+	"ID is a run id, a unique prefix of one or a chain id (every run of the\n"
+	"chain in seq order), or a checkpoint: an id, a unique prefix of 4+ hex\n"
+	"digits, or SESSION:MESSAGE (the changes from it to the working tree).\n"
+	"An ID that names both a run and a checkpoint is refused as ambiguous.\n\n"
+	"  --stat         git's summary: path | N ++--, and the totals\n"
+	"  --name-status  A|D|M<TAB>path per file\n\n"
+	"--json: a run: {\"runs\":[run + \"files\",...]}; a checkpoint:\n"
+	"{\"checkpoint\",\"files\",\"files_changed\",\"insertions\",\"deletions\"}.";
+
+/* `decree diff` of checkpoint `id` (a full id of v's list) to the working
+ * tree. */
+static int diff_checkpoint(const cli_ctx *ctx, project_view *v,
+			   cli_diff_mode mode, const char *id)
+{
+	const decree_checkpoint_info *c = NULL;
+	decree_diff_options defaults = DECREE_DIFF_OPTIONS_INIT;
+	buf json = BUF_INIT;
+	int r;
+
+	for (size_t i = 0; i < decree_checkpoint_list_count(v->l); i++)
+		if (!strcmp(decree_checkpoint_list_at(v->l, i)->id, id))
+			c = decree_checkpoint_list_at(v->l, i);
+	if (!c) /* deleted meanwhile */
+		return fail_code(DECREE_ENOTFOUND, "no checkpoint matches '%s'",
+				 id);
+	if (ctx->json) {
+		buf_puts(&json, "\"checkpoint\":");
+		cli_checkpoint_json(&json, c);
+		buf_putc(&json, ',');
+	}
+	r = cli_checkpoint_diff_show(ctx, mode, &json, v->s, id, NULL,
+				     defaults.context);
+	if (r < 0)
+		r = lib_fail_hint(r, fsck_hint(r));
+	if (r == 0 && ctx->json)
+		printf("{%s}\n", json.ptr);
+	buf_release(&json);
+	return r;
+}
+
+/* What ID names: a run selection (*first, *count) and/or a checkpoint
+ * (ck).  0 when exactly one of them, else the exit code after saying
+ * why. */
+static int diff_target(const project_view *v, const char *id, size_t *first,
+		       size_t *count, char ck[DECREE_ID_HEXLEN + 1])
+{
+	int run_r = DECREE_ENOTFOUND, ck_r;
+	char *run_err = NULL;
+
+	ck[0] = '\0';
+	if (v->p) {
+		run_r = decree_run_list_select(first, count, v->runs, id);
+		if (run_r < 0 && !(run_err = strdup(decree_error_last())))
+			return fail("out of memory");
+	}
+	ck_r = decree_checkpoint_resolve(ck, v->s, id);
+	if (ck_r == 0 && (run_r == 0 || run_r == DECREE_EAMBIGUOUS)) {
+		free(run_err);
+		return fail_code(DECREE_EAMBIGUOUS,
+				 "'%s' names both a run and checkpoint %.12s; "
+				 "give the run's whole id or more digits of "
+				 "the checkpoint's",
+				 id, ck);
+	}
+	if (run_r == 0 || ck_r == 0) {
+		if (ck_r < 0)
+			ck[0] = '\0';
+		free(run_err);
+		decree_error_clear();
+		return 0;
+	}
+	if (run_r == DECREE_EAMBIGUOUS) {
+		int r = fail_code(run_r, "%s", run_err);
+		free(run_err);
+		return r;
+	}
+	free(run_err);
+	if (ck_r == DECREE_EAMBIGUOUS || !v->p)
+		return lib_fail(ck_r);
+	return fail_code(DECREE_ENOTFOUND, "no run or checkpoint matches '%s'",
+			 id);
+}
+
 int cmd_diff(cli_ctx *ctx)
 {
-	return each_run(
-		ctx,
-		"usage: decree diff [ID]\n\nThe changes.diff of a run "
-		"(default: the latest run): its net change.\nA chain id "
-		"prints every run of the chain in seq order.",
-		show_diff);
+	bool stat = false, name_status = false;
+	opt_spec specs[] = {
+		{ "stat", 0, false, NULL, &stat, NULL },
+		{ "name-status", 0, false, NULL, &name_status, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	char ck[DECREE_ID_HEXLEN + 1] = "";
+	project_view v;
+	run_sel rs;
+	char age[48];
+	int r;
+
+	if (ctx->help) {
+		puts(diff_help);
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) != 0)
+		return EXIT_USAGE;
+	if (ctx->argc > 1 || ctx->rest_argc)
+		return usage_error(ctx, "usage: decree diff [ID] [--stat | "
+					"--name-status]");
+	if (stat && name_status)
+		return usage_error(
+			ctx, "--stat and --name-status exclude each other");
+	memset(&rs, 0, sizeof(rs));
+	rs.ctx = ctx;
+	rs.mode = stat		? CLI_DIFF_STAT
+		  : name_status ? CLI_DIFF_NAME_STATUS
+				: CLI_DIFF_TEXT;
+	if ((r = view_open(&v, ctx)) != 0)
+		goto done;
+	rs.p = v.p;
+	rs.l = v.runs;
+	if (ctx->argc) {
+		if ((r = diff_target(&v, ctx->argv[0], &rs.first, &rs.count,
+				     ck)) != 0)
+			goto done;
+	} else if (view_runs(&v) &&
+		   (!v.last || !strcmp(v.last->session, "decree"))) {
+		/* the last checkpoint is a run's own: that run is the last
+		 * thing that happened */
+		if (decree_run_list_select(&rs.first, &rs.count, v.runs, NULL) <
+		    0) {
+			r = lib_fail(-1);
+			goto done;
+		}
+		if (!ctx->json && !ctx->quiet)
+			cli_note("the changes of the latest run, %s",
+				 decree_run_list_at(v.runs, rs.first)->id);
+	} else if (v.last) {
+		memcpy(ck, v.last->id, sizeof(ck));
+		if (!ctx->json && !ctx->quiet)
+			cli_note("the changes since checkpoint %s (%.12s, %s)",
+				 v.last_ref, v.last->id,
+				 age_text(age, v.last->created_ns));
+	} else {
+		r = fail_code(DECREE_ENOTFOUND,
+			      v.p ? "nothing to diff: no runs and no "
+				    "checkpoints yet"
+				  : "nothing to diff: no checkpoints yet "
+				    "('decree checkpoint create' makes one)");
+		goto done;
+	}
+	if (ck[0])
+		r = diff_checkpoint(ctx, &v, rs.mode, ck);
+	else
+		r = each_run(ctx, &rs, show_diff);
+done:
+	view_close(&v);
+	return r;
 }
 
 /* --- revert

@@ -95,7 +95,7 @@ int open_store_any_root(decree_store **out, const cli_ctx *ctx)
 	return r < 0 ? lib_fail(r) : 0;
 }
 
-int cli_open_project(decree_project **out, const cli_ctx *ctx)
+static int open_project(decree_project **out, const cli_ctx *ctx, bool required)
 {
 	decree_project_options o = DECREE_PROJECT_OPTIONS_INIT;
 	char root[PATH_MAX];
@@ -106,7 +106,22 @@ int cli_open_project(decree_project **out, const cli_ctx *ctx)
 		return r;
 	o.root = root;
 	handle_settings(&o.store_path, &o.lock_timeout_ms, &o.threads, ctx);
-	if ((r = decree_project_open(out, &o)) == DECREE_ENOTFOUND)
+	r = decree_project_open(out, &o);
+	if (r == DECREE_ENOTFOUND && !required) {
+		decree_error_clear();
+		return 0;
+	}
+	if (r == DECREE_ENOTFOUND)
 		return fail_code(r, "not a decree project (run decree init)");
 	return r < 0 ? lib_fail(r) : 0;
+}
+
+int cli_open_project(decree_project **out, const cli_ctx *ctx)
+{
+	return open_project(out, ctx, true);
+}
+
+int cli_open_project_if_any(decree_project **out, const cli_ctx *ctx)
+{
+	return open_project(out, ctx, false);
 }

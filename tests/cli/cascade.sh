@@ -154,12 +154,15 @@ same "undo again gives the pre-restore tree" "$(tree_state "$P")" "$BEFORE"
 # --- rollback ------------------------------------------------------------------
 t "rollback lists checkpoints" D rollback
 lines=$(printf '%s\n' "$OUT" | grep -cE '^ *[0-9]+ ')
+ulines=$(printf '%s\n' "$OUT" | grep -cE '^ *u[0-9]+ ')
 _run D --json checkpoint list
 nall=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["checkpoints"]))')
+ncap=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len([c for c in json.load(sys.stdin)["checkpoints"] if c["label"] in ("pre-restore", "pre-undo", "pre-redo") and c["message"] is None]))')
 newest_first=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(" ".join(c["id"] for c in reversed(json.load(sys.stdin)["checkpoints"])))')
-if [ "$lines" -eq "$nall" ]; then ok "rollback numbers every checkpoint of the root ($nall)"; else not_ok "rollback numbers every checkpoint of the root" "$lines lines vs $nall checkpoints"; fi
+if [ "$lines" -eq $((nall - ncap)) ] && [ "$ulines" -eq "$ncap" ] && [ "$ncap" -gt 0 ]; then ok "rollback numbers the checkpoints ($((nall - ncap))) and lists the $ncap captures as u1.."; else not_ok "rollback numbers the checkpoints and lists the captures apart" "$lines + $ulines lines vs $nall checkpoints, $ncap captures"; fi
 _run D --json rollback
-t_py '[c["n"] for c in d["checkpoints"]] == list(range(1, len(d["checkpoints"]) + 1))' "rollback --json numbers 1..N"
+t_py '[c["n"] for c in d["checkpoints"] if c["kind"] == "checkpoint"] == list(range(1, len(d["checkpoints"]) - '"$ncap"' + 1))' "rollback --json numbers the checkpoints 1..N"
+t_py '[c["ref"] for c in d["checkpoints"] if c["kind"] == "capture"] == ["u%d" % i for i in range(1, '"$ncap"' + 1)] and all(c["n"] is None and c["label"] in ("pre-restore", "pre-undo", "pre-redo") for c in d["checkpoints"] if c["kind"] == "capture")' "rollback --json: the captures are u1..uN, without a number"
 t_py '" ".join(c["id"] for c in d["checkpoints"]) == "'"$newest_first"'"' "rollback order is newest first (reverse of list)"
 t_py '[c["created_at"] for c in d["checkpoints"]] == sorted([c["created_at"] for c in d["checkpoints"]], reverse=True)' "rollback created_at descending"
 numC=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([c["n"] for c in json.load(sys.stdin)["checkpoints"] if c["id"] == sys.argv[1]][0])' "$C")
@@ -176,9 +179,9 @@ same "rollback N restored checkpoint C exactly" "$(tree_state "$P")" "$ST_C"
 if [ ! -e header.tsx ] && [ -f global.css ] && [ "$(sha button.tsx)" = "$(printf '%s' "$BUTTON_B" | sha256sum | cut -c1-64)" ]; then ok "at C: red button, global.css, no header.tsx"; else not_ok "at C: red button, global.css, no header.tsx"; fi
 t "undo the rollback" D undo
 same "undo after rollback gives the pre-rollback tree" "$(tree_state "$P")" "$BEFORE"
-# Numbers shift as rollback added a pre-restore checkpoint; look A up again.
+# The rollback added a capture; the checkpoints keep their numbers.
 _run D --json rollback
-numA=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([c["n"] for c in json.load(sys.stdin)["checkpoints"] if c["id"] == sys.argv[1]][0])' "$A")
+same "A keeps its number after a rollback (#$numA)" "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([c["n"] for c in json.load(sys.stdin)["checkpoints"] if c["id"] == sys.argv[1]][0])' "$A")" "$numA"
 t "rollback $numA (checkpoint A, the empty app)" D rollback "$numA"
 same "rollback to A deletes every file created since" "$(tree_state "$P")" "$ST_A"
 t "undo the rollback to A" D undo

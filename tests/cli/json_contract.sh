@@ -182,8 +182,14 @@ t "rollback --json" D --json rollback
 t_schema "rollback --json: numbered list, newest first" '
 cs = d.get("checkpoints")
 need(isinstance(cs, list) and cs, "no checkpoints list")
+nck = ncap = 0
 for i, c in enumerate(cs or []):
-    need(c.get("n") == i + 1, "n %r at %d" % (c.get("n"), i))
+    if c.get("kind") == "capture":
+        ncap += 1
+        need(c.get("n") is None and c.get("ref") == "u%d" % ncap, "capture n %r ref %r at %d" % (c.get("n"), c.get("ref"), i))
+    else:
+        nck += 1
+        need(c.get("kind") == "checkpoint" and c.get("n") == nck and c.get("ref") == str(nck), "n %r ref %r at %d" % (c.get("n"), c.get("ref"), i))
     need(isinstance(c.get("id"), str) and HEX64.match(c["id"]), "id")
     need(isinstance(c.get("created_at"), str) and RFC3339.match(c["created_at"]), "created_at")
     need(strnull(c.get("label")) and strnull(c.get("message")), "label/message")

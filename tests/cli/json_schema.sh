@@ -165,6 +165,9 @@ jv "--version" version 0 -- D --json --version
 # ===== checkpoints on an empty project ========================================================
 jv "list: no checkpoints yet" checkpoint-list 0 'd == {"checkpoints": []}' -- D --json checkpoint list
 jv "rollback: nothing to number" rollback 0 'd == {"checkpoints": []}' -- D --json rollback
+jv "status: no checkpoints, no pipeline" status 0 'd == {"specs": None, "inbox": None, "runs": [], "checkpoint": None, "changes": []}' -- D --json status
+jv "log: nothing yet" log 0 'd == {"log": []}' -- D --json log
+je "diff: nothing to diff yet" 1 not_found -- D --json diff
 je "undo: nothing to undo" 1 not_found -- D --json undo
 jv "gc of an empty store" gc 0 -- D --json gc --dry-run
 
@@ -230,8 +233,19 @@ jv "redo" checkpoint-restore 0 'd["operation"] == "redo"' -- D --json redo
 je "undo --drop-damaged --dry-run" 2 usage -- D --json undo --drop-damaged --dry-run
 jv "undo --drop-damaged: none damaged" undo-drop-damaged 0 'd == {"dropped": 0}' -- D --json undo --drop-damaged
 jv "redo --drop-damaged" undo-drop-damaged 0 -- D --json redo --drop-damaged
-jv "rollback" rollback 0 'd["checkpoints"][0]["n"] == 1 and len(d["checkpoints"]) >= 3' -- D --json rollback
+jv "rollback" rollback 0 '[c["n"] for c in d["checkpoints"] if c["kind"] == "checkpoint"] == [1, 2] and [c["ref"] for c in d["checkpoints"] if c["kind"] == "capture"] == ["u%d" % i for i in range(1, 1 + len([c for c in d["checkpoints"] if c["n"] is None]))] and d["checkpoints"][0]["ref"] == "u1"' -- D --json rollback
+jv "rollback 1 --dry-run" checkpoint-restore 0 'd["dry_run"] is True and d["pre_checkpoint"] is None' -- D --json rollback 1 --dry-run
+jv "rollback u1 --dry-run" checkpoint-restore 0 'd["dry_run"] is True' -- D --json rollback u1 --dry-run
 jv "rollback 1" checkpoint-restore 0 -- D --json rollback 1
+je "rollback u9" 1 not_found -- D --json rollback u9
+je "rollback --dry-run without N" 2 usage -- D --json rollback --dry-run
+# a checkpoint-only project: status, log and diff
+printf 'plain v3\n' >plain.txt
+jv "status: since the last checkpoint" status 0 'd["specs"] is None and d["checkpoint"]["id"] == "'"$Y"'" and d["changes"] == [{"path": "plain.txt", "status": "M"}]' -- D --json status
+jv "log: checkpoints and captures, newest first" log 0 '[e["kind"] for e in d["log"]].count("checkpoint") == 2 and all(e["kind"] in ("checkpoint", "capture") for e in d["log"]) and d["log"][-1]["id"] == "'"$X"'"' -- D --json log
+jv "diff: since the last checkpoint" diff 0 'd["checkpoint"]["id"] == "'"$Y"'" and [f["path"] for f in d["files"]] == ["plain.txt"] and "diff" in d["files"][0]' -- D --json diff
+jv "diff REF --stat" diff 0 'd["checkpoint"]["id"] == "'"$X"'" and all("diff" not in f for f in d["files"])' -- D --json diff "$X" --stat
+je "diff of an unknown checkpoint" 1 not_found -- D --json diff ffffffff
 je "rollback 99" 1 not_found -- D --json rollback 99
 je "rollback x" 2 usage -- D --json rollback x
 jv "recover: nothing to recover" recover 0 'd == {"recovered": False, "left_alone": 0}' -- D --json recover
@@ -313,7 +327,7 @@ je "apply --check --exec" 2 usage -- D --json apply --check --exec true "$SCRATC
 # ===== the pipeline ==============================================================================
 Q=$SCRATCH/pipe
 mkdir -p "$Q" && cd "$Q" || exit 1
-je "status outside a project" 1 not_found -- D --json status
+jv "status outside a pipeline project" status 0 'd["specs"] is None and d["inbox"] is None and d["checkpoint"] is None' -- D --json status
 jv "init" init 0 '".decree/config.yml" in d["created"] and ".decree/inbox/" in d["created"]' -- D --json init
 jv "init again: nothing created" init 0 'd["created"] == []' -- D --json init
 je "init with an argument" 2 usage -- D --json init extra
@@ -342,8 +356,9 @@ cat >.decree/routines/chain.sh <<'EOF'
 echo "chain $seq" >"chain-$seq.txt"
 if [ "$seq" -lt 2 ]; then printf -- '---\nroutine: chain\n---\n' >".decree/inbox/$chain-$((seq + 1)).md"; fi
 EOF
-jv "status: no runs yet" status 0 'd["runs"] == []' -- D --json status
-je "log: no runs yet" 1 not_found -- D --json log
+jv "status: no runs yet" status 0 'd["runs"] == [] and d["specs"] == {"processed": 0, "pending": 0}' -- D --json status
+jv "log: no runs yet" log 0 'd == {"log": []}' -- D --json log
+je "diff: no runs and no checkpoints yet" 1 not_found -- D --json diff
 jv "process: nothing to do" run 0 'd == {"runs": [], "done": 0, "dead": 0, "interrupted": False}' -- D --json process
 jv "run" run 0 'd["done"] == 1 and d["runs"][0]["started_at"] and d["runs"][0]["outcome"] == "done"' -- D --json run -m edit -p x -v routine=edit
 E=$(printf '%s' "$OUT" | $PY -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
@@ -361,7 +376,8 @@ je "run -v with a bad key" 2 usage -- D --json run -p x -v 'b@d=1'
 jv "run with an input_file that does not exist: the document carries the error" run 1 'd["runs"] == [] and d["error"]["code"] == "invalid"' \
 	-- D --json run -m ghost -v input_file=specs/ghost.spec.md
 jv "status" status 0 'len(d["runs"]) == 7 and all(r["finished_at"] for r in d["runs"])' -- D --json status
-jv "log of the latest run" log 0 'len(d["runs"]) == 1' -- D --json log
+jv "log: the runs, newest first, each with its checkpoint" log 0 'len(d["log"]) == 7 and all(e["kind"] == "run" and e["checkpoint"] and e["ref"] for e in d["log"]) and d["log"][-1]["id"] == "'"$E"'" and d["log"][-1]["files_changed"] == 3' -- D --json log
+jv "diff: the latest run's" diff 0 'len(d["runs"]) == 1' -- D --json diff
 jv "log ID: the text is exact" log 0 '"\x01binary\x00" in d["runs"][0]["logs"][0]["text"]' -- D --json log "$E"
 jv "log of a dead run: two attempts" log 0 '[l["attempt"] for l in d["runs"][0]["logs"]] == [1, 2]' -- D --json log "$F"
 jv "log of a chain" log 0 'len(d["runs"]) == 3' -- D --json log "$C"

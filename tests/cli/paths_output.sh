@@ -136,10 +136,10 @@ t_err "decree: path '/etc/passwd' is outside the project root '$P'" \
 t_out "M	sub/deep/t" "diff -- deep: relative to sub/" D checkpoint diff "$C" --name-status -- deep
 t_out "M	README" "diff -- ../README" D checkpoint diff "$C" --name-status -- ../README
 t_err "decree: path '../..' is outside*" "diff refuses a path outside" 1 D checkpoint diff "$C" -- ../..
-# rollback N -- PATH: number 1 is the newest (the pre-restore capture), the
-# original checkpoint is the oldest
-n=$(D rollback | grep -c differ)
-t_match '*restored 1*' "rollback $n -- deep/t from sub/" D rollback "$n" -- deep/t
+# rollback N -- PATH: the restore above left a pre-restore capture (u1);
+# the original checkpoint is still number 1
+t_match "*u1 *pre-restore*" "rollback lists the capture as u1" D rollback
+t_match '*restored 1*' "rollback 1 -- deep/t from sub/" D rollback 1 -- deep/t
 same "sub/deep/t is restored" "$(cat deep/t)" deep
 same "the root's README still is not" "$(cat ../README)" changed
 cd "$P" || exit 1

@@ -3,7 +3,8 @@
 # "Project layout"): what it creates, that it never overwrites and can run
 # twice; the example routine develop.sh and commands.ai; every other
 # pipeline command outside a project fails with
-# "decree: not a decree project (run decree init)", exit 1.
+# "decree: not a decree project (run decree init)", exit 1, except status,
+# log and diff, which show the checkpoints there (docs/cli/status.md).
 . "$(dirname "$0")/lib.sh"
 unset DECREE_STORE
 
@@ -16,21 +17,26 @@ NOTPROJ='decree: not a decree project (run decree init)'
 # ===== outside a project ==================================================================
 mkdir -p "$SCRATCH/plain" && cd "$SCRATCH/plain" || exit 1
 echo data >file.txt
-for c in "run -p hello" "run -m x -p hello" "process" "status" "log" "diff" "revert 20260101000000-0" "status --json"; do
+for c in "run -p hello" "run -m x -p hello" "process" "log 20260101000000-0" "revert 20260101000000-0"; do
 	# shellcheck disable=SC2086
 	t_err "$NOTPROJ*" "outside a project: decree $c fails, exit 1" 1 D $c
 	same "... with exactly one error line" "$ERR" "$NOTPROJ"
 done
 t_err "$NOTPROJ*" "outside a project: piped decree run fails, exit 1" 1 D run <<<"task"
+t_out "no checkpoints yet ('decree checkpoint create' makes one)" "outside a project: status says there is no checkpoint" D status
+t_out "" "outside a project: log lists nothing" D log
+t_err "decree: nothing to diff: no checkpoints yet*" "outside a project: diff has nothing to diff, exit 1" 1 D diff
 check "outside a project: nothing was created" test ! -e .decree
 # A directory that only holds checkpoints (.decree/store) is not a project either.
 t "checkpoint create works anywhere" D -q checkpoint create
 t_err "$NOTPROJ*" "a .decree/ with only a store is not a project: run" 1 D run -p hello
-t_err "$NOTPROJ*" "... status" 1 D status
+t_match "last checkpoint: *" "... status shows the checkpoint part only" D status
+case "$OUT" in *specs:*) not_ok "... no pipeline part" "$OUT" ;; *) ok "... no pipeline part" ;; esac
 t_err "$NOTPROJ*" "... process" 1 D process
 check "... and no inbox was made" test ! -e .decree/inbox
 # -C names the project root
-t_err "$NOTPROJ*" "-C DIR outside a project: status" 1 D -C "$SCRATCH/plain" status
+t_match "last checkpoint: *" "-C DIR outside a project: status" D -C "$SCRATCH/plain" status
+t_err "$NOTPROJ*" "-C DIR outside a project: log ID" 1 D -C "$SCRATCH/plain" log 20260101000000-0
 
 # ===== init ===============================================================================
 P=$SCRATCH/proj
@@ -60,8 +66,8 @@ check "develop.sh is valid bash" bash -n .decree/routines/develop.sh
 check "no .git was created" test ! -e .git
 
 t "status works in the new project (json)" D --json status
-same "... empty project: nothing processed" "$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["specs"], d["inbox"], d["runs"])')" \
-	"{'processed': 0, 'pending': 0} {'waiting': 0, 'done': 0, 'dead': 0} []"
+same "... empty project: nothing processed, no checkpoint" "$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["specs"], d["inbox"], d["runs"], d["checkpoint"], d["changes"])')" \
+	"{'processed': 0, 'pending': 0} {'waiting': 0, 'done': 0, 'dead': 0} [] None []"
 
 # ===== running init twice, never overwriting =============================================
 before=$(listing "$P")

@@ -1,7 +1,8 @@
 #!/bin/bash
 # pipeline_inspect.sh - looking at and undoing runs (DESIGN "The pipeline",
-# docs/cli/pipeline.md): decree status (--json), log [ID], diff [ID] (a
-# chain id: all its runs in numeric seq order), revert ID (reverse-applies
+# docs/cli/pipeline.md, docs/cli/status.md): decree status (--json), log
+# [ID], diff [ID] [--stat | --name-status] (a chain id: all its runs in
+# numeric seq order), revert ID (reverse-applies
 # changes.diff as one transaction verified against manifest.json; a file
 # edited after the run is a hard error naming it, exit 1, tree unchanged;
 # decree undo re-does), unique prefixes and ambiguous ones; the engine
@@ -51,7 +52,7 @@ printf '# spec\n' >specs/02-y.spec.md
 vis_state() { tree_state "$1" | grep -v -e ' ./build/' -e '\.log '; }
 pre_edit=$(vis_state "$P")
 
-t_err "decree: *no runs*" "log with no runs yet: exit 1" 1 D log
+t_out "" "log with no runs (and no checkpoints) yet: nothing to list" D log
 t_err "decree: *no runs*" "diff with no runs yet: exit 1" 1 D diff
 
 t "run edit" D run -m edit -p x -v routine=edit
@@ -82,7 +83,11 @@ in_out "... attempt 1's log" "failing attempt 1"
 in_out "... attempt 2's log" "failing attempt 2"
 case "$OUT" in *"failing attempt 1"*"failing attempt 2"*) ok "... in attempt order" ;; *) not_ok "... in attempt order" "$OUT" ;; esac
 in_out "... says the run is dead" "dead"
-t "log without ID: the latest run" D log
+t "log without ID: every run, newest first" D log
+same "... the counter chain from -10 down to -0, then fail and edit" "$(printf '%s\n' "$OUT" | awk '$3 == "run" {print $4}' | tr '\n' ' ')" \
+	"$(for s in $(seq 10 -1 0); do printf '%s ' "$C-$s"; done)$F $E "
+case "$OUT" in *"$F  dead  fail"*) ok "... with outcome and routine" ;; *) not_ok "... with outcome and routine" "$OUT" ;; esac
+t "log ID of the latest run" D log "$C-10"
 in_out "... the last run of the counter chain" "counter log 10"
 case "$OUT" in *"counter log 9"*) not_ok "... only that run" "$OUT" ;; *) ok "... only that run" ;; esac
 t "log CHAIN: every run of the chain, in numeric seq order" D log "$C"
@@ -98,6 +103,18 @@ same "... the changes.diff of $C-10" "$OUT" "$(cat ".decree/runs/$C-10/changes.d
 t "diff CHAIN: all its runs in seq order" D diff "$C"
 same "... -0, -1, ..., -9, -10 (10 after 9)" "$(printf '%s\n' "$OUT" | sed -n 's|^+++ b/||p' | tr '\n' ' ')" \
 	"$(for s in $(seq 0 10); do printf 'file-%s.txt ' "$s"; done)"
+t "diff --name-status CHAIN: a summary per run" D diff --name-status "$C"
+same "... under a header each, in seq order" "$(printf '%s\n' "$OUT" | head -5)" "== run $C-0 ==
+A	file-0.txt
+
+== run $C-1 ==
+A	file-1.txt"
+same "... 11 runs" "$(printf '%s\n' "$OUT" | grep -c '^== run ')" 11
+t "diff --stat ID" D diff --stat "$E"
+same "... git's summary of its changes.diff" "$OUT" " long.txt | 2 +-
+ new.txt  | 1 +
+ old.txt  | 1 -
+ 3 files changed, 2 insertions(+), 2 deletions(-)"
 t_err "decree: *$F*changes-*" "diff of a dead-lettered run fails, pointing to changes-<k>.diff" 1 D diff "$F"
 
 # ===== ids: unique prefixes, ambiguous prefixes ===============================================

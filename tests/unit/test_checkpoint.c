@@ -3,9 +3,11 @@
  * (decree/checkpoint.h): create options of version 1 still accepted,
  * if_changed, the tree id, excludes and a size limit kept in the record
  * (and in the record cache) and honoured by every later restore,
- * decree_checkpoint_delete, the change counts against the session's
- * previous checkpoint, and the parts below them: size_parse (K/M/G) and
- * roots_in_use (what keeps a root's directory in the store).
+ * decree_checkpoint_delete, decree_checkpoint_is_capture (restore, undo
+ * and redo captures told from created checkpoints), the change counts
+ * against the session's previous checkpoint, and the parts below them:
+ * size_parse (K/M/G) and roots_in_use (what keeps a root's directory in
+ * the store).
  */
 #include "util/common.h"
 
@@ -425,6 +427,74 @@ static void test_roots_in_use(void **state)
 	decree_error_clear();
 }
 
+/* Is the checkpoint `id` a capture (decree_checkpoint_is_capture)? */
+static bool capture_of(fixture *f, const char *id)
+{
+	decree_checkpoint_list *l;
+	bool found = false, capture = false;
+
+	assert_int_equal(decree_checkpoint_list_get(&l, f->s, NULL, 0), 0);
+	for (size_t i = 0; i < decree_checkpoint_list_count(l); i++) {
+		const decree_checkpoint_info *c =
+			decree_checkpoint_list_at(l, i);
+		if (!strcmp(c->id, id)) {
+			found = true;
+			capture = decree_checkpoint_is_capture(c);
+		}
+	}
+	decree_checkpoint_list_free(l);
+	assert_true(found);
+	return capture;
+}
+
+/* The captures decree makes (a restore's pre-restore, an undo's pre-undo
+ * after later edits, a redo's pre-redo) are told apart from the
+ * checkpoints made with create, whatever their labels. */
+static void test_captures(void **state)
+{
+	fixture *f = *state;
+	decree_checkpoint_create_options o =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_checkpoint_created one, labelled, plain;
+	decree_restore_result res;
+	char pre[DECREE_ID_HEXLEN + 1];
+
+	assert_false(decree_checkpoint_is_capture(NULL));
+	puts_at(f, "a.txt", "1\n");
+	o.message = "one";
+	assert_int_equal(decree_checkpoint_create_ext(&one, f->s, &o), 0);
+	/* decree's label with a message: a checkpoint of the user's */
+	puts_at(f, "a.txt", "2\n");
+	o.message = "two";
+	o.label = "pre-restore";
+	assert_int_equal(decree_checkpoint_create_ext(&labelled, f->s, &o), 0);
+	/* no message, another label */
+	puts_at(f, "a.txt", "3\n");
+	o.message = NULL;
+	o.label = "mine";
+	assert_int_equal(decree_checkpoint_create_ext(&plain, f->s, &o), 0);
+	assert_false(capture_of(f, one.id));
+	assert_false(capture_of(f, labelled.id));
+	assert_false(capture_of(f, plain.id));
+	/* a restore's capture */
+	puts_at(f, "a.txt", "4\n");
+	assert_int_equal(decree_checkpoint_restore(&res, f->s, one.id, NULL),
+			 0);
+	assert_true(capture_of(f, res.pre_checkpoint));
+	/* an undo that finds a later edit keeps it in a capture */
+	puts_at(f, "a.txt", "5\n");
+	assert_int_equal(decree_undo(&res, f->s, NULL), 0);
+	assert_int_equal(strlen(res.pre_checkpoint), DECREE_ID_HEXLEN);
+	assert_true(capture_of(f, res.pre_checkpoint));
+	memcpy(pre, res.pre_checkpoint, sizeof(pre));
+	/* and a redo too */
+	puts_at(f, "a.txt", "6\n");
+	assert_int_equal(decree_redo(&res, f->s, NULL), 0);
+	assert_int_equal(strlen(res.pre_checkpoint), DECREE_ID_HEXLEN);
+	assert_string_not_equal(res.pre_checkpoint, pre);
+	assert_true(capture_of(f, res.pre_checkpoint));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +506,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_excludes_carried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_captures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_parse, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_roots_in_use, setup,

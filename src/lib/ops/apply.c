@@ -647,7 +647,7 @@ static int roll_back(decree_apply_result *res, decree_store *s,
 	    (r = plan_rollback(&plan, s, w, pre, &post, applied, napplied)) <
 		    0 ||
 	    (r = checkpoint_write(res->exec_checkpoint, s, w, &post, session,
-				  NULL, "exec-failed")) < 0)
+				  NULL, CAPTURE_EXEC_FAILED)) < 0)
 		goto done;
 	for (size_t i = 0; i < plan.n; i++) {
 		if ((r = strset_put(&prog.index, plan.v[i].path, (int)i)) < 0)

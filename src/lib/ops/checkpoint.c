@@ -668,6 +668,27 @@ void decree_checkpoint_list_free(decree_checkpoint_list *l)
 	decree_free(l);
 }
 
+/* Captures are told by what they are written with (restore.c, apply.c):
+ * no message and one of decree's own labels.  The record has no field of
+ * its own for it: that would need a new record and cache version, and
+ * records already written are captures too. */
+bool decree_checkpoint_is_capture(const decree_checkpoint_info *c)
+{
+	static const char *const labels[] = {
+		CAPTURE_PRE_RESTORE,
+		CAPTURE_PRE_UNDO,
+		CAPTURE_PRE_REDO,
+		CAPTURE_EXEC_FAILED,
+	};
+
+	if (!c || c->message || !c->label)
+		return false;
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (!strcmp(c->label, labels[i]))
+			return true;
+	return false;
+}
+
 int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1],
 			      decree_store *s, const char *ref)
 {

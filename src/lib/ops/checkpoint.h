@@ -28,6 +28,13 @@
 #include "store/snap.h"
 #include "util/buf.h"
 
+/* The labels of the captures decree makes (decree_checkpoint_is_capture):
+ * a capture is written with no message and one of these. */
+#define CAPTURE_PRE_RESTORE "pre-restore"
+#define CAPTURE_PRE_UNDO    "pre-undo"
+#define CAPTURE_PRE_REDO    "pre-redo"
+#define CAPTURE_EXEC_FAILED "exec-failed"
+
 /* Write trees of `cur` through w, commit w, write the record.  Returns
  * the new id in id_out.  The caller holds the lock.  A file the stat
  * cache vouched for whose object has no intact copy is stored again from

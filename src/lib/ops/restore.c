@@ -356,7 +356,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	{
 		record_meta m = RECORD_META_INIT;
 		m.session = rec.session;
-		m.label = "pre-restore";
+		m.label = CAPTURE_PRE_RESTORE;
 		m.excludes = view.excludes;
 		m.max_file_size = view.max_file_size;
 		if ((r = checkpoint_write_meta(res->pre_checkpoint, NULL, s, w,
@@ -523,7 +523,8 @@ static int replay(decree_restore_result *res, decree_store *s,
 		if (r == 0)
 			r = checkpoint_write(res->pre_checkpoint, s, w, &cur,
 					     e->session, NULL,
-					     undo ? "pre-undo" : "pre-redo");
+					     undo ? CAPTURE_PRE_UNDO
+						  : CAPTURE_PRE_REDO);
 		snap_release(&cur);
 		if (r < 0)
 			goto done;

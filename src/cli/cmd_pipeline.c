@@ -266,11 +266,12 @@ static void say(const run_output *o, const char *fmt, ...)
  * "Watching a routine").  Only the terminal sees the changes made for
  * reading: control bytes are escaped as in names (quote.c), except tabs;
  * of a line rewritten with carriage returns (a progress bar) only its
- * last state is shown; a "\r\n" ending is an ending.  The log keeps the
- * bytes as written.
+ * last state is shown; a "\r\n" ending is an ending; a line longer than
+ * 64 KiB is shown in pieces.  The log keeps the bytes as written.
  */
 
-#define STREAM_PREFIX "  | "
+#define STREAM_PREFIX	"  | "
+#define STREAM_LINE_MAX 65536 /* a longer line is shown in pieces */
 
 /* Append s[0..n) with control bytes escaped but tabs kept. */
 static void stream_escape(buf *out, const char *s, size_t n)
@@ -298,7 +299,7 @@ static void stream_line(const char *s, size_t n)
 	buf line = BUF_INIT;
 	const char *cr;
 
-	if (n && s[n - 1] == '\r')
+	while (n && s[n - 1] == '\r')
 		n--;
 	while ((cr = memchr(s, '\r', n))) { /* what the terminal would show */
 		n -= (size_t)(cr + 1 - s);
@@ -341,6 +342,8 @@ static void on_output(void *payload, const char *id, int attempt,
 	}
 	if (done < len)
 		buf_put(&o->partial, data + done, len - done);
+	if (o->partial.len >= STREAM_LINE_MAX)
+		stream_flush(o);
 }
 
 static void on_event(void *payload, const decree_pipeline_event *ev)

@@ -94,6 +94,37 @@ bool check_runnable(buf *why, const decree_project *p,
 	return true;
 }
 
+int check_input(char *fixed, size_t len, const decree_project *p,
+		const char *input)
+{
+	char abs[PATH_MAX];
+	size_t n = strlen(p->root);
+	struct stat st;
+
+	fixed[0] = '\0';
+	if (!input)
+		return 0;
+	if (input[0] == '/') {
+		if (!realpath(input, abs))
+			return decree_error_set(
+				DECREE_EINVALID,
+				"input file '%s' does not exist", input);
+		if (strncmp(abs, p->root, n) || abs[n] != '/')
+			return decree_error_set(
+				DECREE_EINVALID,
+				"input file '%s' is outside the project %s",
+				input, p->root);
+		snprintf(fixed, len, "%s", abs + n + 1);
+		return 0;
+	}
+	project_path(abs, p, input);
+	if (lstat(abs, &st) < 0)
+		return decree_error_set(DECREE_EINVALID,
+					"input file '%s' does not exist",
+					input);
+	return 0;
+}
+
 /* --- what runs a message -------------------------------------------------- */
 
 typedef enum {
@@ -193,9 +224,13 @@ int check_request(const decree_project *p, const decree_routine_list *l,
 	const char *input = field(rq, "input_file");
 	routine_from from;
 	buf why = BUF_INIT;
+	char fixed[PATH_MAX];
 	char *name;
 	int ret = 0;
 
+	/* a missing input file is the first thing to say */
+	if ((ret = check_input(fixed, sizeof(fixed), p, input)) < 0)
+		return ret;
 	if (routine_of(&name, &from, p, l, field(rq, "routine"), input) < 0)
 		return -1;
 	if (!(ri = decree_routine_list_find(l, name))) {

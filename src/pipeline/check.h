@@ -21,6 +21,12 @@
  * read.  0 or -1 (out of memory). */
 int spec_routine(char **out, const char *root, const char *input_file);
 
+/* An absolute input_file inside the project becomes relative (into
+ * fixed, PATH_MAX; "" when unchanged); a relative one must exist.  0, or
+ * DECREE_EINVALID naming it.  NULL: nothing to check. */
+int check_input(char *fixed, size_t len, const decree_project *p,
+		const char *input);
+
 /* Why routine ri cannot run here, into why: a notebook without
  * papermill on PATH, or a routine that calls the AI command while
  * commands.ai is unset or its program not found; false when it can. */

@@ -872,39 +872,6 @@ static void runner_close(runner *r)
 		close(r->lockfd); /* releases the flock */
 }
 
-/* An absolute input_file inside the project becomes relative; a relative
- * one must exist.  *fixed holds the new value when one was made. */
-static int check_input(char *fixed, size_t len, const decree_project *p,
-		       const char *input)
-{
-	char abs[PATH_MAX];
-	size_t n = strlen(p->root);
-	struct stat st;
-
-	fixed[0] = '\0';
-	if (!input)
-		return 0;
-	if (input[0] == '/') {
-		if (!realpath(input, abs))
-			return decree_error_set(
-				DECREE_EINVALID,
-				"input file '%s' does not exist", input);
-		if (strncmp(abs, p->root, n) || abs[n] != '/')
-			return decree_error_set(
-				DECREE_EINVALID,
-				"input file '%s' is outside the project %s",
-				input, p->root);
-		snprintf(fixed, len, "%s", abs + n + 1);
-		return 0;
-	}
-	project_path(abs, p, input);
-	if (lstat(abs, &st) < 0)
-		return decree_error_set(DECREE_EINVALID,
-					"input file '%s' does not exist",
-					input);
-	return 0;
-}
-
 /* Queue rq as a new chain (with input_file made relative). */
 static int queue_request(char chain[17], runner *r,
 			 const decree_run_request *rq)

@@ -53,6 +53,9 @@ same "... the run document: no runs, the error member (invalid)" \
 	"[] 0 0 invalid True"
 refused "... nothing changed on disk"
 t_err "decree: routine 'develop' calls the AI command*" "... -q does not hide it" 1 D -q run -p "write hello"
+t_err "decree: input file 'specs/ghost.spec.md' does not exist" \
+	"a missing input file is said first (not the routine it would have named)" 1 D run -v input_file=specs/ghost.spec.md
+refused "... nothing changed on disk"
 t "a routine that does not call it runs without commands.ai" D -q run -m hi -p x -v routine=hello
 check "... it ran" test -f hello.txt
 rm hello.txt

@@ -65,11 +65,12 @@ printf 'tab\there\n'
 printf 'esc \033[31mred\033[0m\n'
 printf 'progress 10%%\rprogress 50%%\rprogress 100%%\n'
 printf 'crlf line\r\n'
+printf 'two crs\r\r\n'
 printf 'nul\000byte\n'
 printf 'bad utf8 \377\376 and caf\303\251\n'
 printf 'no newline at the end'
 EOF
-printf 'tab\there\nesc \033[31mred\033[0m\nprogress 10%%\rprogress 50%%\rprogress 100%%\ncrlf line\r\nnul\000byte\nbad utf8 \377\376 and caf\303\251\nno newline at the end' >"$SCRATCH/shapes.expected"
+printf 'tab\there\nesc \033[31mred\033[0m\nprogress 10%%\rprogress 50%%\rprogress 100%%\ncrlf line\r\ntwo crs\r\r\nnul\000byte\nbad utf8 \377\376 and caf\303\251\nno newline at the end' >"$SCRATCH/shapes.expected"
 # big: about 13 MB through stdout and stderr, interleaved
 head -c 5000000 /dev/urandom | base64 >"$SCRATCH/big.b64"
 export BIG=$SCRATCH/big.b64
@@ -81,6 +82,12 @@ printf 'tail line\n'
 EOF
 cat "$BIG" "$BIG" >"$SCRATCH/big.expected"
 printf 'tail line\n' >>"$SCRATCH/big.expected"
+# long: one line of 100000 bytes
+cat >.decree/routines/long.sh <<'EOF'
+#!/bin/bash
+head -c 100000 /dev/zero | tr '\0' a
+echo
+EOF
 # flaky: fails its first attempt, succeeds on the second
 cat >.decree/routines/flaky.sh <<'EOF'
 #!/bin/bash
@@ -153,6 +160,7 @@ same "... shown readable: tabs kept, control bytes escaped, a progress line's la
   | esc \\033[31mred\\033[0m
   | progress 100%%
   | crlf line
+  | two crs
   | nul\\000byte
   | bad utf8 \\377\\376 and caf\303\251
   | no newline at the end')"
@@ -167,6 +175,11 @@ check "... routine.log is complete and exact" cmp "$(lastrun)routine.log" "$SCRA
 same "... every line was shown" "$(printf '%s\n' "$ERR" | grep -c '^  | ')" "$(wc -l <"$SCRATCH/big.expected")"
 t "the same, not streamed" timeout 300 "$DECREE" run --no-stream -m big2 -p x -v routine=big
 check "... the same log" cmp "$(lastrun)routine.log" "$SCRATCH/big.expected"
+
+t "a line of 100000 bytes, streamed" D run --stream -m long -p x -v routine=long
+same "... shown in two pieces (64 KiB, then the rest)" "$(printf '%s\n' "$ERR" | grep '^  | ' | awk '{ print length($0) - 4 }')" "65536
+34464"
+same "... the log holds the one line" "$(wc -c <"$(lastrun)routine.log") $(wc -l <"$(lastrun)routine.log")" "100001 1"
 
 # ===== retries: the exit status decides ====================================================
 t "a routine that fails its first attempt, streamed" D run --stream -m flaky -p x -v routine=flaky

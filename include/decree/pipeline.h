@@ -15,8 +15,9 @@
  *     decree_pipeline_options po = DECREE_PIPELINE_OPTIONS_INIT;
  *     po.events = on_event;          (progress; optional)
  *     po.cancel = &stop_flag;        (set non-zero to stop; optional)
- *     decree_pipeline_result res;
- *     int r = decree_pipeline_process(&res, project, &po);
+ *     po.output = on_output;         (routine output as it is written;
+ * optional) decree_pipeline_result res; int r = decree_pipeline_process(&res,
+ * project, &po);
  *
  * Cancellation: the library installs no signal handler.  The host sets
  * *cancel (from a signal handler, another thread, a UI) and the pipeline
@@ -59,6 +60,10 @@ typedef struct {
 	bool notebook;
 	const decree_routine_param *params; /**< in declaration order */
 	size_t nparams;
+	/** the routine calls the AI command: a line of it that is not a
+	 * comment names DECREE_AI_COMMAND (a notebook: a line of a code
+	 * cell), so it cannot run without commands.ai */
+	bool needs_ai;
 } decree_routine_info;
 
 typedef struct decree_routine_list decree_routine_list;
@@ -170,18 +175,55 @@ typedef struct {
 typedef void (*decree_pipeline_cb)(void *payload,
 				   const decree_pipeline_event *ev);
 
-#define DECREE_PIPELINE_OPTIONS_VERSION 1
+/** What a running routine writes, as it reaches its log: `len` bytes
+ * (not NUL-terminated) of attempt `attempt` of run `id`.  The chunks of
+ * an attempt, in order, are its log byte for byte; a chunk may end in
+ * the middle of a line or of a UTF-8 character.  Called on the calling
+ * thread, between the events of the attempt, within about 50 ms of the
+ * routine's write. */
+typedef void (*decree_pipeline_output_cb)(void *payload, const char *id,
+					  int attempt, const char *data,
+					  size_t len);
+
+/* Version 1 ends before `output`; both versions are accepted. */
+#define DECREE_PIPELINE_OPTIONS_VERSION 2
 typedef struct {
 	unsigned version;
 	decree_pipeline_cb events; /**< NULL: none */
-	void *payload;
+	void *payload;		   /**< for events and output */
 	/** polled: non-zero stops processing (see Cancellation above) */
 	const volatile int *cancel;
+	/** the routines' output while they run; NULL: not read (the logs
+	 * are written all the same) */
+	decree_pipeline_output_cb output;
 } decree_pipeline_options;
-#define DECREE_PIPELINE_OPTIONS_INIT                              \
-	{                                                         \
-		DECREE_PIPELINE_OPTIONS_VERSION, NULL, NULL, NULL \
+#define DECREE_PIPELINE_OPTIONS_INIT                                    \
+	{                                                               \
+		DECREE_PIPELINE_OPTIONS_VERSION, NULL, NULL, NULL, NULL \
 	}
+
+/**
+ * Check, before anything is queued or run, that what would run can run:
+ * the routine of request rq, or (rq NULL) of every message waiting in
+ * the inbox and every spec decree_pipeline_process would queue, exists,
+ * a notebook finds papermill on PATH, and a routine that calls the AI
+ * command (needs_ai) finds commands.ai set and its program on PATH.  A routine
+ * the router will pick is not known yet: then the fallback default_routine must
+ * exist.  A message that cannot be parsed is not checked (processing
+ * dead-letters it). Nothing is written.  decree_pipeline_run and
+ * decree_pipeline_process make the same checks (run: the request, then the
+ * inbox) before they queue or run anything, and fail with these codes; a
+ * program calls this first to tell a bad request from a failed run.
+ * @return 0; DECREE_ENOTFOUND (a routine that does not exist: the
+ *         message names it, with the closest routine or the list of
+ *         them, and for a queue every message concerned);
+ *         DECREE_EINVALID (papermill missing for a notebook, or a
+ *         routine needs commands.ai, which is unset or whose program is
+ *         not found: the message says what to install or set);
+ *         -1.
+ */
+DECREE_API int decree_pipeline_check(decree_project *p,
+				     const decree_run_request *rq);
 
 typedef struct {
 	size_t done; /**< messages processed successfully */
@@ -192,7 +234,9 @@ typedef struct {
  * Queue a request as a new chain in the inbox, process it and its
  * follow-ups depth-first, then whatever else waits in the inbox.
  * @return 0 (see out->dead); DECREE_EINVALID (bad request: unknown
- *         input file, reserved key); DECREE_ECANCELLED; -1.
+ *         input file, reserved key; or papermill or commands.ai
+ *         missing: decree_pipeline_check); DECREE_ENOTFOUND (an unknown
+ * routine: decree_pipeline_check); DECREE_ECANCELLED; -1.
  */
 DECREE_API int decree_pipeline_run(decree_pipeline_result *out,
 				   decree_project *p,
@@ -204,7 +248,9 @@ DECREE_API int decree_pipeline_run(decree_pipeline_result *out,
  * specs/processed-spec.md, alphabetically, one chain each; a spec
  * dead-lettered earlier is skipped (DECREE_EVENT_SPEC_SKIPPED) until its
  * message is moved back to the inbox.
- * @return 0 (see out->dead); DECREE_ECANCELLED; -1.
+ * @return 0 (see out->dead); DECREE_ENOTFOUND, DECREE_EINVALID (what
+ *         waits cannot run: decree_pipeline_check; nothing ran);
+ *         DECREE_ECANCELLED; -1.
  */
 DECREE_API int decree_pipeline_process(decree_pipeline_result *out,
 				       decree_project *p,

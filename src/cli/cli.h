@@ -175,16 +175,18 @@ void cli_paths_free(char **paths);
  * instead of printed; cli_error_capture(NULL) ends that.
  *
  * usage_error: code "usage", EXIT_USAGE, "(see 'decree CMD --help')"
- * appended.  fail: code "error", EXIT_FAIL.  fail_code: the code of a
- * decree_error_code, EXIT_FAIL (EXIT_CANCELLED for DECREE_ECANCELLED).
- * fail_interrupted: code "interrupted", EXIT_CANCELLED (a signal).
- * cli_note: the same "decree: " line for a note or a warning, never on
- * stdout, changing nothing.
+ * appended.  fail_usage: the same without the pointer to --help (for a
+ * bad value whose message says what to use instead).  fail: code "error",
+ * EXIT_FAIL.  fail_code: the code of a decree_error_code, EXIT_FAIL
+ * (EXIT_CANCELLED for DECREE_ECANCELLED). fail_interrupted: code "interrupted",
+ * EXIT_CANCELLED (a signal). cli_note: the same "decree: " line for a note or a
+ * warning, never on stdout, changing nothing.
  */
 void cli_json_errors(bool on);
 void cli_error_capture(buf *b);
 int usage_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+int fail_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fail_code(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

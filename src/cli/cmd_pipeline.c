@@ -195,10 +195,12 @@ typedef struct {
 	size_t nruns, cap;
 	bool oom;
 	bool dead_unrun; /* a message dead-lettered without an attempt */
+	buf partial;	 /* streaming: the routine's line not yet ended */
 } run_output;
 
 static void run_output_release(run_output *o)
 {
+	buf_release(&o->partial);
 	for (size_t i = 0; i < o->nruns; i++) {
 		free(o->runs[i].id);
 		free(o->runs[i].message);
@@ -257,9 +259,98 @@ static void say(const run_output *o, const char *fmt, ...)
 	buf_release(&safe);
 }
 
+/* --- streaming a routine's output ------------------------------------------
+ *
+ * While a routine runs, each line it writes (stdout and stderr, as they
+ * reach its log) is printed on stderr as "  | LINE" (docs/cli/pipeline.md
+ * "Watching a routine").  Only the terminal sees the changes made for
+ * reading: control bytes are escaped as in names (quote.c), except tabs;
+ * of a line rewritten with carriage returns (a progress bar) only its
+ * last state is shown; a "\r\n" ending is an ending; a line longer than
+ * 64 KiB is shown in pieces.  The log keeps the bytes as written.
+ */
+
+#define STREAM_PREFIX	"  | "
+#define STREAM_LINE_MAX 65536 /* a longer line is shown in pieces */
+
+/* Append s[0..n) with control bytes escaped but tabs kept. */
+static void stream_escape(buf *out, const char *s, size_t n)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != '\t' && s[i] != '\0')
+			continue;
+		if (i > start) {
+			char *seg = strndup(s + start, i - start);
+			if (seg)
+				cli_sanitize(out, seg);
+			free(seg);
+		}
+		if (i < n)
+			buf_puts(out, s[i] == '\t' ? "\t" : "\\000");
+		start = i + 1;
+	}
+}
+
+/* Print one line of routine output (without its "\n"). */
+static void stream_line(const char *s, size_t n)
+{
+	buf line = BUF_INIT;
+	const char *cr;
+
+	while (n && s[n - 1] == '\r')
+		n--;
+	while ((cr = memchr(s, '\r', n))) { /* what the terminal would show */
+		n -= (size_t)(cr + 1 - s);
+		s = cr + 1;
+	}
+	buf_puts(&line, STREAM_PREFIX);
+	stream_escape(&line, s, n);
+	buf_putc(&line, '\n');
+	if (line.ptr)
+		fwrite(line.ptr, 1, line.len, stderr);
+	buf_release(&line);
+}
+
+/* End a line the routine left open (before decree says anything). */
+static void stream_flush(run_output *o)
+{
+	if (o->partial.len)
+		stream_line(o->partial.ptr, o->partial.len);
+	buf_clear(&o->partial);
+}
+
+static void on_output(void *payload, const char *id, int attempt,
+		      const char *data, size_t len)
+{
+	run_output *o = payload;
+	size_t done = 0;
+
+	(void)id;
+	(void)attempt;
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\n')
+			continue;
+		if (o->partial.len) {
+			buf_put(&o->partial, data + done, i - done);
+			stream_flush(o);
+		} else {
+			stream_line(data + done, i - done);
+		}
+		done = i + 1;
+	}
+	if (done < len)
+		buf_put(&o->partial, data + done, len - done);
+	if (o->partial.len >= STREAM_LINE_MAX)
+		stream_flush(o);
+}
+
 static void on_event(void *payload, const decree_pipeline_event *ev)
 {
 	run_output *o = payload;
+
+	stream_flush(o);
 
 	switch (ev->kind) {
 	case DECREE_EVENT_WAITING:
@@ -367,9 +458,23 @@ static void print_runs(run_output *o, decree_project *p,
 	decree_run_list_free(l);
 }
 
+/* --stream and --no-stream of run and process. */
+typedef struct {
+	bool on, off;
+} stream_opts;
+
+/* Stream the routines' output?  Asked with --stream; by default when
+ * stderr is a terminal, without -q or --json. */
+static bool streaming(const cli_ctx *ctx, const stream_opts *so)
+{
+	if (so->on || so->off)
+		return so->on;
+	return !ctx->quiet && !ctx->json && isatty(STDERR_FILENO);
+}
+
 /* Run `process` (rq NULL) or `run`; print --json; the exit code. */
 static int pipeline(const cli_ctx *ctx, decree_project *p,
-		    const run_request *rq)
+		    const run_request *rq, const stream_opts *so)
 {
 	decree_pipeline_options po = DECREE_PIPELINE_OPTIONS_INIT;
 	decree_pipeline_result res = { 0, 0 };
@@ -379,8 +484,11 @@ static int pipeline(const cli_ctx *ctx, decree_project *p,
 
 	memset(&o, 0, sizeof(o));
 	o.ctx = ctx;
+	buf_init(&o.partial);
 	po.events = on_event;
 	po.payload = &o;
+	if (streaming(ctx, so))
+		po.output = on_output;
 	po.cancel = (const volatile int *)&cancel_flag;
 	cancel_flag = 0;
 	catch_signals();
@@ -394,6 +502,7 @@ static int pipeline(const cli_ctx *ctx, decree_project *p,
 	} else {
 		r = decree_pipeline_process(&res, p, &po);
 	}
+	stream_flush(&o);
 	/* --json: the failure goes into the document (opt.c) */
 	if (ctx->json)
 		cli_error_capture(&err);
@@ -428,7 +537,7 @@ static int pipeline(const cli_ctx *ctx, decree_project *p,
  */
 
 static const char run_help[] =
-	"usage: decree run [-m NAME] [-p PROMPT] [-v KEY=VALUE]...\n"
+	"usage: decree run [-m NAME] [-p PROMPT] [-v KEY=VALUE]... [--[no-]stream]\n"
 	"       echo BODY | decree run [-m NAME] [-v KEY=VALUE]...\n"
 	"       decree run                      (interactive, on a terminal)\n"
 	"\n"
@@ -442,6 +551,15 @@ static const char run_help[] =
 	"                       terminal)\n"
 	"  -v, --var KEY=VALUE  a frontmatter field: routine, input_file, or a\n"
 	"                       custom variable of the routine; repeatable\n"
+	"  --stream        show the routine's output (\"  | LINE\" on stderr) while it\n"
+	"                  runs; the default when stderr is a terminal, without -q\n"
+	"                  and --json\n"
+	"  --no-stream     do not; the logs in .decree/runs/<id>/ have it all anyway\n"
+	"\n"
+	"Nothing is queued when the message is empty (no prompt, no input file) or\n"
+	"its routine does not exist (exit 2, with the closest routine's name), or\n"
+	"when a routine that calls the AI command finds no commands.ai in\n"
+	"config.yml, or a message already waiting cannot run (exit 1).\n"
 	"\n"
 	"Every attempt runs under a checkpoint; failures are retried (max_retries),\n"
 	"then the tree is reverted for one clean-slate attempt, then the message\n"
@@ -488,12 +606,53 @@ static int take_interactive(const cli_ctx *ctx, run_request *rq,
 	return r;
 }
 
+/* Is s empty or only white space? */
+static bool blank(const char *s)
+{
+	for (; s && *s; s++)
+		if (!strchr(" \t\r\n\v\f", *s))
+			return false;
+	return true;
+}
+
+/*
+ * Before anything is queued: a message needs a task (a body that is not
+ * blank, or an input file), and its routine must exist (a usage error,
+ * exit 2, with the library's did-you-mean).  What the configuration
+ * lacks (commands.ai) is left to the run, which fails the same way before
+ * queueing, exit 1, with the --json run document.
+ */
+static int check_run(const cli_ctx *ctx, decree_project *p,
+		     const run_request *rq)
+{
+	const char *input = run_request_get(rq, "input_file");
+	decree_run_request v;
+	decree_field *f;
+	int r;
+
+	if (blank(rq->body) && (!input || !*input))
+		return usage_error(ctx, "the message is empty: give the task "
+					"with -p PROMPT or on stdin, or a spec "
+					"with -v input_file=FILE");
+	if ((r = run_request_view(&v, &f, rq)) != 0)
+		return r;
+	r = decree_pipeline_check(p, &v);
+	free(f);
+	if (r == DECREE_ENOTFOUND)
+		return fail_usage("%s", decree_error_last());
+	decree_error_clear();
+	return 0;
+}
+
 int cmd_run(cli_ctx *ctx)
 {
 	const char *name = NULL, *prompt = NULL;
+	stream_opts so = { false, false };
 	opt_spec specs[] = {
 		{ "message", 'm', true, &name, NULL, NULL },
 		{ "prompt", 'p', true, &prompt, NULL, NULL },
+		{ "stream", 0, false, NULL, &so.on, NULL },
+		{ "no-stream", 0, false, NULL, &so.off, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	run_request rq;
@@ -526,10 +685,16 @@ int cmd_run(cli_ctx *ctx)
 		r = fail("out of memory");
 		goto done;
 	}
-	if ((r = take_body(&rq, prompt, &any)) != 0 ||
-	    (!any && (r = take_interactive(ctx, &rq, p)) != 0))
+	if (so.on && so.off) {
+		r = usage_error(ctx, "--stream and --no-stream exclude each "
+				     "other");
 		goto done;
-	r = pipeline(ctx, p, &rq);
+	}
+	if ((r = take_body(&rq, prompt, &any)) != 0 ||
+	    (!any && (r = take_interactive(ctx, &rq, p)) != 0) ||
+	    (r = check_run(ctx, p, &rq)) != 0)
+		goto done;
+	r = pipeline(ctx, p, &rq, &so);
 	if (r == 0 && rq.interactive) {
 		/* the run happened: not saving the form's values is a note
 		 * on stderr, no failure of the command (nor a document) */
@@ -547,23 +712,42 @@ done:
 
 int cmd_process(cli_ctx *ctx)
 {
+	stream_opts so = { false, false };
+	opt_spec specs[] = {
+		{ "stream", 0, false, NULL, &so.on, NULL },
+		{ "no-stream", 0, false, NULL, &so.off, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
 	decree_project *p;
 	int r;
 
 	if (ctx->help) {
-		puts("usage: decree process\n\nProcess what waits in .decree/inbox/, "
-		     "then every spec (specs/*.spec.md)\nnot listed in "
-		     "specs/processed-spec.md, alphabetically, each as a new\n"
-		     "chain.  A spec that exhausts its retries is dead-lettered and "
-		     "processing\ncontinues.  Exit 1 if anything was dead-lettered.");
+		puts("usage: decree process [--stream | --no-stream]\n\n"
+		     "Process what waits in .decree/inbox/, then every spec "
+		     "(specs/*.spec.md)\nnot listed in specs/processed-spec.md, "
+		     "alphabetically, each as a new\nchain.  A spec that exhausts "
+		     "its retries is dead-lettered and processing\ncontinues.  "
+		     "Exit 1 if anything was dead-lettered.\n\n"
+		     "Nothing runs (exit 1) when a waiting message or spec names a "
+		     "routine that\ndoes not exist, or one that calls the AI "
+		     "command while commands.ai is unset\nor not found: the error "
+		     "lists them.\n\n"
+		     "  --stream      show each routine's output (\"  | LINE\" on "
+		     "stderr) while it\n"
+		     "                runs; the default when stderr is a terminal, "
+		     "without -q and\n                --json\n"
+		     "  --no-stream   do not (the logs have it all anyway)");
 		return EXIT_OK;
 	}
-	if (opt_parse(ctx, NULL) != 0)
+	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
 	if (ctx->argc || ctx->rest_argc)
 		return usage_error(ctx, "'process' takes no arguments");
+	if (so.on && so.off)
+		return usage_error(ctx, "--stream and --no-stream exclude each "
+					"other");
 	if ((r = cli_open_project(&p, ctx)) == 0)
-		r = pipeline(ctx, p, NULL);
+		r = pipeline(ctx, p, NULL, &so);
 	decree_project_free(p);
 	return r;
 }

@@ -56,6 +56,7 @@
 #define DEFAULT_ROWS   24
 #define DEFAULT_COLS   80
 #define CANCELLED      1
+#define UNRUNNABLE     2 /* the routine picked cannot run: the library's error */
 
 /* --- .decree/last-run.yml ----------------------------------------------------
  */
@@ -1303,7 +1304,19 @@ static const routine_info *routine_find(const routine_info *rv, size_t rn,
 	return NULL;
 }
 
-static int form(term *t, run_request *out, const decree_project *p,
+/* Can the routine picked run (decree_pipeline_check: the AI command)?
+ * Told before any other question, so nothing is typed in vain. */
+static int check_picked(decree_project *p, const char *routine)
+{
+	decree_run_request v = DECREE_RUN_REQUEST_INIT;
+	decree_field f = { "routine", routine };
+
+	v.fields = &f;
+	v.nfields = 1;
+	return decree_pipeline_check(p, &v) < 0 ? UNRUNNABLE : 0;
+}
+
+static int form(term *t, run_request *out, decree_project *p,
 		const routine_info *rv, size_t rn, const last_run *lr)
 {
 	const routine_info *def = routine_find(rv, rn, lr->routine);
@@ -1319,7 +1332,8 @@ static int form(term *t, run_request *out, const decree_project *p,
 	if (rc)
 		goto done;
 	r = &rv[chosen];
-	if ((rc = run_request_set(out, "routine", r->name) ? -1 : 0) ||
+	if ((rc = check_picked(p, r->name)) ||
+	    (rc = run_request_set(out, "routine", r->name) ? -1 : 0) ||
 	    (rc = ask_name(t, out, lr, &line)) ||
 	    (rc = ask_input_file(t, out, p, lr, &line)))
 		goto done;
@@ -1370,6 +1384,8 @@ int interactive_request(run_request *out, decree_project *p, int tty_fd)
 	last_run_release(&lr);
 	free(rv);
 	decree_routine_list_free(l);
+	if (rc == UNRUNNABLE) /* the terminal is back: say why */
+		lib_fail(DECREE_ERROR);
 	if (rc) {
 		run_request_release(out);
 		return rc == CANCELLED ? EXIT_CANCELLED : EXIT_FAIL;

@@ -156,6 +156,17 @@ int fail_code(int code, const char *fmt, ...)
 	return r;
 }
 
+int fail_usage(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfail("usage", EXIT_USAGE, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
 int fail_interrupted(const char *fmt, ...)
 {
 	va_list ap;

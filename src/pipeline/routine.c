@@ -168,10 +168,67 @@ static int scan_shell(decree_routine_info *r, const char *text, size_t len)
 	return 0;
 }
 
+#define AI_VAR "DECREE_AI_COMMAND"
+
+/* Does a line of text[0..len) that is not a comment (first non-blank
+ * byte '#') name DECREE_AI_COMMAND? */
+static bool lines_name_ai(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end, *q = p;
+		while (q < e && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < e && *q != '#' &&
+		    memmem(q, (size_t)(e - q), AI_VAR, strlen(AI_VAR)))
+			return true;
+		p = e + 1;
+	}
+	return false;
+}
+
+/* The `name = value` lines of a notebook's parameters cell. */
+static int notebook_params(decree_routine_info *r, const char *code)
+{
+	for (const char *p = code; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *e = p;
+		while (e < p + n && is_ident(*e))
+			e++;
+		if (e > p && is_ident_start(*p)) {
+			const char *v = e;
+			while (v < p + n && (*v == ' ' || *v == '\t'))
+				v++;
+			if (v < p + n && *v == '=') {
+				const char *hash;
+				size_t vn;
+				v++;
+				while (v < p + n && (*v == ' ' || *v == '\t'))
+					v++;
+				vn = (size_t)(p + n - v);
+				hash = memchr(v, '#', vn);
+				if (hash && (*v != '"' && *v != '\''))
+					vn = (size_t)(hash - v);
+				if (add_param(r, p, (size_t)(e - p),
+					      rhs_default(v, vn)) < 0)
+					return -1;
+			}
+		}
+		p += n + (nl ? 1 : 0);
+	}
+	return 0;
+}
+
+/* A notebook: the parameters of the first cell tagged "parameters"; it
+ * needs the AI when a code cell names DECREE_AI_COMMAND. */
 static int scan_notebook(decree_routine_info *r, const char *text, size_t len)
 {
 	json_error_t jerr;
 	json_t *nb = json_loadb(text, len, 0, &jerr), *cells;
+	bool have_params = false;
 	size_t i;
 	int ret = 0;
 
@@ -180,11 +237,13 @@ static int scan_notebook(decree_routine_info *r, const char *text, size_t len)
 					"%s:%d: not a notebook: %s", r->path,
 					jerr.line, jerr.text);
 	cells = json_object_get(nb, "cells");
-	for (i = 0; json_is_array(cells) && i < json_array_size(cells); i++) {
+	for (i = 0; json_is_array(cells) && i < json_array_size(cells) && !ret;
+	     i++) {
 		json_t *c = json_array_get(cells, i);
 		json_t *tags =
 			json_object_get(json_object_get(c, "metadata"), "tags");
 		json_t *src = json_object_get(c, "source");
+		json_t *type = json_object_get(c, "cell_type");
 		bool params = false;
 		buf code = BUF_INIT;
 		for (size_t k = 0;
@@ -193,8 +252,6 @@ static int scan_notebook(decree_routine_info *r, const char *text, size_t len)
 			    !strcmp(json_string_value(json_array_get(tags, k)),
 				    "parameters"))
 				params = true;
-		if (!params)
-			continue;
 		if (json_is_string(src))
 			buf_puts(&code, json_string_value(src));
 		for (size_t k = 0;
@@ -203,39 +260,15 @@ static int scan_notebook(decree_routine_info *r, const char *text, size_t len)
 				buf_puts(&code,
 					 json_string_value(
 						 json_array_get(src, k)));
-		/* name = value lines */
-		for (const char *p = code.ptr; p && *p;) {
-			const char *nl = strchr(p, '\n');
-			size_t n = nl ? (size_t)(nl - p) : strlen(p);
-			const char *e = p;
-			while (e < p + n && is_ident(*e))
-				e++;
-			if (e > p && is_ident_start(*p)) {
-				const char *v = e;
-				while (v < p + n && (*v == ' ' || *v == '\t'))
-					v++;
-				if (v < p + n && *v == '=') {
-					const char *hash;
-					size_t vn;
-					v++;
-					while (v < p + n &&
-					       (*v == ' ' || *v == '\t'))
-						v++;
-					vn = (size_t)(p + n - v);
-					hash = memchr(v, '#', vn);
-					if (hash && (*v != '"' && *v != '\''))
-						vn = (size_t)(hash - v);
-					if (add_param(r, p, (size_t)(e - p),
-						      rhs_default(v, vn)) < 0) {
-						ret = -1;
-						break;
-					}
-				}
-			}
-			p += n + (nl ? 1 : 0);
+		if (json_is_string(type) &&
+		    !strcmp(json_string_value(type), "code") && code.len &&
+		    lines_name_ai(code.ptr, code.len))
+			r->needs_ai = true;
+		if (params && !have_params) {
+			have_params = true;
+			ret = notebook_params(r, code.ptr);
 		}
 		buf_release(&code);
-		break;
 	}
 	json_decref(nb);
 	return ret;
@@ -278,6 +311,8 @@ static int routine_scan(decree_routine_info *ri)
 	if ((r = fs_read_path(ri->path, &text)) == 0)
 		r = ri->notebook ? scan_notebook(ri, text.ptr, text.len)
 				 : scan_shell(ri, text.ptr, text.len);
+	if (r == 0 && !ri->notebook)
+		ri->needs_ai = lines_name_ai(text.ptr, text.len);
 	buf_release(&text);
 	return r;
 }
@@ -381,6 +416,92 @@ decree_routine_list_find(const decree_routine_list *l, const char *name)
 		if (!strcmp(l->v[i].name, name))
 			return &l->v[i];
 	return NULL;
+}
+
+/* --- the AI command --------------------------------------------------------
+ */
+
+bool routine_program_found(const char *prog, const char *root)
+{
+	const char *path = getenv("PATH");
+	char probe[PATH_MAX];
+	struct stat st;
+
+	if (!*prog)
+		return false;
+	if (strchr(prog, '/')) {
+		if (prog[0] == '/')
+			snprintf(probe, sizeof(probe), "%s", prog);
+		else
+			snprintf(probe, sizeof(probe), "%s/%s", root, prog);
+		return stat(probe, &st) == 0 && S_ISREG(st.st_mode) &&
+		       access(probe, X_OK) == 0;
+	}
+	for (const char *p = path ? path : "/usr/bin:/bin";;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (!n)
+			snprintf(probe, sizeof(probe), "%s/%s", root, prog);
+		else if (p[0] == '/')
+			snprintf(probe, sizeof(probe), "%.*s/%s", (int)n, p,
+				 prog);
+		else /* relative to where the routine runs */
+			snprintf(probe, sizeof(probe), "%s/%.*s/%s", root,
+				 (int)n, p, prog);
+		if (stat(probe, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(probe, X_OK) == 0)
+			return true;
+		if (!c)
+			return false;
+		p = c + 1;
+	}
+}
+
+/* A first word only a shell can judge: a keyword or a builtin. */
+static bool shell_word(const char *w)
+{
+	static const char *const words[] = {
+		"!",	    "[[",      "{",	 "case",  "coproc",  "for",
+		"function", "if",      "select", "time",  "until",   "while",
+		".",	    ":",       "[",	 "alias", "builtin", "cd",
+		"command",  "declare", "echo",	 "eval",  "exec",    "export",
+		"false",    "local",   "printf", "pwd",	  "read",    "set",
+		"source",   "test",    "true",	 "type",  "typeset", "ulimit",
+		"umask",    "unset",   NULL,
+	};
+	for (size_t i = 0; words[i]; i++)
+		if (!strcmp(w, words[i]))
+			return true;
+	return false;
+}
+
+bool routine_command_found(char *prog, size_t len, const char *cmd,
+			   const char *root)
+{
+	const char *p = cmd;
+
+	prog[0] = '\0';
+	for (;;) {
+		const char *w, *e;
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!*p)
+			return false; /* only assignments, or nothing */
+		w = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+			p++;
+		if ((size_t)(p - w) >= len)
+			return true; /* too long to judge */
+		snprintf(prog, len, "%.*s", (int)(p - w), w);
+		e = w;
+		while (e < p && is_ident(*e))
+			e++;
+		if (e > w && is_ident_start(*w) && e < p && *e == '=')
+			continue; /* NAME=value before the program */
+		if (strpbrk(prog, "'\"\\$`(){}|;&<>*?[]~#") || shell_word(prog))
+			return true;
+		return routine_program_found(prog, root);
+	}
 }
 
 /* --- running ----------------------------------------------------------------
@@ -524,13 +645,70 @@ static void kill_session(pid_t sid)
 }
 
 /*
+ * The log of a running attempt, read as it grows (docs/pipeline.md
+ * "Watching a routine"): the routine writes to the log file as it always
+ * does, and what it wrote since the last look is handed to the host.
+ * Reading the file, not a pipe between the routine and its log, keeps
+ * the log exactly what the routine wrote, cannot block the routine
+ * whatever the host does with the bytes, and leaves the routine's stdout
+ * and stderr the regular file they always were.
+ */
+typedef struct {
+	int fd; /* the log, opened for reading; -1: nobody watches */
+	off_t pos;
+	void (*cb)(void *payload, const char *data, size_t len);
+	void *payload;
+} log_tail;
+
+#define TAIL_CHUNK	 65536
+#define TAIL_ROUND	 (4u << 20) /* bytes per look while it runs */
+#define TAIL_INTERVAL_MS 50
+
+/* Hand over what the log holds beyond t->pos, up to `limit` bytes.
+ * Returns whether the limit stopped it (there may be more). */
+static bool tail_pump(log_tail *t, off_t limit)
+{
+	char chunk[TAIL_CHUNK];
+	off_t done = 0;
+	ssize_t k;
+
+	if (t->fd < 0)
+		return false;
+	while (done < limit) {
+		size_t want = sizeof(chunk);
+		if ((off_t)want > limit - done)
+			want = (size_t)(limit - done);
+		k = pread(t->fd, chunk, want, t->pos);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		t->pos += k;
+		done += k;
+		t->cb(t->payload, chunk, (size_t)k);
+	}
+	return true;
+}
+
+/* After the attempt, with every process of its session gone: the rest
+ * of the log, up to its size now (a descendant that escaped with setsid
+ * may still be writing: it cannot keep us here). */
+static void tail_finish(log_tail *t)
+{
+	struct stat st;
+
+	if (t->fd >= 0 && fstat(t->fd, &st) == 0 && st.st_size > t->pos)
+		(void)tail_pump(t, st.st_size - t->pos);
+}
+
+/*
  * Wait for pid.  When *cancel becomes set, its session gets SIGTERM and,
  * 5 s later, SIGKILL.  A pidfd wakes the wait the moment the child
- * exits; the 100 ms timeout (or a signal to the host, which interrupts
- * poll) lets the flag be seen.
+ * exits; the 100 ms timeout (50 ms while the log is watched, or a signal
+ * to the host, which interrupts poll) lets the flag be seen.
  */
 static int wait_child(int *ws, bool *interrupted, pid_t pid,
-		      const volatile int *cancel)
+		      const volatile int *cancel, log_tail *tail)
 {
 	int pfd = -1;
 	int64_t kill_at = 0;
@@ -540,6 +718,7 @@ static int wait_child(int *ws, bool *interrupted, pid_t pid,
 #endif
 	for (;;) {
 		pid_t w = waitpid(pid, ws, WNOHANG);
+		bool more;
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
@@ -557,10 +736,14 @@ static int wait_child(int *ws, bool *interrupted, pid_t pid,
 			signal_session(pid, SIGKILL);
 			kill_at = 0;
 		}
+		more = tail_pump(tail, TAIL_ROUND);
 		if (pfd >= 0) {
 			struct pollfd p = { pfd, POLLIN, 0 };
-			(void)poll(&p, 1, 100);
-		} else {
+			(void)poll(&p, 1,
+				   more		   ? 0
+				   : tail->fd >= 0 ? TAIL_INTERVAL_MS
+						   : 100);
+		} else if (!more) {
 			struct timespec ts = { 0, 10000000 };
 			nanosleep(&ts, NULL);
 		}
@@ -568,6 +751,7 @@ static int wait_child(int *ws, bool *interrupted, pid_t pid,
 	if (pfd >= 0)
 		close(pfd);
 	kill_session(pid); /* nothing it started writes to the tree later */
+	tail_finish(tail);
 	return 0;
 }
 
@@ -642,6 +826,7 @@ int routine_run(int *status, bool *interrupted, const routine_attempt *x,
 	child_env env = { NULL, 0 };
 	const char *sh_argv[] = { "bash", x->ri->path, NULL };
 	const char **argv = sh_argv;
+	log_tail tail = { -1, 0, x->output, x->output_payload };
 	pid_t pid;
 	int logfd, ws, r;
 
@@ -651,14 +836,23 @@ int routine_run(int *status, bool *interrupted, const routine_attempt *x,
 	if ((logfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 			  0644)) < 0)
 		return decree_error_os("cannot write '%s'", log_path);
+	/* a description of its own: reading never moves the offset the
+	 * routine writes at */
+	if (x->output && (tail.fd = open(log_path, O_RDONLY | O_CLOEXEC)) < 0) {
+		r = decree_error_os("cannot read '%s'", log_path);
+		close(logfd);
+		return r;
+	}
 	if (x->ri->notebook && !(argv = notebook_argv(x, msgfile, nbout)))
 		r = -1;
 	else if ((r = attempt_env(&set, x, msgfile)) == 0 &&
 		 (r = env_build(&env, &set)) == 0 &&
 		 (r = spawn(&pid, x->root, (char *const *)argv, env.v, logfd,
 			    logfd)) == 0)
-		r = wait_child(&ws, interrupted, pid, x->cancel);
+		r = wait_child(&ws, interrupted, pid, x->cancel, &tail);
 	close(logfd);
+	if (tail.fd >= 0)
+		close(tail.fd);
 	env_release(&env);
 	kvlist_release(&set);
 	if (argv != sh_argv)

@@ -3,7 +3,8 @@
  * running one attempt; the router.
  *
  * Invariants: a routine runs in the project root in a process group of
- * its own, with stdin /dev/null and stdout+stderr to its log; its
+ * its own, with stdin /dev/null and stdout+stderr to its log (a regular
+ * file, watched by reading it, never through a pipe); its
  * environment is the host's plus the standard variables, DECREE_* and
  * only the custom parameters the routine declares (so a message cannot
  * set PATH or BASH_ENV).  Children are started with posix_spawn: nothing
@@ -34,7 +35,22 @@ typedef struct {
 	const char *failure_context; /* relative path, or NULL */
 	const char *ai;		     /* commands.ai, or NULL */
 	const volatile int *cancel;
+	/* what the routine writes, as its log grows; NULL: not watched */
+	void (*output)(void *payload, const char *data, size_t len);
+	void *output_payload;
 } routine_attempt;
+
+/* Is program `prog` found as a routine would find it: on PATH (an empty
+ * entry is the root), or, with a '/', as a path relative to root? */
+bool routine_program_found(const char *prog, const char *root);
+
+/* Can the command line `cmd` (commands.ai) be started: its first word,
+ * after any NAME=value assignments, found as routine_program_found says?
+ * A first word decree cannot judge without running a shell (quotes,
+ * expansions, a shell keyword or builtin) counts as found.  prog: that
+ * word, for messages. */
+bool routine_command_found(char *prog, size_t len, const char *cmd,
+			   const char *root);
 
 /* Run an attempt with its output to log_path.  *status: the exit code or
  * 128 + signal; *interrupted when *cancel stopped it (its process group

@@ -5,8 +5,8 @@
  *   job_prepare      parse -> normalize (id, chain, seq, type, routine; the
  *                    inbox file is rewritten only if something was missing)
  *                    -> run directory .decree/runs/<id>/ with message.md
- *   job_runnable     dead-letter at once what cannot run (max_depth, no
- *                    such routine, no papermill)
+ *   job_blocked      dead-letter at once what cannot run (max_depth, no
+ *                    such routine, no papermill, no AI command)
  *   job_checkpoint   engine checkpoint (session "decree", message = id) and
  *                    manifest.json
  *   job_attempts     1..max_retries keep each other's changes; a failed
@@ -20,6 +20,13 @@
  * A chain is processed depth-first: after a message, the inbox message of
  * the same chain with the lowest seq comes next.
  *
+ * Before anything is queued or run (check.c): the routine of a run's
+ * request, and of every message waiting (and, for process, every spec to
+ * queue), must exist and find the AI command if it calls it; otherwise
+ * the call fails and nothing happens.  What only shows later (a routine
+ * the router picks, a follow-up a routine writes) is dead-lettered at
+ * once by job_blocked, without an attempt.
+ *
  * Cancellation (*opts->cancel set by the host): a running routine's
  * process group is terminated, its partial work diffed, the tree reverted,
  * the message stays in the inbox, and processing stops with
@@ -31,6 +38,7 @@
  */
 #include "util/common.h"
 #include "decree/checkpoint.h"
+#include "pipeline/check.h"
 #include "pipeline/inbox.h"
 #include "pipeline/message.h"
 #include "pipeline/project.h"
@@ -49,7 +57,8 @@ typedef struct {
 	decree_project *p;
 	decree_store *s;
 	decree_routine_list *routines;
-	const decree_pipeline_options *o;
+	const decree_pipeline_options *o; /* &opts */
+	decree_pipeline_options opts;	  /* the caller's, made version 2 */
 	decree_pipeline_result *res;
 	int lockfd;
 } runner;
@@ -72,23 +81,6 @@ static void warn_last_error(const runner *r)
 	ev.reason = decree_error_last();
 	emit(r, &ev);
 	decree_error_clear();
-}
-
-static bool on_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char probe[PATH_MAX];
-
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		const char *c = strchr(p, ':');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
-		snprintf(probe, sizeof(probe), "%.*s/%s", (int)n, n ? p : ".",
-			 prog);
-		if (access(probe, X_OK) == 0)
-			return true;
-		p += n + (c ? 1 : 0);
-	}
-	return false;
 }
 
 /* --- dead letters -----------------------------------------------------------
@@ -165,22 +157,10 @@ static int pick_routine(char **out, runner *r, const message *m)
 	*out = NULL;
 	if (v && *v)
 		return (*out = decree_strdup(v)) ? 0 : -1;
-	if (input && *input) {
-		char path[PATH_MAX];
-		message sm;
-		snprintf(path, sizeof(path), "%s/%s", r->p->root, input);
-		if (message_load(&sm, path) == 0) {
-			const char *sr = message_get(&sm, "routine");
-			if (sr && *sr && !(*out = decree_strdup(sr))) {
-				message_release(&sm);
-				return -1;
-			}
-			message_release(&sm);
-		}
-		decree_error_clear();
-		if (*out)
-			return 0;
-	}
+	if (spec_routine(out, r->p->root, input) < 0)
+		return -1;
+	if (*out)
+		return 0;
 	if (cfg->router && r->routines->n) {
 		buf q = BUF_INIT;
 		char *ans = NULL;
@@ -367,14 +347,15 @@ static bool job_blocked(job *j, runner *r, char *why, size_t len)
 			j->routine);
 		return true;
 	}
-	if (j->ri->notebook && !on_path("papermill")) {
-		snprintf(why, len,
-			 "routine '%s' is a notebook, and papermill is not "
-			 "installed (pip install papermill ipykernel)",
-			 j->routine);
-		return true;
+	{ /* a routine the router picked, or a follow-up's: known only now */
+		buf b = BUF_INIT;
+		bool blocked = check_runnable(&b, r->p, j->ri);
+		if (blocked)
+			snprintf(why, len, "%s",
+				 b.ptr ? b.ptr : "out of memory");
+		buf_release(&b);
+		return blocked;
 	}
-	return false;
 }
 
 /* The checkpoint of the run (one per run id: a re-queued message gets
@@ -519,6 +500,19 @@ static int job_attempt_failed(job *j, runner *r, int k, int status,
 	return buf_puts(&j->failures, "```\n");
 }
 
+/* The host's output callback, for one attempt. */
+typedef struct {
+	const runner *r;
+	const char *id;
+	int attempt;
+} attempt_output;
+
+static void on_output(void *payload, const char *data, size_t len)
+{
+	const attempt_output *a = payload;
+	a->r->o->output(a->r->o->payload, a->id, a->attempt, data, len);
+}
+
 /* The attempts; *ok when one succeeded. */
 static int job_attempts(job *j, runner *r, bool *ok)
 {
@@ -541,6 +535,7 @@ static int job_attempts(job *j, runner *r, bool *ok)
 			.ai = r->p->cfg->ai,
 			.cancel = r->o->cancel,
 		};
+		attempt_output ao = { r, j->id, k };
 		char logp[PATH_MAX + 32];
 		int status = 0;
 		bool interrupted = false;
@@ -548,6 +543,10 @@ static int job_attempts(job *j, runner *r, bool *ok)
 			if ((ret = job_clean_slate(j, r, fc, sizeof(fc))) < 0)
 				return ret;
 			x.failure_context = fc;
+		}
+		if (r->o->output) {
+			x.output = on_output;
+			x.output_payload = &ao;
 		}
 		log_path(logp, sizeof(logp), j, k);
 		j->attempts = k;
@@ -846,10 +845,16 @@ static int runner_open(runner *r, decree_project *p,
 	memset(r, 0, sizeof(*r));
 	memset(res, 0, sizeof(*res));
 	r->p = p;
-	r->o = o ? o : &none;
+	r->o = &r->opts;
 	r->res = res;
 	r->lockfd = -1;
-	if (r->o->version != DECREE_PIPELINE_OPTIONS_VERSION)
+	if (!o)
+		o = &none;
+	if (o->version == 1) /* it ends before `output` */
+		memcpy(&r->opts, o, offsetof(decree_pipeline_options, output));
+	else if (o->version == DECREE_PIPELINE_OPTIONS_VERSION)
+		r->opts = *o;
+	else
 		return decree_error_set(DECREE_EINVALID,
 					"invalid pipeline options");
 	if ((ret = lock_project(r)) < 0 ||
@@ -865,39 +870,6 @@ static void runner_close(runner *r)
 	decree_routine_list_free(r->routines);
 	if (r->lockfd >= 0)
 		close(r->lockfd); /* releases the flock */
-}
-
-/* An absolute input_file inside the project becomes relative; a relative
- * one must exist.  *fixed holds the new value when one was made. */
-static int check_input(char *fixed, size_t len, const decree_project *p,
-		       const char *input)
-{
-	char abs[PATH_MAX];
-	size_t n = strlen(p->root);
-	struct stat st;
-
-	fixed[0] = '\0';
-	if (!input)
-		return 0;
-	if (input[0] == '/') {
-		if (!realpath(input, abs))
-			return decree_error_set(
-				DECREE_EINVALID,
-				"input file '%s' does not exist", input);
-		if (strncmp(abs, p->root, n) || abs[n] != '/')
-			return decree_error_set(
-				DECREE_EINVALID,
-				"input file '%s' is outside the project %s",
-				input, p->root);
-		snprintf(fixed, len, "%s", abs + n + 1);
-		return 0;
-	}
-	project_path(abs, p, input);
-	if (lstat(abs, &st) < 0)
-		return decree_error_set(DECREE_EINVALID,
-					"input file '%s' does not exist",
-					input);
-	return 0;
 }
 
 /* Queue rq as a new chain (with input_file made relative). */
@@ -935,6 +907,27 @@ static int queue_request(char chain[17], runner *r,
 	return 0;
 }
 
+/*
+ * The checks before anything is queued or run (check.c), made before the
+ * lock is taken, so that a run refused changes nothing at all, not even
+ * .decree/pipeline.lock; runner_open's caller makes them again under the
+ * lock, on the inbox as it is then.
+ */
+static int check_unlocked(decree_pipeline_result *out, decree_project *p,
+			  const decree_run_request *rq)
+{
+	decree_routine_list *l;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = routine_list_load(&l, p->root, p->cfg->notebook_support)) <
+	    0)
+		return ret;
+	ret = check_before(p, l, rq);
+	decree_routine_list_free(l);
+	return ret;
+}
+
 int decree_pipeline_run(decree_pipeline_result *out, decree_project *p,
 			const decree_run_request *rq,
 			const decree_pipeline_options *opts)
@@ -948,7 +941,10 @@ int decree_pipeline_run(decree_pipeline_result *out, decree_project *p,
 		memset(out, 0, sizeof(*out));
 		return ret;
 	}
+	if ((ret = check_unlocked(out, p, rq)) < 0)
+		return ret;
 	if ((ret = runner_open(&r, p, opts, out)) == 0 &&
+	    (ret = check_before(p, r.routines, rq)) == 0 &&
 	    (ret = queue_request(chain, &r, rq)) == 0 &&
 	    (ret = process_chain(&r, chain, &any)) == 0)
 		ret = drain_inbox(&r);
@@ -1004,7 +1000,10 @@ int decree_pipeline_process(decree_pipeline_result *out, decree_project *p,
 	runner r;
 	int ret;
 
+	if ((ret = check_unlocked(out, p, NULL)) < 0)
+		return ret;
 	if ((ret = runner_open(&r, p, opts, out)) == 0 &&
+	    (ret = check_before(p, r.routines, NULL)) == 0 &&
 	    (ret = drain_inbox(&r)) == 0)
 		ret = process_specs(&r);
 	if (ret == 0 && cancelled(&r))

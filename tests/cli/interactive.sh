@@ -568,6 +568,27 @@ form_ok "a terminal that reports no size (0x0) works"
 case "$RUNERR" in *"ignoring '$P/.decree/last-run.yml': line "*) ok "a damaged last-run.yml is reported and ignored" ;;
 *) not_ok "a damaged last-run.yml is reported and ignored" "stderr: $RUNERR" ;; esac
 
+# ===== a routine that cannot run: told at once ===============================
+# (it calls the AI command and commands.ai is unset: nothing more is asked)
+cd "$P" || exit 1
+printf '#!/usr/bin/env bash\n# Ask the AI.\neval "$DECREE_AI_COMMAND"\n' >$R/needs-ai.sh
+rm -f .decree/last-run.yml
+BEFORE=$(snapshot)
+form 24 80 <<EOF
+expect > develop
+send needs-ai
+expect > needs-ai
+send \r
+sleep 0.5
+screen $SCRATCH/scr.ai
+EOF
+cancelled "picking a routine that needs commands.ai ends the form at once: nothing created, terminal restored" 1
+case "$RUNERR" in "decree: routine 'needs-ai' calls the AI command"*"commands.ai is not set"*) ok "... the error says what to set" ;;
+*) not_ok "... the error says what to set" "stderr: $RUNERR" ;; esac
+case "$(cat "$SCRATCH/scr.ai" 2>/dev/null)" in *"routine: needs-ai"*) case "$(cat "$SCRATCH/scr.ai")" in *"message name"*) not_ok "... no further question" "$(cat "$SCRATCH/scr.ai")" ;; *) ok "... no further question" ;; esac ;;
+*) not_ok "... no further question" "screen: $(cat "$SCRATCH/scr.ai" 2>/dev/null)" ;; esac
+rm -f $R/needs-ai.sh
+
 # ===== no routines ===========================================================
 mkdir -p "$SCRATCH/empty" && cd "$SCRATCH/empty" && "$DECREE" init >/dev/null && rm -f .decree/routines/*
 form 24 80 </dev/null

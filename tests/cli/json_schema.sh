@@ -373,6 +373,14 @@ printf '# spec\n' >specs/01-a.spec.md
 printf -- '---\nroutine: noop\n---\n# spec\n' >specs/01-a.spec.md
 jv "process a spec" run 0 'd["done"] == 1' -- D --json process
 je "run -v with a bad key" 2 usage -- D --json run -p x -v 'b@d=1'
+je "run of an unknown routine: refused before queueing" 2 usage -- D --json run -p x -v routine=nosuch
+je "run with a blank message: refused" 2 usage -- D --json run -p ' ' -v routine=noop
+jv "run of a routine that needs commands.ai, unset: the document carries the error" run 1 'd["runs"] == [] and d["error"]["code"] == "invalid"' \
+	-- D --json run -m noai -p x -v routine=develop
+printf -- '---\nroutine: nosuch\n---\nx\n' >.decree/inbox/waiting.md
+jv "process with a message for an unknown routine waiting: the document carries the error" run 1 'd["runs"] == [] and d["error"]["code"] == "not_found"' \
+	-- D --json process
+rm .decree/inbox/waiting.md
 jv "run with an input_file that does not exist: the document carries the error" run 1 'd["runs"] == [] and d["error"]["code"] == "invalid"' \
 	-- D --json run -m ghost -v input_file=specs/ghost.spec.md
 jv "status" status 0 'len(d["runs"]) == 7 and all(r["finished_at"] for r in d["runs"])' -- D --json status

@@ -107,12 +107,14 @@ P=$SCRATCH/dev
 mkdir -p "$P" && cd "$P" && D -q init || exit 1
 printf 'seed\n' >seed.txt
 sed -i 's/^max_retries: 3/max_retries: 1/' .decree/config.yml
-t_exit 1 "develop.sh without commands.ai: the run is dead-lettered (exit 1)" D run -m no-ai -p "write hello"
-check "... message in inbox/dead/" test -f .decree/inbox/dead/no-ai.md
-id=$(fm .decree/inbox/dead/no-ai.md id)
-check "... its routine.log says no AI command is configured" grep -q 'no AI command is configured' ".decree/runs/$id/routine.log"
-check "... and names commands.ai" grep -q 'commands.ai' ".decree/runs/$id/routine.log"
-same "... the tree is untouched" "$(ls)" "$(printf 'seed.txt\nspecs')"
+before=$(listing "$P")
+t_err "decree: routine 'develop' calls the AI command (\$DECREE_AI_COMMAND), but commands.ai is not set: set it in .decree/config.yml, for example 'ai: claude -p {prompt}' under 'commands:'" \
+	"right after init, develop.sh without commands.ai: refused before anything is queued (exit 1)" 1 D run -m no-ai -p "write hello"
+same "... one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)" 1
+same "... nothing changed on disk: no message, no run, no lock file" "$(listing "$P")" "$before"
+# the routine's own check stays, for a routine run by hand
+check "... develop.sh itself still says no AI command is configured" \
+	sh -c 'message_file=/dev/null bash .decree/routines/develop.sh 2>&1 | grep -q "no AI command is configured"'
 
 # a fake AI: records its one argument, writes a file
 mkdir -p "$SCRATCH/bin"
@@ -147,7 +149,15 @@ EOF
 t "a routine sees DECREE_AI_COMMAND" D run -m show1 -p x -v routine=showai
 same "... equal to commands.ai" "$(cat ".decree/runs/$(fm .decree/inbox/done/show1.md id)/ai.txt")" "$SCRATCH/bin/fake-ai {prompt}"
 sed -i 's|^  ai: .*|  ai: ""|' .decree/config.yml
-t "without commands.ai" D run -m show2 -p x -v routine=showai
-same "... DECREE_AI_COMMAND is not set" "$(cat ".decree/runs/$(fm .decree/inbox/done/show2.md id)/ai.txt")" "<unset>"
+t_err "decree: routine 'showai' calls the AI command*commands.ai is not set*" "without commands.ai: a routine naming it is refused (exit 1)" 1 D run -m show2 -p x -v routine=showai
+# a routine that does not name the variable (outside comments) runs, and
+# does not get it
+cat >.decree/routines/noai.sh <<'EOF'
+#!/bin/bash
+# Not an AI routine: DECREE_AI_COMMAND appears in this comment only.
+env | grep -c '^DECREE_AI_' >"$message_dir/ai.txt" || true
+EOF
+t "without commands.ai: a routine that does not call it runs" D run -m show3 -p x -v routine=noai
+same "... DECREE_AI_COMMAND is not set" "$(cat ".decree/runs/$(fm .decree/inbox/done/show3.md id)/ai.txt")" "0"
 
 done_testing

@@ -99,19 +99,35 @@ for tool in bash sh cat sed grep ls env rm mkdir cp date sleep; do
 	p=$(command -v "$tool") && ln -sf "$p" "$SCRATCH/nopm/$tool"
 done
 n=$(ls "$PM_DIR" | wc -l)
-PATH=$SCRATCH/nopm t_exit 1 "no papermill on PATH: exit 1" "$DECREE" run -m nopm -p x -v routine=nb
-check "... dead-lettered" test -f .decree/inbox/dead/nopm.md
-R=.decree/runs/$(fm .decree/inbox/dead/nopm.md id)
-check "... dead-letter.md: papermill is not installed" grep -q 'papermill is not installed' "$R/dead-letter.md"
-case "$ERR" in *papermill*) ok "... the error on stderr names papermill" ;; *) not_ok "... the error on stderr names papermill" "$ERR" ;; esac
+PATH=$SCRATCH/nopm t_err "decree: routine 'nb' is a notebook, and papermill is not installed (pip install papermill ipykernel)" \
+	"no papermill on PATH: refused before anything is queued, exit 1" 1 "$DECREE" run -m nopm -p x -v routine=nb
+check "... nothing queued" test ! -e .decree/inbox/nopm.md -a ! -e .decree/inbox/dead/nopm.md
 same "... nothing ran" "$(ls "$PM_DIR" | wc -l)" "$n"
 same "... the tree is untouched" "$(tree_state "$P")" "$pre"
+# a message already waiting for the notebook: process says so, runs nothing
+printf -- '---\nroutine: nb\n---\nwaiting\n' >.decree/inbox/nb-waits.md
+PATH=$SCRATCH/nopm t_err "decree: cannot process the queue (nothing was run): for .decree/inbox/nb-waits.md, routine 'nb' is a notebook, and papermill is not installed*" \
+	"... process with a message for it waiting: refused, exit 1" 1 "$DECREE" process
+check "... the message still waits" test -f .decree/inbox/nb-waits.md
+# a follow-up (known only while a chain runs) is dead-lettered at once
+rm .decree/inbox/nb-waits.md
+printf -- '---\nroutine: nb\n---\na follow-up\n' >"$SCRATCH/fu.md"
+cat >.decree/routines/leader.sh <<'EOF'
+#!/bin/bash
+cp "$FOLLOWUP" ".decree/inbox/$chain-1.md"
+EOF
+FOLLOWUP=$SCRATCH/fu.md PATH=$SCRATCH/nopm t_exit 1 "... a follow-up for it, written by a routine: dead-lettered at once, exit 1" "$DECREE" run -m leader -p x -v routine=leader
+fu=$(ls .decree/inbox/dead | grep -e '-1\.md$' | head -1)
+check "... dead-letter.md: papermill is not installed" grep -q 'papermill is not installed' ".decree/runs/${fu%.md}/dead-letter.md"
+check "... without an attempt (no log)" test ! -e ".decree/runs/${fu%.md}/papermill.log"
+same "... nothing ran" "$(ls "$PM_DIR" | wc -l)" "$n"
+rm .decree/routines/leader.sh
 
 # ===== notebook_support off / a shell routine of the same name wins =========================
 printf 'max_retries: 1\nnotebook_support: false\n' >.decree/config.yml
-t_exit 1 "notebook_support false: a .ipynb routine is not found" D run -m off -p x -v routine=nb
-R=.decree/runs/$(fm .decree/inbox/dead/off.md id)
-check "... RoutineNotFound" grep -q RoutineNotFound "$R/dead-letter.md"
+t_err "decree: unknown routine 'nb': .decree/routines/nb.ipynb is a notebook, and notebook_support is off in .decree/config.yml" \
+	"notebook_support false: a .ipynb routine is not found, and decree says why (exit 2)" 2 D run -m off -p x -v routine=nb
+check "... nothing queued" test ! -e .decree/inbox/off.md -a ! -e .decree/inbox/dead/off.md
 printf 'max_retries: 1\nnotebook_support: true\n' >.decree/config.yml
 printf '#!/bin/bash\necho shell >shell-won.txt\n' >.decree/routines/nb.sh
 n=$(ls "$PM_DIR" | grep -c argv)

@@ -213,9 +213,9 @@ t "-v message_dir=/tmp/evil -v message_file=evil.md" D run -m stdvars -p x -v ro
 id=$(idof .decree/inbox/done/stdvars.md)
 same "... the routine still gets decree's message_dir and message_file" "$(rec "$id" message_dir) $(rec "$id" message_file)" ".decree/runs/$id .decree/runs/$id/message.md"
 mkdir -p .decree/evil && printf '#!/bin/bash\ntouch "$OLDPWD/EVIL-RAN" EVIL-RAN\n' >.decree/evil.sh
-t_exit 1 "-v routine=../evil (a path): not a routine, dead-lettered" D run -m traversal -p x -v routine=../evil
+t_err "decree: unknown routine '../evil'; *" "-v routine=../evil (a path): not a routine, refused (exit 2)" 2 D run -m traversal -p x -v routine=../evil
 check "... it did not run" test ! -e EVIL-RAN
-check "... RoutineNotFound" grep -q RoutineNotFound ".decree/runs/$(idof .decree/inbox/dead/traversal.md)/dead-letter.md"
+check "... nothing queued" test ! -e .decree/inbox/traversal.md -a ! -e .decree/inbox/dead/traversal.md -a ! -e .decree/inbox/done/traversal.md
 rm -rf .decree/evil .decree/evil.sh
 t "-m ../../escape" D run -m ../../escape -p x -v routine=rec
 check "... the message stays in the inbox tree: escape.md" test -f .decree/inbox/done/escape.md -a ! -e "$SCRATCH/escape.md" -a ! -e .decree/escape.md
@@ -322,12 +322,33 @@ ROUTER=off DEFAULT_ROUTINE=review cfg
 t "no router: default_routine (review)" D run -m dflt -p "x"
 same "... routine: review" "$(fm .decree/inbox/done/dflt.md routine)" review
 ROUTER=on cfg
-t_exit 1 "-v routine=nope: dead-lettered, exit 1" D run -m nope -p x -v routine=nope
-check "... message in inbox/dead/" test -f .decree/inbox/dead/nope.md
-id=$(idof .decree/inbox/dead/nope.md)
-check "... dead-letter.md says RoutineNotFound" grep -q RoutineNotFound ".decree/runs/$id/dead-letter.md"
-case "$ERR" in *nope*) ok "... stderr names the routine" ;; *) not_ok "... stderr names the routine" "$ERR" ;; esac
-same "... outcome.json: dead" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outcome"])' ".decree/runs/$id/outcome.json")" dead
+# an unknown routine is refused before anything is queued (issue 11):
+# exit 2, one line, the closest routine or the list of them
+runs0=$(ls .decree/runs | wc -l)
+inbox0=$(find .decree/inbox | LC_ALL=C sort)
+t_err "decree: unknown routine 'nope'; the routines are: develop, pwdr, rec, review, specr, undecl" "-v routine=nope: refused, exit 2, the routines listed" 2 D run -m nope -p x -v routine=nope
+same "... one line on stderr" "$(printf '%s\n' "$ERR" | wc -l)" 1
+same "... nothing queued, no run directory" "$(find .decree/inbox | LC_ALL=C sort) $(ls .decree/runs | wc -l)" "$inbox0 $runs0"
+t_err "decree: unknown routine 'revew'; did you mean 'review'?" "-v routine=revew: did you mean 'review'?" 2 D run -m typo -p x -v routine=revew
+same "... exactly that line" "$ERR" "decree: unknown routine 'revew'; did you mean 'review'?"
+t_err "decree: unknown routine 'Rec'; did you mean 'rec'?" "-v routine=Rec: names are exact, the suggestion ignores case" 2 D run -m typo -p x -v routine=Rec
+printf -- '---\nroutine: reviw\n---\n# a spec naming a misspelt routine\n' >specs/09-typo.spec.md
+t_err "decree: unknown routine 'reviw' (the routine: of specs/09-typo.spec.md); did you mean 'review'?" \
+	"a spec whose frontmatter names an unknown routine: refused, exit 2" 2 D run -v input_file=specs/09-typo.spec.md
+rm specs/09-typo.spec.md
+ROUTER=off DEFAULT_ROUTINE=revieww cfg
+t_err "decree: unknown routine 'revieww' (default_routine in .decree/config.yml); did you mean 'review'?" \
+	"default_routine names an unknown routine: refused, exit 2" 2 D run -m dflt2 -p x
+ROUTER=on DEFAULT_ROUTINE=revieww cfg
+router_reset
+t_err "decree: unknown routine 'revieww' (default_routine in .decree/config.yml); *" \
+	"... also with a router (default_routine is its fallback)" 2 D run -m dflt2 -p x
+same "... the router was not asked" "$(router_prompts | grep -c .)" 0
+ROUTER=on cfg
+t "... -v routine=rec runs all the same" D run -m dflt3 -p x -v routine=rec
+same "... nothing queued by the refusals" "$(ls .decree/inbox/done | grep -c -e '^typo' -e '^nope' -e '^dflt2' -e '^09-typo')" 0
+same "... --json: the error document, code usage" "$(D --json run -m nope -p x -v routine=nope)" \
+	'{"error":{"code":"usage","message":"unknown routine '"'"'nope'"'"'; the routines are: develop, pwdr, rec, review, specr, undecl"}}'
 
 # ===== normalization of hand-written inbox messages ========================================
 ROUTER=off cfg
@@ -381,13 +402,24 @@ check "... in inbox/dead/" test -f .decree/inbox/dead/broken.md
 same "... left as it was" "$(cat .decree/inbox/dead/broken.md)" "$(printf -- '---\nroutine: [oops\n---\nbad yaml')"
 
 # ===== never a prompt without a terminal =====================================================
+# (and no empty message either: a message needs a task, issue 11)
 DEFAULT_ROUTINE=rec ROUTER=off cfg
 n0=$(ls .decree/inbox/done | wc -l)
-t "run with no flags, stdin /dev/null, no controlling terminal" timeout 60 setsid -w "$DECREE" run </dev/null
-same "... one message processed (empty body, default routine)" "$(ls .decree/inbox/done | wc -l)" $((n0 + 1))
-f=$(newest)
-same "... named run-<chain>, no body" "$f|$(body ".decree/inbox/done/$f")" "run-$(fm ".decree/inbox/done/$f" chain).md|"
-t "run -v routine=rec only, stdin a pipe, no terminal" timeout 60 setsid -w "$DECREE" run -v routine=rec <<<""
+t_err "decree: the message is empty: *" "run with no flags, stdin /dev/null, no controlling terminal: no prompt, the empty message refused (exit 2)" 2 \
+	timeout 60 setsid -w "$DECREE" run </dev/null
+same "... nothing queued" "$(ls .decree/inbox/done | wc -l) $(ls .decree/inbox | grep -c '\.md$')" "$n0 0"
+t_err "decree: the message is empty: *" "run -v routine=rec only, stdin a blank line, no terminal: refused (exit 2)" 2 \
+	timeout 60 setsid -w "$DECREE" run -v routine=rec <<<""
+for blank in "empty" "space" "white space and newlines"; do
+	case $blank in empty) b= ;; space) b=" " ;; *) b=$(printf ' \t\n \r\n.') b=${b%.} ;; esac
+	t_err "decree: the message is empty: give the task with -p PROMPT or on stdin, or a spec with -v input_file=FILE*" \
+		"run -p with $blank: refused (exit 2)" 2 D run -m blank -p "$b" -v routine=rec
+done
+printf ' \n\t\n' >"$SCRATCH/blank.txt"
+t_err "decree: the message is empty: *" "a blank body on stdin is refused (exit 2)" 2 D run -m blank -v routine=rec <"$SCRATCH/blank.txt"
+same "... nothing queued by the blank ones" "$(find .decree/inbox -name 'blank*' | wc -l)" 0
+t "a blank prompt with an input file is a spec message: fine" D run -m blank-spec -p " " -v input_file=specs/02-two.spec.md -v routine=rec
+check "... processed" test -f .decree/inbox/done/blank-spec.md
 
 # ===== usage errors ==========================================================================
 for bad in "-v noequals" "-v =x" "-v 1a=x" "-v id=x" "-v chain=x" "-v seq=3" "-m" "-p" "-v" "extra-arg"; do

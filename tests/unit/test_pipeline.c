@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -496,6 +497,163 @@ static void test_routines(void **state)
 	decree_project_free(p);
 }
 
+/* --- checks before a run (docs/pipeline.md "Checks before a run") ------ */
+
+/* How many entries a directory holds ("." and ".." aside). */
+static int entries(const char *dir, const char *rel)
+{
+	char path[PATH_MAX + 64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void test_checks(void **state)
+{
+	fixture *f = *state;
+	decree_project *p = make_project(f);
+	decree_field typo[] = { { "routine", "okk" } };
+	decree_field ai[] = { { "routine", "develop" } };
+	decree_field fine[] = { { "routine", "ok" } };
+	decree_run_request rq = DECREE_RUN_REQUEST_INIT;
+	decree_pipeline_result res = { 7, 7 };
+	decree_routine_list *l;
+
+	write_file(f->dir, ".decree/routines/mention.sh",
+		   "#!/usr/bin/env bash\n# not DECREE_AI_COMMAND: a comment\n"
+		   "  # DECREE_AI_COMMAND again\nexit 0\n",
+		   0755);
+	assert_int_equal(decree_routine_list_get(&l, p), 0);
+	assert_true(decree_routine_list_find(l, "develop")->needs_ai);
+	assert_false(decree_routine_list_find(l, "ok")->needs_ai);
+	assert_false(decree_routine_list_find(l, "mention")->needs_ai);
+	decree_routine_list_free(l);
+
+	rq.body = "x";
+	rq.fields = typo;
+	rq.nfields = 1;
+	assert_int_equal(decree_pipeline_check(p, &rq), DECREE_ENOTFOUND);
+	assert_string_equal(decree_error_last(),
+			    "unknown routine 'okk'; did you mean 'ok'?");
+	rq.fields = ai;
+	assert_int_equal(decree_pipeline_check(p, &rq), DECREE_EINVALID);
+	assert_non_null(strstr(decree_error_last(), "commands.ai is not set"));
+	/* run refuses it the same way, and writes nothing */
+	assert_int_equal(decree_pipeline_run(&res, p, &rq, NULL),
+			 DECREE_EINVALID);
+	assert_int_equal(res.done + res.dead, 0);
+	assert_false(exists(f->dir, ".decree/pipeline.lock"));
+	assert_int_equal(entries(f->dir, ".decree/runs"), 0);
+	assert_int_equal(entries(f->dir, ".decree/inbox"), 2); /* done, dead */
+	rq.fields = fine;
+	assert_int_equal(decree_pipeline_check(p, &rq), 0);
+
+	/* what waits: every message named */
+	write_file(f->dir, ".decree/inbox/w1.md", "---\nroutine: okk\n---\nx\n",
+		   0644);
+	write_file(f->dir, ".decree/inbox/w2.md", "---\nroutine: ok\n---\nx\n",
+		   0644);
+	assert_int_equal(decree_pipeline_check(p, NULL), DECREE_ENOTFOUND);
+	assert_non_null(strstr(decree_error_last(),
+			       "unknown routine 'okk' for .decree/inbox/w1.md "
+			       "(did you mean 'ok'?)"));
+	assert_int_equal(decree_pipeline_process(&res, p, NULL),
+			 DECREE_ENOTFOUND);
+	assert_true(exists(f->dir, ".decree/inbox/w1.md"));
+	assert_true(exists(f->dir, ".decree/inbox/w2.md"));
+	assert_false(exists(f->dir, "out.txt")); /* w2 did not run either */
+	/* a request that could run is refused while they wait */
+	assert_int_equal(decree_pipeline_run(&res, p, &rq, NULL),
+			 DECREE_ENOTFOUND);
+	assert_false(exists(f->dir, "out.txt"));
+	decree_project_free(p);
+}
+
+/* --- the output of a running routine ------------------------------------ */
+
+typedef struct {
+	char data[4096];
+	size_t len;
+	int calls, attempt;
+	char id[64];
+} output;
+
+static void on_output(void *payload, const char *id, int attempt,
+		      const char *data, size_t len)
+{
+	output *o = payload;
+
+	assert_true(o->len + len <= sizeof(o->data));
+	memcpy(o->data + o->len, data, len);
+	o->len += len;
+	o->calls++;
+	o->attempt = attempt;
+	snprintf(o->id, sizeof(o->id), "%s", id);
+}
+
+static void never_called(void *payload, const char *id, int attempt,
+			 const char *data, size_t len)
+{
+	(void)payload, (void)id, (void)attempt, (void)data, (void)len;
+	fail_msg("a version-1 options struct has no output member");
+}
+
+static void test_output(void **state)
+{
+	fixture *f = *state;
+	decree_project *p = make_project(f);
+	decree_field fields[] = { { "routine", "talk" } };
+	decree_run_request rq = DECREE_RUN_REQUEST_INIT;
+	decree_pipeline_options po = DECREE_PIPELINE_OPTIONS_INIT;
+	decree_pipeline_result res;
+	decree_run_list *l;
+	char log[PATH_MAX];
+	const char *want = "one\ntwo on stderr\n\001\002 three";
+	output o;
+
+	memset(&o, 0, sizeof(o));
+	write_file(f->dir, ".decree/routines/talk.sh",
+		   "#!/usr/bin/env bash\necho one\necho 'two on stderr' >&2\n"
+		   "printf '\\001\\002 three'\n",
+		   0755);
+	po.output = on_output;
+	po.payload = &o;
+	rq.name = "talk";
+	rq.body = "talk";
+	rq.fields = fields;
+	rq.nfields = 1;
+	assert_int_equal(decree_pipeline_run(&res, p, &rq, &po), 0);
+	assert_int_equal(res.done, 1);
+	assert_true(o.calls >= 1);
+	assert_int_equal(o.attempt, 1);
+	assert_int_equal(o.len, strlen(want));
+	assert_memory_equal(o.data, want, o.len);
+	/* the chunks are the log, byte for byte */
+	assert_int_equal(decree_run_list_get(&l, p), 0);
+	assert_string_equal(o.id, decree_run_list_at(l, 0)->id);
+	snprintf(log, sizeof(log), ".decree/runs/%s/routine.log", o.id);
+	assert_string_equal(slurp(f->dir, log), want);
+	decree_run_list_free(l);
+
+	/* a version-1 struct ends before `output`: it is never read */
+	po.version = 1;
+	po.output = never_called;
+	rq.name = "talk again";
+	assert_int_equal(decree_pipeline_run(&res, p, &rq, &po), 0);
+	assert_int_equal(res.done, 1);
+	po.version = 99;
+	assert_int_equal(decree_pipeline_run(&res, p, &rq, &po),
+			 DECREE_EINVALID);
+	decree_project_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +673,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_before, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -616,6 +616,7 @@ static int parse_git_block(parser *p, patch_git_block *b)
 	const char *s = cur(p), *end = s + cur_len(p);
 	size_t want, start = p->lineno;
 	buf z = BUF_INIT, data = BUF_INIT;
+	const char *what = "data";
 	char why[256];
 	int r;
 
@@ -646,13 +647,17 @@ static int parse_git_block(parser *p, patch_git_block *b)
 	}
 	if (is_blank(p))
 		advance(p);
-	if ((r = gitbin_inflate(&data, z.ptr, z.len, want)) < 0 ||
-	    (b->is_delta && (r = gitbin_delta_check(data.ptr, data.len)) < 0)) {
+	if ((r = gitbin_inflate(&data, z.ptr, z.len, want)) < 0) {
+		what = "data";
+	} else if (b->is_delta &&
+		   (r = gitbin_delta_check(data.ptr, data.len)) < 0) {
+		what = "delta";
+	}
+	if (r < 0) {
 		if (r == DECREE_EINVALID) {
 			snprintf(why, sizeof(why), "%s", error_last());
 			r = perr_at(p->name, start, DECREE_EINVALID,
-				    "damaged binary patch %s: %s",
-				    b->is_delta ? "delta" : "data", why);
+				    "damaged binary patch %s: %s", what, why);
 		}
 		goto done;
 	}

@@ -25,6 +25,12 @@
  * Applying never guesses: by default a hunk must match byte for byte at
  * its own position (CR, missing newlines and non-UTF-8 bytes included).
  * PATCH_ALLOW_OFFSET lets a hunk move to the nearest exact match.
+ *
+ * Binary content comes two ways: decree's base64 record carries both
+ * sides whole; git's binary patch (gitbin.h) carries a literal or a delta
+ * each way, inflated and checked at parse time, and is applied only to a
+ * file with the index line's old blob id and only if the result has the
+ * new one, which is what makes a delta as safe as a checked hunk.
  */
 #include "util/common.h"
 #include "diff/patch.h"

@@ -69,14 +69,14 @@ endif
 CPPFLAGS := -Iinclude -Isrc
 ENGINE_CPPFLAGS := -Isrc/lib
 CFLAGS  += $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread
-LIBS    := -lcrypto -lzstd -ljansson -lyaml -lpthread
+LIBS    := -lcrypto -lzstd -lz -ljansson -lyaml -lpthread
 # The program links its dependencies statically: a dynamic libcrypto alone
 # costs ~1 ms of relocation at every start, and several commands are
 # budgeted at a few milliseconds.  The shared library links them dynamically.
 ifeq ($(SANITIZE),1)
 CLI_LIBS := $(LIBS)
 else
-CLI_LIBS := -Wl,-Bstatic -lcrypto -lzstd -ljansson -lyaml -Wl,-Bdynamic -lpthread
+CLI_LIBS := -Wl,-Bstatic -lcrypto -lzstd -lz -ljansson -lyaml -Wl,-Bdynamic -lpthread
 endif
 LDFLAGS += $(LDSAN) -pthread
 

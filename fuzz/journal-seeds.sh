@@ -29,7 +29,7 @@ if nm "$B/libdecree.a" 2>/dev/null | grep -q __asan_init; then
 fi
 ${CC:-cc} -std=c11 $san -I"$top/include" -o "$work/gen" \
 	"$top/fuzz/journal-seeds.c" "$B/libdecree.a" \
-	-lcrypto -lzstd -ljansson -lyaml -lpthread
+	-lcrypto -lzstd -lz -ljansson -lyaml -lpthread
 ASAN_OPTIONS=detect_leaks=0 "$work/gen" "$work/p" "$OUT"
 
 # --- edge cases ------------------------------------------------------------

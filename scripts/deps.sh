@@ -2,10 +2,11 @@
 # Install the Debian packages decree needs to build, test and benchmark
 # (nodejs and npm: the agent CLIs of tests/agents; bash-completion: what
 # loads the installed bash completion, tests/cli/install.sh; man-db:
-# `man decree`).
+# `man decree`; zlib1g-dev: git binary patches are zlib streams,
+# docs/diff-format.md 2.4).
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
-pkgs="build-essential pkg-config libssl-dev libzstd-dev libyaml-dev libjansson-dev
+pkgs="build-essential pkg-config libssl-dev libzstd-dev zlib1g-dev libyaml-dev libjansson-dev
       libcmocka-dev git patch diffutils strace python3 python3-jsonschema
       clang-format nodejs npm bash-completion man-db $*"
 missing=""

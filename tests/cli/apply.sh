@@ -129,16 +129,19 @@ check "... the rename sources are gone" test ! -e moved.txt -a ! -e mode.txt
 t "... -R" D -q apply -R "$SCRATCH/git.diff"
 same_tree "... back to the old tree exactly (d/e removed again)" "$W" "$SCRATCH/git-old"
 
-# binary patches decree cannot apply are refused, nothing written
+# a binary change without its content is refused, nothing written; git's
+# binary patch applies (tests/cli/apply_gitbinary.sh has the details)
 cd "$R" || exit 1
 printf 'x\0y' >blob.bin && G add -A && G commit -qm three
 printf 'x\0z' >blob.bin && git diff --binary >"$SCRATCH/gitbin.diff" && git diff >"$SCRATCH/gitbin-nobinary.diff"
 cp -a "$R" "$SCRATCH/git-bin" && git -C "$SCRATCH/git-bin" checkout -q -- blob.bin && rm -rf "$SCRATCH/git-bin/.git"
 fresh gitbin "$SCRATCH/git-bin"
 B=$(stamps "$W")
-t_err "decree: *gitbin.diff*" "git's GIT binary patch (literal/delta): exit 1" 1 D apply "$SCRATCH/gitbin.diff"
-t_err "decree: *" "'Binary files ... differ': exit 1" 1 D apply "$SCRATCH/gitbin-nobinary.diff"
+t_err "decree: *gitbin-nobinary.diff:*: binary change without content (\"Binary files ... differ\") cannot be applied" \
+	"'Binary files ... differ': exit 1, one line" 1 D apply "$SCRATCH/gitbin-nobinary.diff"
 same "... nothing written" "$(stamps "$W")" "$B"
+t "git's GIT binary patch (git diff --binary) applies" D -q apply "$SCRATCH/gitbin.diff"
+check "... blob.bin is the new one byte for byte" cmp -s blob.bin "$R/blob.bin"
 
 # ===== conflicts: nothing at all is written ====================================
 C=$SCRATCH/cf

@@ -792,11 +792,13 @@ static void test_parse_errors(void **state)
 		  DECREE_EINVALID, "p.diff:3: binary change without content" },
 		{ "plain binary differ", "Binary files a/b and b/b differ\n",
 		  DECREE_EINVALID, "binary change without content" },
-		{ "git literal",
+		{ "git literal with a damaged line",
 		  "diff --git a/b b/b\n"
 		  "index 1111111..2222222 100644\n"
 		  "GIT binary patch\nliteral 7\nOcmb1QFGovu\n\n",
-		  DECREE_EINVALID, "literal/delta" },
+		  DECREE_EINVALID,
+		  "p.diff:5: malformed binary patch data: base85 line for 15 "
+		  "bytes has 10 characters, not 20" },
 		{ "bad base64",
 		  "diff --git a/b b/b\nGIT binary patch\n"
 		  "decree-base64 old 1\nA===\n"

@@ -25,9 +25,16 @@
  * Applying never guesses: by default a hunk must match byte for byte at
  * its own position (CR, missing newlines and non-UTF-8 bytes included).
  * PATCH_ALLOW_OFFSET lets a hunk move to the nearest exact match.
+ *
+ * Binary content comes two ways: decree's base64 record carries both
+ * sides whole; git's binary patch (gitbin.h) carries a literal or a delta
+ * each way, inflated and checked at parse time, and is applied only to a
+ * file with the index line's old blob id and only if the result has the
+ * new one, which is what makes a delta as safe as a checked hunk.
  */
 #include "util/common.h"
 #include "diff/patch.h"
+#include "diff/gitbin.h"
 #include "util/base64.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -388,6 +395,8 @@ static void file_release(patch_file *f)
 	decree_free(f->new_path);
 	decree_free(f->bin_old);
 	decree_free(f->bin_new);
+	decree_free(f->git_fwd.data);
+	decree_free(f->git_rev.data);
 	decree_free(f->hunks);
 	decree_free(f->lines);
 }
@@ -597,6 +606,172 @@ static bool is_b64_line(const char *s, size_t n)
 	return true;
 }
 
+static bool is_blank(const parser *p)
+{
+	return !at_end(p) && !body_len(cur(p), cur_len(p));
+}
+
+/*
+ * One block of git's binary patch: "literal N" or "delta N", base85
+ * lines, an empty line (or the end of the patch).  The data is inflated
+ * and, for a delta, its structure checked here, so a damaged block is a
+ * parse error naming its line, never a half-done apply.
+ */
+static int parse_git_block(parser *p, patch_git_block *b)
+{
+	const char *s = cur(p), *end = s + cur_len(p);
+	size_t want, start = p->lineno;
+	buf z = BUF_INIT, data = BUF_INIT;
+	const char *what = "data";
+	char why[256];
+	int r;
+
+	b->is_delta = s[0] == 'd';
+	s += b->is_delta ? strlen("delta ") : strlen("literal ");
+	if (!parse_size(&s, end, &want) || body_len(s, (size_t)(end - s)))
+		return perr(p, "malformed binary patch line '%.*s'",
+			    (int)body_len(cur(p), cur_len(p)), cur(p));
+	if (want >= (b->is_delta ? GITBIN_MAX_DELTA : GITBIN_MAX_SIZE))
+		return perr(p, "binary patch of %zu bytes is too large", want);
+	advance(p);
+	while (!at_end(p) && !is_blank(p)) {
+		if ((r = gitbin_base85_line(
+			     &z, cur(p), body_len(cur(p), cur_len(p)))) < 0) {
+			if (r == DECREE_EINVALID) {
+				snprintf(why, sizeof(why), "%s", error_last());
+				r = perr(p, "malformed binary patch data: %s",
+					 why);
+			}
+			goto done;
+		}
+		advance(p);
+	}
+	if (!z.len) {
+		r = perr_at(p->name, start, DECREE_EINVALID,
+			    "binary patch block without data");
+		goto done;
+	}
+	if (is_blank(p))
+		advance(p);
+	if ((r = gitbin_inflate(&data, z.ptr, z.len, want)) < 0) {
+		what = "data";
+	} else if (b->is_delta &&
+		   (r = gitbin_delta_check(data.ptr, data.len)) < 0) {
+		what = "delta";
+	}
+	if (r < 0) {
+		if (r == DECREE_EINVALID) {
+			snprintf(why, sizeof(why), "%s", error_last());
+			r = perr_at(p->name, start, DECREE_EINVALID,
+				    "damaged binary patch %s: %s", what, why);
+		}
+		goto done;
+	}
+	b->len = data.len;
+	if (!(b->data = buf_detach(&data, NULL)))
+		r = DECREE_ERROR;
+done:
+	buf_release(&z);
+	buf_release(&data);
+	return r;
+}
+
+/* The size a block gives: the literal's, or the delta's target size. */
+static size_t git_block_result_len(const patch_git_block *b)
+{
+	size_t src, dst;
+
+	if (!b->is_delta)
+		return b->len;
+	/* checked by parse_git_block */
+	return gitbin_delta_sizes(&src, &dst, b->data, b->len) == 0 ? dst : 0;
+}
+
+/* git's binary patch: a forward block and, usually, a reverse one. */
+static int parse_git_binary(parser *p, patch_file *f)
+{
+	int r;
+
+	if ((r = parse_git_block(p, &f->git_fwd)) < 0)
+		return r;
+	if (cur_is(p, "literal ") || cur_is(p, "delta ")) {
+		if ((r = parse_git_block(p, &f->git_rev)) < 0)
+			return r;
+		f->has_git_rev = true;
+	}
+	f->is_binary = f->is_git_binary = true;
+	return 0;
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
+/* "index <old>..<new>[ <mode>]": keep the two blob ids when both are 7 to
+ * 40 hex digits (git's default abbreviation to its full length). */
+static void parse_index_ids(patch_file *f, const char *s, size_t n)
+{
+	const char *end = s + body_len(s, n), *q = s, *dots;
+	size_t a, b, i;
+
+	while (q < end && is_hex(*q))
+		q++;
+	dots = q;
+	a = (size_t)(dots - s);
+	if (end - dots < 2 || memcmp(dots, "..", 2))
+		return;
+	q = dots + 2;
+	while (q < end && is_hex(*q))
+		q++;
+	b = (size_t)(q - dots - 2);
+	if (a < 7 || a > 40 || b < 7 || b > 40 || (q < end && *q != ' '))
+		return;
+	for (i = 0; i < a; i++)
+		f->old_id[i] = (char)(s[i] | 0x20);
+	f->old_id[a] = '\0';
+	for (i = 0; i < b; i++)
+		f->new_id[i] = (char)(dots[2 + i] | 0x20);
+	f->new_id[b] = '\0';
+}
+
+static bool is_zero_id(const char *id)
+{
+	return *id && strspn(id, "0") == strlen(id);
+}
+
+/*
+ * A git binary patch is checked against the blob ids of its "index" line
+ * (git apply requires them too): both must be there, all zeros exactly
+ * for an absent side; a deleted file's forward block and a created file's
+ * reverse block give nothing.
+ */
+static int check_git_binary(parser *p, const patch_file *f, size_t start)
+{
+	const char *path = f->new_exists ? f->new_path : f->old_path;
+
+	if (!*f->old_id || !*f->new_id)
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "git binary patch for '%s' without an index "
+			       "line naming both blobs (7 to 40 hex digits)",
+			       path);
+	if (is_zero_id(f->old_id) == f->old_exists ||
+	    is_zero_id(f->new_id) == f->new_exists)
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "the index line of '%s' contradicts which "
+			       "sides of the file exist",
+			       path);
+	if ((!f->new_exists && git_block_result_len(&f->git_fwd)) ||
+	    (!f->old_exists && f->has_git_rev &&
+	     git_block_result_len(&f->git_rev)))
+		return perr_at(p->name, start, DECREE_EINVALID,
+			       "git binary patch gives content to the "
+			       "absent side of '%s'",
+			       path);
+	return 0;
+}
+
 /* One "decree-base64 old|new N" section. */
 static int parse_b64_section(parser *p, char **data, size_t *len)
 {
@@ -662,8 +837,7 @@ static int parse_binary(parser *p, patch_file *f)
 
 	advance(p); /* "GIT binary patch" */
 	if (cur_is(p, "literal ") || cur_is(p, "delta "))
-		return perr(p, "git binary patches (literal/delta) are not "
-			       "supported; write the diff with decree");
+		return parse_git_binary(p, f);
 	while (!at_end(p)) {
 		if (cur_is(p, "decree-base64 old ") && !have_old && !have_new) {
 			if ((r = parse_b64_section(p, &f->bin_old,
@@ -876,9 +1050,12 @@ static int parse_git_header(parser *p, patch_file *f, git_header *h)
 			   has_prefix(s, n, "dissimilarity index ")) {
 			r = 0;
 		} else if (has_prefix(s, n, "index ")) {
-			const char *sp = memchr(s + 6, ' ', body_len(s, n) - 6);
+			size_t e = body_len(s, n); /* >= 6: "index " */
+			const char *sp = e > 6 ? memchr(s + 6, ' ', e - 6)
+					       : NULL;
 
 			r = 0;
+			parse_index_ids(f, s + 6, n - 6);
 			if (sp)
 				r = parse_mode(p, sp + 1,
 					       (size_t)(s + n - sp - 1),
@@ -1015,6 +1192,8 @@ static int parse_git(parser *p)
 	if ((r = parse_git_header(p, f, &h)) < 0 ||
 	    (r = check_git_sides(p, f, &h, start)) < 0 ||
 	    (r = set_git_paths(p, f, &h, start)) < 0)
+		goto done;
+	if (f->is_git_binary && (r = check_git_binary(p, f, start)) < 0)
 		goto done;
 	if (h.index_mode && f->old_exists && f->new_exists && !h.have_old_mode)
 		f->old_mode = f->new_mode = h.index_mode;
@@ -1415,6 +1594,78 @@ done:
 	return r;
 }
 
+/* Does the git blob id of data start with the (maybe abbreviated) id? */
+static int blob_is(bool *same, char hex[GITBIN_ID_HEXLEN + 1], const char *data,
+		   size_t len, const char *id)
+{
+	if (gitbin_blob_id(hex, data, len) < 0)
+		return DECREE_ERROR;
+	*same = !strncmp(hex, id, strlen(id));
+	return 0;
+}
+
+/*
+ * git's binary patch: the current content must have the source side's
+ * blob id, the block (literal, or delta against the current content)
+ * gives the result, and the result must have the other side's id.
+ * Either mismatch is a conflict, as a hunk that does not match is.
+ */
+static int apply_git_binary(patch_result *out, const patch_file *fp,
+			    const char *old, size_t old_len, bool rev,
+			    bool from_exists, bool to_exists, const char *path)
+{
+	const patch_git_block *b = rev ? &fp->git_rev : &fp->git_fwd;
+	const char *want = rev ? fp->new_id : fp->old_id;
+	const char *give = rev ? fp->old_id : fp->new_id;
+	char hex[GITBIN_ID_HEXLEN + 1], why[256];
+	bool same;
+	int r;
+
+	if (to_exists && rev && !fp->has_git_rev)
+		return perr_at(fp->patch_name, fp->lineno, DECREE_EAPPLY,
+			       "git binary patch for '%s' has no reverse "
+			       "block: it cannot be applied in reverse",
+			       path);
+	if (from_exists) {
+		if (blob_is(&same, hex, old, old_len, want) < 0)
+			return DECREE_ERROR;
+		if (!same)
+			return perr_at(fp->patch_name, fp->lineno,
+				       DECREE_ECONFLICT,
+				       "binary file '%s' is not the one the "
+				       "patch expects (its git blob id is "
+				       "%.12s, the index line says %.12s)",
+				       path, hex, want);
+	}
+	if (!to_exists)
+		return 0; /* a deletion: the id check above is the whole check
+			   */
+	if (b->is_delta) {
+		r = gitbin_delta_apply(&out->data, old, old_len, b->data,
+				       b->len);
+		if (r == DECREE_ECONFLICT || r == DECREE_EINVALID) {
+			snprintf(why, sizeof(why), "%s", error_last());
+			return perr_at(fp->patch_name, fp->lineno,
+				       DECREE_ECONFLICT,
+				       "binary delta for '%s' does not apply: "
+				       "%s",
+				       path, why);
+		}
+		if (r < 0)
+			return r;
+	} else if (b->len && buf_put(&out->data, b->data, b->len) < 0) {
+		return DECREE_ERROR;
+	}
+	if (blob_is(&same, hex, out->data.ptr, out->data.len, give) < 0)
+		return DECREE_ERROR;
+	if (!same)
+		return perr_at(fp->patch_name, fp->lineno, DECREE_ECONFLICT,
+			       "binary patch for '%s' gives a file whose git "
+			       "blob id %.12s is not the index line's %.12s",
+			       path, hex, give);
+	return 0;
+}
+
 int patch_apply(patch_result *out, const patch_file *fp, const char *old,
 		size_t old_len, bool old_exists, unsigned flags)
 {
@@ -1446,7 +1697,13 @@ int patch_apply(patch_result *out, const patch_file *fp, const char *old,
 		old_len = 0;
 	}
 
-	if (fp->is_binary) {
+	if (fp->is_git_binary) {
+		if ((r = apply_git_binary(out, fp, old, old_len, rev,
+					  from_exists, to_exists, path)) < 0) {
+			buf_clear(&out->data);
+			return r;
+		}
+	} else if (fp->is_binary) {
 		const char *want = rev ? fp->bin_new : fp->bin_old;
 		size_t want_len = rev ? fp->bin_new_len : fp->bin_old_len;
 		const char *give = rev ? fp->bin_old : fp->bin_new;

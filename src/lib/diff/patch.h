@@ -10,11 +10,13 @@
  * Accepted input (docs/diff-format.md has the details): decree's own
  * records, `diff -u FILE1 FILE2`, `diff -ruN DIR1 DIR2`, and `git diff`
  * (also --no-index, renames and copies, mode changes, new/deleted files,
- * quoted names).  Text around the records (mail headers, "diff -ruN ..."
+ * quoted names, and git's binary patches: `git diff --binary`, literal
+ * and delta).  Text around the records (mail headers, "diff -ruN ..."
  * lines, "Only in" lines) is ignored.  Refused with DECREE_EINVALID:
  * hunks without a file header, truncated or miscounted hunks, hunk headers
  * that contradict each other, binary changes without content ("Binary
- * files ... differ", git's literal/delta binary patches), submodules,
+ * files ... differ"), damaged binary data (base85, zlib, delta), git
+ * binary patches without the index line that names both blobs, submodules,
  * unsafe paths (absolute, "..", empty components, anything inside ".git"
  * or ".decree").  Nothing is partially returned: a patch set parses whole
  * or not at all.
@@ -44,7 +46,8 @@
  * for malformed patches, DECREE_ECONFLICT when the current bytes are not
  * what the patch expects (the message says which hunk and why),
  * DECREE_EAPPLY when the patch cannot describe the result (a hunk ending
- * without newline in the middle of the file), DECREE_ERROR for memory.
+ * without newline in the middle of the file, a git binary patch without
+ * its reverse block applied in reverse), DECREE_ERROR for memory.
  *
  * Ownership: patch_parse() copies the input; everything in a patch_set
  * belongs to it and lives until patch_set_free().  patch_result owns its
@@ -75,6 +78,14 @@ typedef struct {
 	size_t lineno; /* line of the "@@" header in the patch text */
 } patch_hunk;
 
+/* One block of a git binary patch, inflated: the whole new content
+ * ("literal N") or a delta against the current content ("delta N"). */
+typedef struct {
+	bool is_delta;
+	char *data;
+	size_t len;
+} patch_git_block;
+
 typedef struct {
 	/* Worktree-relative paths after stripping.  Equal unless the record
 	 * is a rename or a copy (or a plain diff naming two files, see
@@ -85,9 +96,16 @@ typedef struct {
 	bool is_rename, is_copy;
 	bool is_git;		     /* came with a "diff --git" header */
 	uint32_t old_mode, new_mode; /* 0100000 | perm, 0120000, 0 unknown */
-	bool is_binary;		     /* content in bin_old/bin_new */
-	char *bin_old, *bin_new;
+	bool is_binary; /* decree's base64 record or git's binary patch */
+	char *bin_old, *bin_new; /* decree's: both contents */
 	size_t bin_old_len, bin_new_len;
+	/* git's: the forward block, the reverse one if has_git_rev, and the
+	 * blob ids of the "index" line (lowercase hex, 7 to 40 digits; all
+	 * zeros for an absent side), which patch_apply checks the current
+	 * content and the result against */
+	bool is_git_binary, has_git_rev;
+	patch_git_block git_fwd, git_rev;
+	char old_id[41], new_id[41];
 	patch_hunk *hunks;
 	size_t nhunks;
 	patch_line *lines;

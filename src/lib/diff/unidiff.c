@@ -27,16 +27,12 @@
  *    GNU patch cannot split the line otherwise, and records without
  *    ---/+++ lines (empty files, mode changes) have no other name.
  */
-/* SHA1_* below: the EVP route costs ~1 ms of provider start-up per
- * process and a context allocation per blob (see util/sha256.c). */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include "util/common.h"
 #include "diff/unidiff.h"
+#include "diff/gitbin.h"
 #include "util/base64.h"
 #include "util/alloc.h"
 #include "util/error.h"
-
-#include <openssl/sha.h>
 
 #define B64_LINE_BYTES 57 /* 76 base64 characters per line */
 
@@ -117,24 +113,15 @@ static int put_label(buf *out, const char *marker, bool exists,
 
 static int blob_name(char hex[8], bool exists, const char *data, size_t len)
 {
-	static const char digits[] = "0123456789abcdef";
-	unsigned char md[SHA_DIGEST_LENGTH];
-	char hdr[32];
-	SHA_CTX c;
-	int n, i;
+	char full[GITBIN_ID_HEXLEN + 1];
 
 	if (!exists) {
 		memcpy(hex, "0000000", 8);
 		return 0;
 	}
-	n = snprintf(hdr, sizeof(hdr), "blob %zu", len);
-	if (!SHA1_Init(&c) || !SHA1_Update(&c, hdr, (size_t)n + 1) ||
-	    (len && !SHA1_Update(&c, data, len)) || !SHA1_Final(md, &c))
-		return decree_error_set(DECREE_ERROR, "cannot compute sha1");
-	for (i = 0; i < 4; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
+	if (gitbin_blob_id(full, data, len) < 0)
+		return DECREE_ERROR;
+	memcpy(hex, full, 7);
 	hex[7] = '\0';
 	return 0;
 }

@@ -114,6 +114,7 @@ struct walker {
 	 * read */
 	uint64_t p_found, p_queued, p_hashed, p_bytes_total, p_bytes;
 	uint64_t p_dirs;
+	decree_progress reported; /* the last report (worker 0 only) */
 };
 
 static void padd(uint64_t *v, uint64_t n)
@@ -126,24 +127,39 @@ static uint64_t pget(const uint64_t *v)
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
 }
 
-/* Worker 0 (the calling thread) tells the caller how far the scan is. */
+/* Worker 0 (the calling thread) tells the caller how far the scan is.
+ * The counters are read one by one while other threads move them, so
+ * what is reported is kept consistent: never done beyond found, never
+ * less than the last report. */
 static void report_progress(walker *w, bool final)
 {
-	decree_progress p;
-	uint64_t queued, hashed;
+	decree_progress *p = &w->reported;
+	uint64_t found, queued, hashed, pending, v;
 
 	if (!w->o->progress)
 		return;
-	memset(&p, 0, sizeof(p));
-	p.stage = DECREE_PROGRESS_SCAN;
-	p.files_total = pget(&w->p_found);
-	queued = pget(&w->p_queued);
+	p->stage = DECREE_PROGRESS_SCAN;
 	hashed = pget(&w->p_hashed);
-	p.files = p.files_total - (queued - hashed);
-	p.bytes_total = pget(&w->p_bytes_total);
-	p.bytes = pget(&w->p_bytes);
-	p.total_known = final || pget(&w->p_dirs) == 0;
-	w->o->progress(w->o->progress_payload, &p);
+	queued = pget(&w->p_queued);
+	found = pget(&w->p_found);
+	pending = queued > hashed ? queued - hashed : 0;
+	if (found > p->files_total)
+		p->files_total = found;
+	v = p->files_total > pending ? p->files_total - pending : 0;
+	if (v > p->files)
+		p->files = v;
+	if ((v = pget(&w->p_bytes)) > p->bytes)
+		p->bytes = v;
+	if ((v = pget(&w->p_bytes_total)) > p->bytes_total)
+		p->bytes_total = v;
+	if (p->bytes > p->bytes_total)
+		p->bytes_total = p->bytes;
+	p->total_known = final || pget(&w->p_dirs) == 0;
+	if (final) { /* every thread is joined: the counts are exact */
+		p->files = p->files_total = found;
+		p->bytes = p->bytes_total = pget(&w->p_bytes);
+	}
+	w->o->progress(w->o->progress_payload, p);
 }
 
 /* --- queue ---------------------------------------------------------------- */
@@ -641,7 +657,6 @@ static void *worker_main(void *arg)
 {
 	worker *wk = arg;
 	walker *w = wk->w;
-
 	bool reporter = wk == &w->wks[0] && w->o->progress;
 
 	for (;;) {

@@ -161,6 +161,72 @@ DECREE_API size_t decree_checkpoint_damaged_count(const decree_store *s);
 DECREE_API const decree_damaged_record *
 decree_checkpoint_damaged_at(const decree_store *s, size_t i);
 
+/*
+ * Notices: what a call did that a user would not expect and should hear
+ * about, though nothing failed.  A call that can notice something
+ * (decree_checkpoint_create, _create_ext, decree_checkpoint_restore,
+ * decree_undo, decree_redo, decree_rewind) forgets the notices of the
+ * call before it and keeps its own on the handle until the next such
+ * call.  The message states what happened; what to type about it is for
+ * the application to say.
+ */
+typedef enum {
+	/** create: the ignore rules excluded nearly everything the scan saw
+	 *  (at least 10 entries and 90% of them, a directory counting once,
+	 *  what it hides not being looked at) and the checkpoint holds at
+	 *  most 100 files.  count: entries excluded; files: files kept;
+	 *  rule_source, rule, rule_count: the pattern that excluded most
+	 *  and how many; checkpoint: the one made or returned. */
+	DECREE_NOTICE_MOSTLY_IGNORED = 1,
+	/** create with a message: the session has a checkpoint with that
+	 *  message, which is returned unchanged (nothing is scanned).
+	 *  checkpoint, created_at, session, msg: that checkpoint. */
+	DECREE_NOTICE_EXISTING = 2,
+	/** create: files above the size limit were not stored (only their
+	 *  path and size are recorded).  count: how many; path, size: the
+	 *  largest; limit: the size limit; checkpoint: the one made or
+	 *  returned. */
+	DECREE_NOTICE_TOO_LARGE = 3,
+	/** undo, redo: paths edited after the operation they reverse were
+	 *  overwritten or deleted; what they held is in the checkpoint
+	 *  captured first (label pre-undo / pre-redo), so restoring those
+	 *  paths from it brings the edits back.  count, paths, npaths: those
+	 *  paths; checkpoint, label: the capture ("pre-undo" or
+	 *  "pre-redo"). */
+	DECREE_NOTICE_EDITS_SAVED = 4,
+} decree_notice_kind;
+
+/** One notice (strings borrowed from the handle; NULL when unused). */
+typedef struct {
+	decree_notice_kind kind;
+	const char *message; /**< one line, what happened */
+	uint64_t count;
+	uint64_t files;
+	const char *path;
+	uint64_t size;
+	uint64_t limit;
+	const char *rule_source; /**< ".gitignore", "sub/.decreeignore",
+				    "exclude" (the store's or the
+				    checkpoint's), "built-in" */
+	const char *rule;	 /**< the pattern, as written */
+	uint64_t rule_count;
+	char checkpoint[DECREE_ID_HEXLEN + 1]; /**< "" when none */
+	char created_at[40];		       /**< RFC 3339 UTC, or "" */
+	const char *session;
+	const char *msg;
+	const char *label;
+	const char *const *paths;
+	size_t npaths;
+} decree_notice;
+
+/** How many notices the last call that can notice left on the handle. */
+DECREE_API size_t decree_notice_count(const decree_store *s);
+/** The i-th of them (NULL when out of range); lives until the next call
+ * that can notice, or decree_store_free (copy a checkpoint id before
+ * passing it to such a call). */
+DECREE_API const decree_notice *decree_notice_at(const decree_store *s,
+						 size_t i);
+
 /** Resolve a reference.  DECREE_ENOTFOUND, DECREE_EAMBIGUOUS (message
  * lists the candidates), DECREE_EINVALID. */
 DECREE_API int decree_checkpoint_resolve(char id_out[DECREE_ID_HEXLEN + 1],

@@ -89,6 +89,59 @@ DECREE_API const char *decree_store_path(const decree_store *s);
  *  with DECREE_STORE_MISSING_ROOT on a root that does not). */
 DECREE_API bool decree_store_root_exists(const decree_store *s);
 
+/* --- progress -------------------------------------------------------------
+ *
+ * A call that may take long (a checkpoint of a big tree, a restore, undo,
+ * redo or apply of many files, fsck) reports how far it is through the
+ * handle's progress function, if one is set.  decree_progress_cb
+ * (decree/restore.h) is another thing: one event per path of a
+ * transaction, for a log of what was written.
+ */
+
+/** What a call is doing when it reports progress. */
+typedef enum {
+	/** Walking the tree and reading the files the stat cache cannot
+	 *  vouch for (hashing them, and for a checkpoint or a restore's
+	 *  capture storing them); undo and redo reading the paths they are
+	 *  about to change.  A walk finds its totals as it goes. */
+	DECREE_PROGRESS_SCAN = 1,
+	/** A transaction reading back the stored copies it needs before it
+	 *  writes anything, or re-reading what it wrote. */
+	DECREE_PROGRESS_CHECK = 2,
+	/** A transaction writing the tree: files written or deleted. */
+	DECREE_PROGRESS_WRITE = 3,
+	/** fsck re-hashing the store's objects (files: objects, counted a
+	 *  pack at a time). */
+	DECREE_PROGRESS_VERIFY = 4,
+} decree_progress_stage;
+
+/** How far a stage is.  Totals are 0 while unknown. */
+typedef struct {
+	decree_progress_stage stage;
+	uint64_t files;	      /**< files (paths, packs) done */
+	uint64_t files_total; /**< files known so far */
+	uint64_t bytes;	      /**< bytes read or written so far */
+	uint64_t bytes_total; /**< bytes known so far to read or write */
+	/** The totals are final (a scan's walk is over; a transaction knows
+	 *  its plan from the start). */
+	bool total_known;
+} decree_progress;
+
+/** Called on the thread that made the call, from inside it.  `p` is
+ * borrowed for the call. */
+typedef void (*decree_progress_fn)(void *payload, const decree_progress *p);
+
+/**
+ * Report the progress of every later call on this handle to fn (NULL:
+ * none, the default).  fn is called at the start and at the end of each
+ * stage and in between as work gets done: as often as once per file or
+ * directory, so it must be cheap (a display throttles itself, say to
+ * 10 updates a second).  It must not call back into decree with this
+ * handle.
+ */
+DECREE_API void decree_store_set_progress(decree_store *s,
+					  decree_progress_fn fn, void *payload);
+
 DECREE_END_DECL
 
 #endif

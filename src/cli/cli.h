@@ -29,6 +29,7 @@ typedef struct {
 	const char *root_opt;  /* -C */
 	const char *store_opt; /* --store */
 	bool json, quiet, help;
+	bool verbose; /* -v/--verbose of the commands that take it */
 	/* positional words after the command name(s) and their options */
 	int argc;
 	char **argv;
@@ -288,6 +289,20 @@ int cli_checkpoint_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
 
 /* "staging", "applying", "committing", "rolling_back", "done". */
 const char *cli_phase_name(decree_phase ph);
+
+/* progress.c: the progress line of a long call and its notices.
+ * cli_progress_begin: show the progress the calls on s report, on stderr,
+ * if it is a terminal and neither --json nor -q is given (after
+ * DECREE_PROGRESS_DELAY_MS, default 500).  cli_progress_clear: erase the
+ * line (before printing anything else while it may be up);
+ * cli_progress_end: erase it and stop (before printing the result).
+ * cli_notices: the notices the last call left on s, one
+ * "decree: notice: ..." line each on stderr (not with -q), and with json
+ * the "notices" array ("[...]") appended to it. */
+void cli_progress_begin(const cli_ctx *ctx, decree_store *s);
+void cli_progress_clear(void);
+void cli_progress_end(decree_store *s);
+void cli_notices(const cli_ctx *ctx, const decree_store *s, buf *json);
 
 /* root.c: the project root of this invocation (-C, else the nearest
  * ancestor holding .decree/, else the current directory; out: PATH_MAX),

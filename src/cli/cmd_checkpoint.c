@@ -75,6 +75,7 @@ static int ck_create(cli_ctx *ctx)
 	};
 	decree_checkpoint_created res;
 	decree_store *s;
+	buf notes = BUF_INIT;
 	int r;
 
 	/* one slot per word at most, and the NULL that ends the list */
@@ -107,7 +108,11 @@ static int ck_create(cli_ctx *ctx)
 	o.label = label;
 	o.if_changed = if_changed;
 	o.excludes = nex ? excludes : NULL;
+	cli_progress_begin(ctx, s);
 	r = decree_checkpoint_create_ext(&res, s, &o);
+	cli_progress_end(s);
+	if (r == 0)
+		cli_notices(ctx, s, ctx->json ? &notes : NULL);
 	close_store(s);
 	if (r < 0) {
 		r = lib_fail(r);
@@ -116,8 +121,10 @@ static int ck_create(cli_ctx *ctx)
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_printf(&b,
-			   "{\"id\":\"%s\",\"created\":%s,\"tree\":\"%s\"}\n",
-			   res.id, res.created ? "true" : "false", res.tree);
+			   "{\"id\":\"%s\",\"created\":%s,\"tree\":\"%s\","
+			   "\"notices\":%s}\n",
+			   res.id, res.created ? "true" : "false", res.tree,
+			   notes.ptr);
 		emit(&b);
 	} else {
 		/* the id is what was asked for: -q keeps it (scripts do
@@ -126,6 +133,7 @@ static int ck_create(cli_ctx *ctx)
 	}
 	r = EXIT_OK;
 done:
+	buf_release(&notes);
 	free(excludes);
 	return r;
 }
@@ -378,11 +386,15 @@ static void on_plan(void *payload, const char *path, decree_action a)
 		if (p->counts[k])
 			buf_putc(&p->lists[k], ',');
 		json_str(&p->lists[k], path);
-	} else if (!p->ctx->quiet || p->dry) {
-		/* the plan of a --dry-run is what was asked for; the lines of
-		 * a real run are progress, which -q silences */
+	} else if ((!p->ctx->quiet && (p->ctx->verbose || k == PL_SKIPPED)) ||
+		   p->dry) {
+		/* the plan: per path with --dry-run (what was asked for: -q
+		 * keeps it) or -v (the user's edits left alone always); else
+		 * the summary says it */
+		cli_progress_clear();
 		printf("%s%s%s %s\n", cli_action_color(action_name(a)),
 		       action_name(a), cli_color(CLI_RESET), cli_q(path));
+		fflush(stdout);
 	}
 	p->counts[k]++;
 	p->n += k != PL_SKIPPED;
@@ -395,15 +407,22 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 	/* Only roll-back steps are news to the user; the plan was printed.
 	 * After Ctrl-C, one line says it all (cli_cancel_report). */
 	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet &&
-	    !cli_cancelled())
+	    p->ctx->verbose && !cli_cancelled()) {
+		cli_progress_clear();
 		fprintf(stderr, "%s: %s %s\n", cli_phase_name(ph),
 			action ? action : "", path ? cli_q(path) : "");
+	}
 }
 
+/* The result of a restore, rewind, undo or redo that returned r, with the
+ * notices it left on s. */
 static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 			  const decree_restore_result *res, const char *verb,
-			  const char *target)
+			  const char *target, const decree_store *s)
 {
+	buf notes = BUF_INIT;
+
+	cli_progress_end(NULL);
 	if (r == DECREE_ECANCELLED) {
 		plan_release(po);
 		return cli_cancel_report(r, verb);
@@ -414,6 +433,7 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 	}
 	if (!po->dry)
 		cli_cancel_report(r, verb);
+	cli_notices(ctx, s, ctx->json ? &notes : NULL);
 	if (ctx->json) {
 		static const char *const names[PL_KINDS] = {
 			"created", "restored", "deleted", "skipped_user_edits"
@@ -428,8 +448,8 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 		for (int k = 0; k < PL_KINDS; k++)
 			buf_printf(&b, ",\"%s\":[%s]", names[k],
 				   po->lists[k].ptr ? po->lists[k].ptr : "");
-		buf_printf(&b, ",\"changes\":[%s]}\n",
-			   po->json.ptr ? po->json.ptr : "");
+		buf_printf(&b, ",\"changes\":[%s],\"notices\":%s}\n",
+			   po->json.ptr ? po->json.ptr : "", notes.ptr);
 		emit(&b);
 	} else if (!ctx->quiet) {
 		if (po->dry)
@@ -449,6 +469,7 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 			       "the agent (see 'skip-user-edit' above)\n",
 			       res->skipped_user_edits);
 	}
+	buf_release(&notes);
 	plan_release(po);
 	return EXIT_OK;
 }
@@ -473,11 +494,14 @@ static int do_restore(cli_ctx *ctx, decree_store *s, const char *ref, bool dry,
 	o.payload = &po;
 	if (!dry)
 		o.cancel = cli_cancel_catch();
+	cli_progress_begin(ctx, s);
 	if ((r = decree_checkpoint_resolve(id, s, ref)) == 0)
 		r = decree_checkpoint_restore(&res, s, id, &o);
+	cli_progress_end(s);
 	cli_cancel_release();
 	cli_paths_free(paths);
-	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL);
+	return finish_restore(ctx, &po, r, &res, "restore", r == 0 ? id : NULL,
+			      s);
 }
 
 static int ck_restore(cli_ctx *ctx)
@@ -486,6 +510,7 @@ static int ck_restore(cli_ctx *ctx)
 	opt_spec specs[] = {
 		{ "dry-run", 'n', false, NULL, &dry, NULL },
 		{ "agent-only", 0, false, NULL, &agent_only, NULL },
+		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_store *s;
@@ -496,7 +521,7 @@ static int ck_restore(cli_ctx *ctx)
 	if (ctx->argc != 1)
 		return usage_error(
 			ctx,
-			"usage: decree checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]");
+			"usage: decree checkpoint restore REF [--dry-run] [--agent-only] [-v] [-- PATH...]");
 	if ((r = open_store(&s, ctx)) != 0)
 		return r;
 	r = do_restore(ctx, s, ctx->argv[0], dry, agent_only);
@@ -525,19 +550,23 @@ static int drop_damaged(const cli_ctx *ctx, decree_store *s)
 }
 
 static const char undo_help[] =
-	"usage: decree undo [--dry-run | --drop-damaged]\n\n"
+	"usage: decree undo [--dry-run | --drop-damaged] [-v]\n\n"
 	"Put back the files the last restore, apply or revert changed, exactly\n"
 	"as they were before it.  Edits made since are captured first (a\n"
-	"checkpoint labelled pre-undo), so nothing is lost.  'decree redo'\n"
-	"re-applies it.\n\n"
+	"checkpoint labelled pre-undo), so nothing is lost: a notice names the\n"
+	"edited files it replaced and the command that brings them back.\n"
+	"'decree redo' re-applies it.  Prints one summary line.\n\n"
 	"  -n, --dry-run   print the plan (also with -q), change nothing\n"
+	"  -v, --verbose   print one line per path too\n"
 	"  --drop-damaged  drop the damaged entries of the undo/redo history (the\n"
 	"                  intact ones stay); nothing else changes";
 
 static const char redo_help[] =
-	"usage: decree redo [--dry-run | --drop-damaged]\n\n"
-	"Re-apply what the last 'decree undo' reverted.\n\n"
+	"usage: decree redo [--dry-run | --drop-damaged] [-v]\n\n"
+	"Re-apply what the last 'decree undo' reverted.  Edits made since are\n"
+	"captured first (pre-redo), as for undo.  Prints one summary line.\n\n"
 	"  -n, --dry-run   print the plan (also with -q), change nothing\n"
+	"  -v, --verbose   print one line per path too\n"
 	"  --drop-damaged  drop the damaged entries of the undo/redo history (the\n"
 	"                  intact ones stay); nothing else changes";
 
@@ -547,6 +576,7 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	opt_spec specs[] = {
 		{ "dry-run", 'n', false, NULL, &dry, NULL },
 		{ "drop-damaged", 0, false, NULL, &drop, NULL },
+		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
@@ -571,11 +601,13 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 	o.payload = &po;
 	if (!dry)
 		o.cancel = cli_cancel_catch();
+	cli_progress_begin(ctx, s);
 	r = undo ? decree_undo(&res, s, &o) : decree_redo(&res, s, &o);
+	cli_progress_end(s);
 	cli_cancel_release();
-	close_store(s);
 	if (r == DECREE_ECORRUPT) {
 		/* a damaged object, or a damaged history entry */
+		close_store(s);
 		plan_release(&po);
 		return lib_fail_hint(r,
 				     undo ? "run 'decree fsck'; 'decree undo "
@@ -585,7 +617,9 @@ static int replay_cmd(cli_ctx *ctx, bool undo)
 					    "--drop-damaged' drops damaged "
 					    "history entries");
 	}
-	return finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL);
+	r = finish_restore(ctx, &po, r, &res, undo ? "undo" : "redo", NULL, s);
+	close_store(s);
+	return r;
 }
 
 int cmd_undo(cli_ctx *ctx)
@@ -643,7 +677,7 @@ void cli_checkpoint_json(buf *b, const decree_checkpoint_info *c)
 
 static const char rollback_help[] =
 	"usage: decree rollback [--session S]\n"
-	"       decree rollback [--session S] N|uN [--dry-run] [-- PATH...]\n\n"
+	"       decree rollback [--session S] N|uN [--dry-run] [-v] [-- PATH...]\n\n"
 	"Without N: the checkpoints of this project (all sessions, or one with\n"
 	"--session), newest first, with time, id, session, how many files differ\n"
 	"from the working tree, label and message.  The checkpoints you (or an\n"
@@ -656,6 +690,7 @@ static const char rollback_help[] =
 	"restore' does (cascading, one transaction, undoable with 'decree undo').\n\n"
 	"  --dry-run    print the plan (restore/create/delete per path), change\n"
 	"               nothing\n"
+	"  -v, --verbose  print one line per path as well as the summary\n"
 	"  --session S  only the checkpoints of session S (numbered among them)\n\n"
 	"--json: {\"checkpoints\":[{\"n\",\"kind\",\"ref\",\"id\",...,\"files_differ\"}]};\n"
 	"with N, what 'checkpoint restore --json' prints.";
@@ -680,6 +715,7 @@ int cmd_rollback(cli_ctx *ctx)
 	opt_spec specs[] = {
 		{ "session", 's', true, &session, NULL, NULL },
 		{ "dry-run", 'n', false, NULL, &dry, NULL },
+		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_checkpoint_list *l;
@@ -875,7 +911,7 @@ static int ck_drop(cli_ctx *ctx)
  * ---------------------------------------------------------------------- */
 
 static const char rewind_help[] =
-	"usage: decree rewind [--session S] [N] [--agent-only] [--dry-run] [-- PATH...]\n\n"
+	"usage: decree rewind [--session S] [N] [--agent-only] [--dry-run] [-v] [-- PATH...]\n\n"
 	"The turns of an agent session recorded by 'decree hook' (the most recent\n"
 	"session unless --session names one), numbered from 1, with the time, the\n"
 	"prompt's first line and the files the agent changed in each turn.\n\n"
@@ -886,6 +922,7 @@ static const char rewind_help[] =
 	"                    there is left as the user has it and reported\n"
 	"                    (skip-user-edit)\n"
 	"  -n, --dry-run     print the plan (also with -q), change nothing\n"
+	"  -v, --verbose     print one line per path as well as the summary\n"
 	"  -s, --session S   the agent's session id (see 'decree hook status')";
 
 static void turns_json(buf *b, const decree_rewind_list *l)
@@ -948,6 +985,7 @@ int cmd_rewind(cli_ctx *ctx)
 		{ "session", 's', true, &session, NULL, NULL },
 		{ "dry-run", 'n', false, NULL, &dry, NULL },
 		{ "agent-only", 0, false, NULL, &agent_only, NULL },
+		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_restore_options o = DECREE_RESTORE_OPTIONS_INIT;
@@ -1022,14 +1060,17 @@ int cmd_rewind(cli_ctx *ctx)
 		o.payload = &po;
 		if (!dry)
 			o.cancel = cli_cancel_catch();
+		cli_progress_begin(ctx, s);
 		r = decree_rewind(&res, s, sess, (unsigned)num, &o);
+		cli_progress_end(s);
 		cli_cancel_release();
 		free(sess);
 	}
 	cli_paths_free(paths);
+	r = finish_restore(ctx, &po, r, &res, "rewind", r == 0 ? target : NULL,
+			   s);
 	close_store(s);
-	return finish_restore(ctx, &po, r, &res, "rewind",
-			      r == 0 ? target : NULL);
+	return r;
 }
 
 static int ck_delete(cli_ctx *ctx)
@@ -1075,8 +1116,24 @@ static const char create_help[] =
 	"  --max-file-size BYTES   store no file above this size (K, M, G suffixes)\n\n"
 	"The checkpoint keeps --exclude and --max-file-size: every later restore,\n"
 	"diff and has_changes of it scans with them, so a restore never deletes\n"
-	"what they left out.\n"
-	"--json: {\"id\",\"created\",\"tree\"}";
+	"what they left out.\n\n"
+	"A notice on stderr (decree: notice: ...; not with -q) says when the ignore\n"
+	"rules left the checkpoint nearly empty, when files above the size limit\n"
+	"were not stored, and when --message returned an existing checkpoint.  On\n"
+	"a terminal a progress line shows while a big tree is scanned.\n"
+	"--json: {\"id\",\"created\",\"tree\",\"notices\"}";
+
+static const char restore_help[] =
+	"\nMake the scanned tree exactly the checkpoint: files created since are\n"
+	"deleted, changed ones restored, deleted ones re-created (with -- PATH...,\n"
+	"only those).  The state before is captured (label pre-restore) and\n"
+	"'decree undo' brings it back.  Prints one summary line; a terminal shows a\n"
+	"progress line while it works.\n\n"
+	"  --dry-run, -n    print the plan (one line per path), change nothing\n"
+	"  -v, --verbose    print one line per path too (restore, create, delete,\n"
+	"                   replace)\n"
+	"  --agent-only     revert only what the checkpoint's agent session changed\n"
+	"                   (see 'decree rewind --help')";
 
 static const char list_help[] =
 	"\nThe checkpoints of this project root, oldest first: id, time, session,\n"
@@ -1149,7 +1206,7 @@ static const struct {
 	  "         [-- PATH...]",
 	  "checkpoint diff", diff_help },
 	{ "restore", ck_restore,
-	  "checkpoint restore REF [--dry-run] [--agent-only] [-- PATH...]",
+	  "checkpoint restore REF [--dry-run] [--agent-only] [-v] [-- PATH...]",
 	  "checkpoint restore", restore_help },
 	{ "prune", ck_prune,
 	  "checkpoint prune [--session S] --keep N | --older-than DAYS",
@@ -1315,6 +1372,7 @@ static void on_problem(void *payload, decree_fsck_problem kind,
 		buf_putc(b, '}');
 	} else {
 		buf q = BUF_INIT;
+		cli_progress_clear();
 		cli_sanitize(&q, problem);
 		printf("%s: %s: %s%s\n", human[k], cli_q(what), q.ptr,
 		       kind == DECREE_FSCK_UNFINISHED ? "; run 'decree recover'"
@@ -1354,7 +1412,9 @@ int cmd_fsck(cli_ctx *ctx)
 	o.flags = repair ? DECREE_FSCK_REPAIR : 0;
 	o.cb = on_problem;
 	o.payload = &fo;
+	cli_progress_begin(ctx, s);
 	r = decree_fsck_ext(s, &o);
+	cli_progress_end(s);
 	close_store(s);
 	/* --json: the report, with the failure as its "error" member when
 	 * it names what is damaged; a failure to check at all (no store)

@@ -6,10 +6,10 @@
  * --name-status summary, or one JSON document.  On a terminal the text is
  * colored (color.c) and goes through a pager started at its first byte
  * (pager.c); when the user quits the pager, the diff stops at the next
- * file and the command succeeds.  apply prints one stderr
- * line per file as it is staged, applied or rolled back, and a summary on
- * stdout; with --json it prints one event object per line on stdout
- * instead (docs/cli/apply.md).
+ * file and the command succeeds.  apply prints conflicts and a summary on
+ * stdout, with -v also one stderr line per file as it is staged, applied
+ * or rolled back (a terminal gets a progress line); with --json it prints
+ * one event object per line on stdout instead (docs/cli/apply.md).
  */
 #include "util/common.h"
 #include "cli.h"
@@ -317,6 +317,7 @@ static void on_report(void *payload, const char *path, decree_apply_action a,
 			event("staging", path, act, NULL);
 		return;
 	}
+	cli_progress_clear();
 	if (a == DECREE_APPLY_CONFLICT) {
 		buf q = BUF_INIT;
 		if (detail)
@@ -327,7 +328,8 @@ static void on_report(void *payload, const char *path, decree_apply_action a,
 		/* the list --check asks for: -q keeps it */
 		printf("%s%s%s %s\n", cli_action_color(act), act,
 		       cli_color(CLI_RESET), cli_q(path));
-	} else if (a == DECREE_APPLY_SKIP && !o->ctx->quiet) {
+	} else if (a == DECREE_APPLY_SKIP && !o->ctx->quiet &&
+		   o->ctx->verbose) {
 		fprintf(stderr, "skip %s (already as the patch leaves it)\n",
 			cli_q(path));
 	}
@@ -338,14 +340,19 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 {
 	apply_out *o = payload;
 
-	if (ph == DECREE_PHASE_DONE)
+	if (ph == DECREE_PHASE_DONE) {
+		/* the writes are over: --exec's command may print now */
+		cli_progress_clear();
 		return; /* the summary is the last event */
-	if (o->ctx->json)
+	}
+	if (o->ctx->json) {
 		event(cli_phase_name(ph), path, action, NULL);
-	else if (path && !o->ctx->quiet &&
-		 !(ph == DECREE_PHASE_ROLLING_BACK && cli_cancelled()))
+	} else if (path && !o->ctx->quiet && o->ctx->verbose &&
+		   !(ph == DECREE_PHASE_ROLLING_BACK && cli_cancelled())) {
+		cli_progress_clear();
 		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
 			action ? action : "", cli_q(path));
+	}
 }
 
 /* The exit status of an apply that returned r, after reporting a
@@ -370,7 +377,7 @@ static int apply_status(int r, const decree_apply_result *res, bool check)
 
 static const char apply_help[] =
 	"usage: decree apply PATCH|- [--check] [-R|--reverse] [--exec CMD] [-p N]\n"
-	"                    [--session S]\n"
+	"                    [--session S] [-v]\n"
 	"\n"
 	"Apply a unified diff (decree's own, diff -u, diff -ruN, git diff, also\n"
 	"git diff --binary) to the working tree as one transaction.  Every file\n"
@@ -392,8 +399,12 @@ static const char apply_help[] =
 	"                      are NOT undone.\n"
 	"  -s, --session S     session of the safety checkpoint taken when CMD fails\n"
 	"\n"
-	"Progress goes to stderr, one line per file and step; with --json, stdout\n"
-	"carries one event per line: {\"phase\",\"path\",\"action\"}.";
+	"  -v, --verbose   one stderr line per file and step (staging, applying,\n"
+	"                  rolling_back, skip)\n"
+	"\n"
+	"Conflicts go to stderr, the summary to stdout; a terminal shows a progress\n"
+	"line while files are written.  With --json, stdout carries one event per\n"
+	"line: {\"phase\",\"path\",\"action\"}.";
 
 int cmd_apply(cli_ctx *ctx)
 {
@@ -405,6 +416,7 @@ int cmd_apply(cli_ctx *ctx)
 		{ "exec", 0, true, &exec, NULL, NULL },
 		{ "strip", 'p', true, &strip, NULL, NULL },
 		{ "session", 's', true, &session, NULL, NULL },
+		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	decree_apply_options o = DECREE_APPLY_OPTIONS_INIT;
@@ -458,7 +470,9 @@ int cmd_apply(cli_ctx *ctx)
 	o.payload = &ao;
 	if (!check)
 		o.cancel = cli_cancel_catch();
+	cli_progress_begin(ctx, s);
 	r = decree_apply(&res, s, name, text.ptr, text.len, &o);
+	cli_progress_end(s);
 	cli_cancel_release();
 	close_store(s);
 	buf_release(&text);

@@ -40,3 +40,27 @@ int size_parse(uint64_t *out, const char *s)
 	*out = (uint64_t)v << shift;
 	return 0;
 }
+
+const char *size_format(char *out, uint64_t n)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB",
+					     "TiB", "PiB", "EiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	if (n < 1024) {
+		snprintf(out, SIZE_TEXT_MAX, "%" PRIu64 " byte%s", n,
+			 n == 1 ? "" : "s");
+		return out;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (v < 10 && (uint64_t)(v * 10 + 0.5) % 10)
+		snprintf(out, SIZE_TEXT_MAX, "%.1f %s", v, units[u]);
+	else
+		snprintf(out, SIZE_TEXT_MAX, "%.0f %s", v, units[u]);
+	return out;
+}

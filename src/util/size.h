@@ -13,4 +13,9 @@
  * negative, an unknown suffix, trailing bytes, or more than 2^64-1. */
 int size_parse(uint64_t *out, const char *s);
 
+/* n for people, into out (at least SIZE_TEXT_MAX bytes): "312 bytes",
+ * "50 MiB", "1.2 GiB" (one decimal below 10 units, powers of 1024). */
+#define SIZE_TEXT_MAX 24
+const char *size_format(char *out, uint64_t n);
+
 #endif

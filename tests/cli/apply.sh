@@ -237,7 +237,7 @@ fresh skip "$C/old"
 cp "$C/new/a.txt" a.txt && cp "$C/new/c.txt" c.txt && rm gone.txt
 touch -d '2001-02-03 04:05:06' a.txt c.txt b.txt keep.txt
 ST_A=$(stat -c '%i %Y.%y' a.txt) ST_C=$(stat -c '%i %Y.%y' c.txt) ST_K=$(stat -c '%i %Y.%y' keep.txt)
-_run D apply "$P"
+_run D apply -v "$P"
 same "partly applied patch: exit 0" "$RC" 0
 same "... created 0, modified 2 (b.txt, dir/x.txt), deleted 0, skipped 3" "$OUT" \
 	"applied $P: created 0, modified 2, deleted 0, skipped 3; 'decree undo' reverts this"
@@ -462,7 +462,7 @@ fresh exec-mess "$E/old"
 touch -d '2001-02-03 04:05:06' keep2.txt
 B=$(full_state "$W") ST_K=$(stat -c '%i %Y.%y' keep2.txt)
 rm -rf "$SCRATCH/w/snap"
-_run D apply --session sess --exec "$CMD" "$PE"
+_run D apply -v --session sess --exec "$CMD" "$PE"
 same "a failing command that made a mess: exit 1" "$RC" 1
 same "... rolling_back lines: remove (patch-created), sweep (command-created), restore (changed or deleted)" \
 	"$(printf '%s\n' "$ERR" | grep '^rolling_back ' | LC_ALL=C sort)" \
@@ -504,7 +504,7 @@ cp -a "$E/old2/." "$E/new2/" && printf 'a2\n' >"$E/new2/a.txt" && rm "$E/new2/de
 (cd "$E" && diff -ruN --no-dereference old2 new2 >p2.diff)
 fresh exec-shape "$E/old2"
 BT=$(tree_state "$W") BD=$(dirs "$W") BO=$(stamps "$SCRATCH/outside")
-_run D apply --exec "rm u.txt && mkdir u.txt && echo x >u.txt/x && ln -s '$SCRATCH/outside' out && chmod 755 keep2.txt && rm sub/new/new.txt && rm lnk && echo notlink >lnk; exit 1" "$E/p2.diff"
+_run D apply --verbose --exec "rm u.txt && mkdir u.txt && echo x >u.txt/x && ln -s '$SCRATCH/outside' out && chmod 755 keep2.txt && rm sub/new/new.txt && rm lnk && echo notlink >lnk; exit 1" "$E/p2.diff"
 same "a command that reshapes the tree: exit 1" "$RC" 1
 same "... restore/sweep lines" "$(printf '%s\n' "$ERR" | grep '^rolling_back ' | LC_ALL=C sort)" \
 "rolling_back restore a.txt

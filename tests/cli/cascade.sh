@@ -125,9 +125,9 @@ delete header.tsx
 restore button.tsx"
 same "dry run changed nothing" "$(tree_state "$P")" "$BEFORE"
 
-t "restore B" D checkpoint restore "$B"
+t "restore B" D checkpoint restore -v "$B"
 plan=$(printf '%s\n' "$OUT" | grep -E '^(restore|delete|create) ' | LC_ALL=C sort)
-same "restore printed the three changes" "$plan" "delete global.css
+same "restore -v printed the three changes" "$plan" "delete global.css
 delete header.tsx
 restore button.tsx"
 if [ -f button.tsx ] && [ "$(sha button.tsx)" = "$(printf '%s' "$BUTTON_A" | sha256sum | cut -c1-64)" ]; then

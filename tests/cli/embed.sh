@@ -25,7 +25,7 @@ printf 'one\n' >a.txt
 printf 'x\n' >src/x.txt
 t "create --json" D --json checkpoint create
 A=$(jid)
-same "create --json: {id, created, tree}" "$(py 'sorted(d) == ["created", "id", "tree"] and d["created"] is True and len(d["tree"]) == 64')" True
+same "create --json: {id, created, tree, notices}" "$(py 'sorted(d) == ["created", "id", "notices", "tree"] and d["created"] is True and len(d["tree"]) == 64 and d["notices"] == []')" True
 TA=$(py 'd["tree"]')
 t "create --if-changed --json on an unchanged tree" D --json checkpoint create --if-changed
 same "... creates nothing: created false" "$(py 'd["created"]')" False

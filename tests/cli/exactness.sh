@@ -220,7 +220,7 @@ chmod 0755 nonl.txt
 touch -d '2002-03-04 05:06:07' plain.txt
 OTHERS=$(printf '%s\n' "$ALL" | grep -vxE 'plain.txt|nonl.txt')
 ST=$(stamps $OTHERS)
-t "restore X after one content change and one mode change" D checkpoint restore "$X"
+t "restore X after one content change and one mode change" D checkpoint restore -v "$X"
 plan=$(printf '%s\n' "$OUT" | grep -E '^(restore|create|delete) ' | LC_ALL=C sort)
 same "restore reports exactly the two changed paths" "$plan" "restore nonl.txt
 restore plain.txt"

@@ -87,7 +87,8 @@ MSG=$'he said "hi"\n\\ é\ttab \x01'
 t "create --json" D --json checkpoint create --session 'sess "one"' --message "$MSG" --label $'lab\\el'
 t_schema "create --json: one object with a 64-hex id" '
 need(isinstance(d, dict) and isinstance(d.get("id"), str) and HEX64.match(d["id"]), "no 64-hex id")
-need(sorted(d) == ["created", "id", "tree"], "keys %r" % sorted(d))
+need(sorted(d) == ["created", "id", "notices", "tree"], "keys %r" % sorted(d))
+need(isinstance(d["notices"], list), "notices is no list")
 need(isinstance(d.get("tree"), str) and HEX64.match(d["tree"]), "no 64-hex tree")
 if "created" in d: need(d["created"] is True, "created should be true for a new checkpoint")'
 X=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')

@@ -184,9 +184,12 @@ printf 'a\n' >$'bad\xff.txt'
 printf 'c\n' >$'q"b\\s\tt\nn.txt'
 printf 'f\n' >dir/nested.txt
 printf 'secret\n' >key && chmod 600 key
-jv "create" checkpoint-create 0 'd["created"] is True' -- D --json checkpoint create -s work -m $'turn "1"\n' -l 'first turn'
+jv "create (big.bin above the limit: a too_large notice)" checkpoint-create 0 \
+	'd["created"] is True and [(n["code"], n["count"], n["largest"]["path"]) for n in d["notices"]] == [("too_large", 1, "big.bin")]' \
+	-- D --json checkpoint create -s work -m $'turn "1"\n' -l 'first turn'
 X=$(printf '%s' "$OUT" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-jv "create again for the same message: the existing one" checkpoint-create 0 "d == {'id': '$X', 'created': False} or d.get('tree')" \
+jv "create again for the same message: the existing one, and an existing notice" checkpoint-create 0 \
+	"d['id'] == '$X' and d['created'] is False and [n['code'] for n in d['notices']] == ['existing']" \
 	-- D --json checkpoint create -s work -m $'turn "1"\n'
 jv "create without message or label" checkpoint-create 0 -- D --json checkpoint create
 Y=$(printf '%s' "$OUT" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')
@@ -229,7 +232,16 @@ je "restore of an unknown checkpoint" 1 not_found -- D --json checkpoint restore
 je "restore -- a path outside the root" 1 invalid -- D --json checkpoint restore "$X" -- ../outside
 jv "undo --dry-run" checkpoint-restore 0 'd["operation"] == "undo" and d["checkpoint"] is None' -- D --json undo --dry-run
 jv "undo" checkpoint-restore 0 -- D --json undo
-jv "redo" checkpoint-restore 0 'd["operation"] == "redo"' -- D --json redo
+jv "redo" checkpoint-restore 0 'd["operation"] == "redo" and d["notices"] == []' -- D --json redo
+printf 'edited after the redo\n' >plain.txt
+jv "undo after an edit: an edits_saved notice" checkpoint-restore 0 \
+	'[(n["code"], n["paths"], n["checkpoint"] == d["pre_checkpoint"]) for n in d["notices"]] == [("edits_saved", ["plain.txt"], True)]' \
+	-- D --json undo
+mkdir -p "$SCRATCH/ign" && for i in $(seq 1 12); do printf 'x\n' >"$SCRATCH/ign/f$i.tmp"; done
+printf '*.tmp\n' >"$SCRATCH/ign/.gitignore"
+jv "create where the ignore rules exclude nearly everything: a mostly_ignored notice" checkpoint-create 0 \
+	'[(n["code"], n["excluded"], n["file_count"], n["rule"]) for n in d["notices"]] == [("mostly_ignored", 12, 1, {"source": ".gitignore", "pattern": "*.tmp", "excluded": 12})]' \
+	-- D --json -C "$SCRATCH/ign" checkpoint create
 je "undo --drop-damaged --dry-run" 2 usage -- D --json undo --drop-damaged --dry-run
 jv "undo --drop-damaged: none damaged" undo-drop-damaged 0 'd == {"dropped": 0}' -- D --json undo --drop-damaged
 jv "redo --drop-damaged" undo-drop-damaged 0 -- D --json redo --drop-damaged

@@ -109,7 +109,7 @@ t "--dry-run before the ref" D checkpoint restore --dry-run "$X"
 same "dry run (option first) changed nothing" "$(tree_state "$P")" "$BEFORE"
 
 # ===== per-path restore ===================================================
-t "restore X -- top.txt" D checkpoint restore "$X" -- top.txt
+t "restore X -- top.txt" D checkpoint restore -v "$X" -- top.txt
 plan=$(printf '%s\n' "$OUT" | grep -E '^(restore|create|delete) ')
 same "per-path: only top.txt reported" "$plan" "restore top.txt"
 check "top.txt restored" test "$(cat top.txt)" = "top v1"

@@ -119,7 +119,7 @@ printf 'gitdir: elsewhere\n' >sub/.git
 printf 'modified ignored\n' >>a.log
 mk created.txt sub/created.c lib/created
 IGNORED_BEFORE=$(all_state "$P" | grep -vE '^\./(created\.txt|sub/created\.c|lib/created) ')
-t "restore (ignored and .git files present, changed and new)" D checkpoint restore "$X"
+t "restore (ignored and .git files present, changed and new)" D checkpoint restore -v "$X"
 plan=$(printf '%s\n' "$OUT" | grep -E '^(restore|create|delete) ' | LC_ALL=C sort)
 same "restore deletes only the three new tracked files" "$plan" "delete created.txt
 delete lib/created

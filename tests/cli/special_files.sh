@@ -104,19 +104,19 @@ delete x/in.txt"
 dry run: would create 0, restore 1, delete $([ $kind = dir ] && echo 1 || echo 0) file(s)" \
 		"$kind where the checkpoint has a file: dry run says replace" D checkpoint restore "$C" --dry-run
 	t_match "replace x*restore: created 0, restored 1*" \
-		"$kind: the real run replaces it" D checkpoint restore "$C"
+		"$kind: the real run replaces it" D checkpoint restore -v "$C"
 	check_x "$kind: x is the checkpoint's file again"
 done
 # a symlink in the checkpoint, a FIFO in its place
 rm lnk && mkfifo lnk
 t_match '*"action":"replace"*' "FIFO where the checkpoint has a symlink: dry run --json says replace" \
 	D --json checkpoint restore "$C" --dry-run
-t_match '*replace lnk*' "and the real run replaces it" D checkpoint restore "$C"
+t_match '*replace lnk*' "and the real run replaces it" D checkpoint restore -v "$C"
 same "lnk is the symlink again" "$(readlink lnk)" "x"
 # a device, where the system lets us make one
 rm x
 if mknod x c 1 3 2>/dev/null; then
-	t_match '*replace x*' "character device where the checkpoint has a file: replaced" D checkpoint restore "$C"
+	t_match '*replace x*' "character device where the checkpoint has a file: replaced" D checkpoint restore -v "$C"
 	check_x "device: x is the checkpoint's file again"
 else
 	rm -f x && echo x >x
@@ -144,8 +144,8 @@ rm d
 
 # ===== 4. undo after replacing a FIFO =========================================
 rm -rf x && mkfifo x
-t_match '*replace x*' "restore replaces a FIFO" D checkpoint restore "$C"
-t_match '*delete x*' "undo removes the restored file (a FIFO holds nothing to bring back)" D undo
+t_match '*replace x*' "restore replaces a FIFO" D checkpoint restore -v "$C"
+t_match '*delete x*' "undo removes the restored file (a FIFO holds nothing to bring back)" D undo -v
 [ -e x ] && not_ok "x is gone after the undo" || ok "x is gone after the undo"
 
 done_testing

@@ -5,9 +5,11 @@
  * (and in the record cache) and honoured by every later restore,
  * decree_checkpoint_delete, decree_checkpoint_is_capture (restore, undo
  * and redo captures told from created checkpoints), the change counts
- * against the session's previous checkpoint, and the parts below them:
- * size_parse (K/M/G) and roots_in_use (what keeps a root's directory in
- * the store).
+ * against the session's previous checkpoint, the notices and progress
+ * reports a handle keeps and makes (decree_notice_at,
+ * decree_store_set_progress), and the parts below them: size_parse
+ * (K/M/G), size_format, and roots_in_use (what keeps a root's directory
+ * in the store).
  */
 #include "util/common.h"
 
@@ -376,6 +378,192 @@ static void test_size_parse(void **state)
 	}
 }
 
+static void test_size_format(void **state)
+{
+	static const struct {
+		uint64_t n;
+		const char *want;
+	} cases[] = {
+		{ 0, "0 bytes" },	   { 1, "1 byte" },
+		{ 1023, "1023 bytes" },	   { 1024, "1 KiB" },
+		{ 1536, "1.5 KiB" },	   { 50ull << 20, "50 MiB" },
+		{ 3000000, "2.9 MiB" },	   { (10ull << 20) - 1, "10 MiB" },
+		{ 1288490189, "1.2 GiB" }, { UINT64_MAX, "16 EiB" },
+	};
+	char out[SIZE_TEXT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		assert_string_equal(size_format(out, cases[i].n),
+				    cases[i].want);
+}
+
+typedef struct {
+	size_t calls, scan, write, check, verify;
+	decree_progress last_scan;
+	bool scan_final_seen, backwards;
+	decree_progress prev;
+} progress_log;
+
+static void log_progress(void *payload, const decree_progress *p)
+{
+	progress_log *l = payload;
+
+	if (l->calls && p->stage == l->prev.stage &&
+	    (p->files < l->prev.files || p->bytes < l->prev.bytes))
+		l->backwards = true; /* counts only grow within a stage */
+	l->calls++;
+	l->prev = *p;
+	switch (p->stage) {
+	case DECREE_PROGRESS_SCAN:
+		l->scan++;
+		l->last_scan = *p;
+		break;
+	case DECREE_PROGRESS_WRITE:
+		l->write++;
+		break;
+	case DECREE_PROGRESS_CHECK:
+		l->check++;
+		break;
+	case DECREE_PROGRESS_VERIFY:
+		l->verify++;
+		break;
+	}
+}
+
+/* The progress of create, restore and fsck: each stage, counts that
+ * only grow, and the final count of a scan equal to what it found. */
+static void test_progress(void **state)
+{
+	fixture *f = *state;
+	decree_checkpoint_create_options o =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_checkpoint_created res;
+	decree_restore_result rr;
+	progress_log l;
+	char name[64];
+
+	for (int i = 0; i < 30; i++) {
+		snprintf(name, sizeof(name), "f%02d.txt", i);
+		puts_at(f, name, "some content\n");
+	}
+	memset(&l, 0, sizeof(l));
+	decree_store_set_progress(f->s, log_progress, &l);
+	assert_int_equal(decree_checkpoint_create_ext(&res, f->s, &o), 0);
+	assert_true(l.scan >= 2);
+	assert_false(l.backwards);
+	assert_true(l.last_scan.total_known);
+	assert_int_equal(l.last_scan.files, 30);
+	assert_int_equal(l.last_scan.files_total, 30);
+	assert_int_equal(l.last_scan.bytes, 30 * 13);
+	assert_int_equal(l.last_scan.bytes_total, 30 * 13);
+	assert_int_equal(l.write, 0);
+
+	remove_at(f, "f00.txt");
+	puts_at(f, "new.txt", "new\n");
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(decree_checkpoint_restore(&rr, f->s, res.id, NULL), 0);
+	assert_false(l.backwards);
+	assert_true(l.scan >= 2 && l.check >= 2 && l.write >= 2);
+	assert_int_equal(l.prev.stage, DECREE_PROGRESS_CHECK); /* re-read */
+	assert_int_equal(l.prev.files, 2);
+	assert_int_equal(l.prev.files_total, 2);
+
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(decree_fsck(f->s, NULL, NULL), 0);
+	assert_true(l.verify >= 1);
+	assert_int_equal(l.prev.files, l.prev.files_total);
+
+	/* off again: no more calls */
+	decree_store_set_progress(f->s, NULL, NULL);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(decree_undo(&rr, f->s, NULL), 0);
+	assert_int_equal(l.calls, 0);
+}
+
+/* The notices of create, undo and redo, and that the next such call
+ * forgets them. */
+static void test_notices(void **state)
+{
+	fixture *f = *state;
+	decree_checkpoint_create_options o =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_checkpoint_created a, b;
+	decree_restore_result rr;
+	const decree_notice *n;
+	char name[64];
+
+	puts_at(f, ".gitignore", "*.tmp\n");
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "x%02d.tmp", i);
+		puts_at(f, name, "t\n");
+	}
+	put(f, "big.bin", "0123456789abcdef", 16);
+	o.max_file_size = 10;
+	o.message = "m1";
+	assert_int_equal(decree_checkpoint_create_ext(&a, f->s, &o), 0);
+	assert_int_equal(decree_notice_count(f->s), 2);
+	n = decree_notice_at(f->s, 0);
+	assert_int_equal(n->kind, DECREE_NOTICE_MOSTLY_IGNORED);
+	assert_int_equal(n->count, 20);
+	assert_int_equal(n->files, 2);
+	assert_string_equal(n->rule_source, ".gitignore");
+	assert_string_equal(n->rule, "*.tmp");
+	assert_int_equal(n->rule_count, 20);
+	assert_string_equal(n->checkpoint, a.id);
+	n = decree_notice_at(f->s, 1);
+	assert_int_equal(n->kind, DECREE_NOTICE_TOO_LARGE);
+	assert_int_equal(n->count, 1);
+	assert_string_equal(n->path, "big.bin");
+	assert_int_equal(n->size, 16);
+	assert_int_equal(n->limit, 10);
+	assert_null(decree_notice_at(f->s, 2));
+
+	assert_int_equal(decree_checkpoint_create_ext(&b, f->s, &o), 0);
+	assert_false(b.created);
+	assert_int_equal(decree_notice_count(f->s), 1);
+	n = decree_notice_at(f->s, 0);
+	assert_int_equal(n->kind, DECREE_NOTICE_EXISTING);
+	assert_string_equal(n->checkpoint, a.id);
+	assert_string_equal(n->session, "default");
+	assert_string_equal(n->msg, "m1");
+	assert_true(n->message && strstr(n->message, "already exists"));
+
+	/* restore a, edit what it wrote, undo: the edit is in pre-undo */
+	puts_at(f, ".gitignore", "*.tmp\n# changed\n");
+	assert_int_equal(decree_checkpoint_restore(&rr, f->s, a.id, NULL), 0);
+	assert_int_equal(decree_notice_count(f->s), 0);
+	puts_at(f, ".gitignore", "user edit\n");
+	assert_int_equal(decree_undo(&rr, f->s, NULL), 0);
+	assert_int_equal(decree_notice_count(f->s), 1);
+	n = decree_notice_at(f->s, 0);
+	assert_int_equal(n->kind, DECREE_NOTICE_EDITS_SAVED);
+	assert_int_equal(n->npaths, 1);
+	assert_string_equal(n->paths[0], ".gitignore");
+	assert_string_equal(n->checkpoint, rr.pre_checkpoint);
+	assert_string_equal(n->label, "pre-undo");
+	{
+		/* the capture holds the edit (the notice lives until the
+		 * next call that can notice: copy what it says first) */
+		const char *const only[] = { ".gitignore", NULL };
+		decree_restore_options ro = DECREE_RESTORE_OPTIONS_INIT;
+		char pre[DECREE_ID_HEXLEN + 1];
+		memcpy(pre, n->checkpoint, sizeof(pre));
+		ro.paths = only;
+		assert_int_equal(decree_checkpoint_restore(&rr, f->s, pre, &ro),
+				 0);
+	}
+	assert_int_equal(decree_notice_count(f->s), 0);
+	{
+		char p[PATH_MAX + 32];
+		buf got = BUF_INIT;
+		snprintf(p, sizeof(p), "%s/.gitignore", f->root);
+		assert_int_equal(fs_read_path(p, &got), 0);
+		assert_string_equal(got.ptr, "user edit\n");
+		buf_release(&got);
+	}
+}
+
 /* roots_in_use: what keeps a root's directory, what gc may remove. */
 static void test_roots_in_use(void **state)
 {
@@ -511,6 +699,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_roots_in_use, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_size_format, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notices, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -751,6 +751,7 @@ int decree_rewind(decree_restore_result *result, decree_store *s,
 	char id[DECREE_ID_HEXLEN + 1];
 	int r;
 
+	repo_notices_clear(s);
 	if ((r = decree_rewind_list_get(&l, s, session)) < 0)
 		return r;
 	/* by its number: with a damaged turn record, the i-th turn listed

@@ -36,6 +36,7 @@
 #include "diff/unidiff.h"
 #include "diff/xdiff.h"
 #include "util/trace.h"
+#include "util/size.h"
 
 #include <pthread.h>
 
@@ -393,6 +394,139 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	return checkpoint_write_meta(id_out, NULL, s, w, cur, &m);
 }
 
+/* --- notices ----------------------------------------------------------------
+ * What a create did that the user would not expect (decree/checkpoint.h):
+ * a tree the ignore rules nearly emptied, files too large to store, an
+ * existing checkpoint returned for its message.  Only information: one
+ * that cannot be kept (out of memory) is dropped, never failing the call.
+ */
+
+/* A checkpoint "nearly empty" because of the ignore rules: at least
+ * IGNORED_MIN entries excluded, 90% of those seen, at most FEW_FILES
+ * kept.  (A directory counts once: node_modules/ of a project with a
+ * dozen files is one entry, no notice.) */
+#define IGNORED_MIN 10
+#define FEW_FILES   100
+
+static void add_notice(decree_store *s, const decree_notice *n)
+{
+	if (repo_notice_add(s, n) < 0)
+		error_clear();
+}
+
+/* The rule that excluded most, as a phrase: "'*' in .gitignore". */
+static void rule_phrase(buf *b, const repo_scan_info *st)
+{
+	buf q = BUF_INIT;
+
+	buf_printf(&q, "'%s'", st->rule);
+	if (!strcmp(st->rule_source, "built-in"))
+		buf_printf(b, "the built-in default %s", q.ptr);
+	else if (!strcmp(st->rule_source, "exclude"))
+		buf_printf(b, "the exclude pattern %s", q.ptr);
+	else
+		buf_printf(b, "%s in %s", q.ptr, st->rule_source);
+	buf_release(&q);
+}
+
+/* The notices of the scan `cur` of checkpoint `id` (made or returned),
+ * scanned with size limit `limit`. */
+static void scan_notices(decree_store *s, const snap *cur, uint64_t limit,
+			 const char *id)
+{
+	const repo_scan_info *st = &s->last_scan;
+	const snap_entry *big = NULL;
+	uint64_t nbig = 0, seen = st->ignored + cur->n;
+	char a[SIZE_TEXT_MAX], b[SIZE_TEXT_MAX];
+	decree_notice n;
+	buf msg = BUF_INIT;
+
+	if (st->ignored >= IGNORED_MIN && st->ignored * 10 >= seen * 9 &&
+	    cur->n <= FEW_FILES) {
+		memset(&n, 0, sizeof(n));
+		n.kind = DECREE_NOTICE_MOSTLY_IGNORED;
+		n.count = st->ignored;
+		n.files = cur->n;
+		snprintf(n.checkpoint, sizeof(n.checkpoint), "%s", id);
+		buf_printf(&msg,
+			   "ignore rules excluded %" PRIu64 " of the %" PRIu64
+			   " entries the scan saw (a directory counts once)",
+			   st->ignored, seen);
+		if (st->rule_count) {
+			n.rule_source = st->rule_source;
+			n.rule = st->rule;
+			n.rule_count = st->rule_count;
+			buf_printf(&msg, ", %" PRIu64 " of them by ",
+				   st->rule_count);
+			rule_phrase(&msg, st);
+		}
+		buf_printf(&msg, "; the checkpoint has %zu file%s", cur->n,
+			   cur->n == 1 ? "" : "s");
+		n.message = msg.ptr;
+		add_notice(s, &n);
+	}
+	for (size_t i = 0; i < cur->n; i++) {
+		const snap_entry *e = &cur->v[i];
+		if (e->mode != MODE_SKIP)
+			continue;
+		nbig++;
+		if (!big || e->size > big->size)
+			big = e;
+	}
+	if (nbig) {
+		memset(&n, 0, sizeof(n));
+		n.kind = DECREE_NOTICE_TOO_LARGE;
+		n.count = nbig;
+		n.path = big->path;
+		n.size = big->size;
+		n.limit = limit;
+		snprintf(n.checkpoint, sizeof(n.checkpoint), "%s", id);
+		buf_clear(&msg);
+		buf_printf(&msg,
+			   "%" PRIu64 " file%s above the size limit of %s %s "
+			   "not stored, only %s path and size (the largest: "
+			   "'%s', %s)",
+			   nbig, nbig == 1 ? "" : "s", size_format(a, limit),
+			   nbig == 1 ? "was" : "were",
+			   nbig == 1 ? "its" : "their", big->path,
+			   size_format(b, big->size));
+		n.message = msg.ptr;
+		add_notice(s, &n);
+	}
+	buf_release(&msg);
+}
+
+/* create --message M found M's checkpoint: returned unchanged. */
+static void existing_notice(decree_store *s, const record *rec)
+{
+	decree_notice n;
+	buf msg = BUF_INIT;
+
+	memset(&n, 0, sizeof(n));
+	n.kind = DECREE_NOTICE_EXISTING;
+	memcpy(n.checkpoint, rec->info.id, sizeof(n.checkpoint));
+	memcpy(n.created_at, rec->info.created_at, sizeof(n.created_at));
+	n.session = rec->session;
+	n.msg = rec->message;
+	buf_printf(&msg,
+		   "checkpoint '%s:%s' already exists (made %s); returned it "
+		   "unchanged",
+		   rec->session, rec->message, rec->info.created_at);
+	n.message = msg.ptr;
+	add_notice(s, &n);
+	buf_release(&msg);
+}
+
+size_t decree_notice_count(const decree_store *s)
+{
+	return s ? s->nnotices : 0;
+}
+
+const decree_notice *decree_notice_at(const decree_store *s, size_t i)
+{
+	return s && i < s->nnotices ? &s->notices[i].pub : NULL;
+}
+
 /* --- public API -------------------------------------------------------------
  */
 
@@ -421,6 +555,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	statcache *cache = NULL;
 	record *v = NULL;
 	size_t n = 0, latest = SIZE_MAX;
+	uint64_t limit;
 	odb *db;
 	oid root;
 	int r;
@@ -429,6 +564,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	DECREE_ASSERT_ARG(s);
 	memset(out, 0, sizeof(*out));
 	out->files_changed = out->insertions = out->deletions = -1;
+	repo_notices_clear(s);
 	if (!o)
 		o = &def;
 	if (o->version < 1 ||
@@ -468,6 +604,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 		if (o->message && v[i].message &&
 		    !strcmp(v[i].message, o->message)) {
 			found(out, &v[i]); /* one checkpoint per turn */
+			existing_notice(s, &v[i]);
 			goto done;
 		}
 	}
@@ -479,6 +616,9 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	    0)
 		goto done;
 	trace_phase("create: scanned");
+	limit = view.max_file_size ? view.max_file_size
+		: s->max_file_size ? s->max_file_size
+				   : SCAN_DEFAULT_MAX_SIZE;
 	if (if_changed && latest != SIZE_MAX) {
 		if ((r = store_uncached(s, w, &cur)) < 0 ||
 		    (r = tree_write(&root, NULL, &cur)) < 0)
@@ -489,6 +629,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 			if ((r = odb_writer_commit(w)) < 0)
 				goto done;
 			found(out, &v[latest]);
+			scan_notices(s, &cur, limit, out->id);
 			/* only a cache: the next scan is cheaper */
 			if (worktree_save_statcache(s, &cur, cache) < 0)
 				error_clear();
@@ -501,6 +642,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	trace_phase("create: record written");
 	out->created = true;
 	oid_to_hex(out->tree, &root);
+	scan_notices(s, &cur, limit, out->id);
 	out->files_changed = m.files_changed;
 	out->insertions = m.insertions;
 	out->deletions = m.deletions;

@@ -699,7 +699,8 @@ static int check_all(marker *m)
 	int r;
 
 	check_store_files(m);
-	if ((r = odb_verify(m->db, odb_problem, m)) < 0)
+	if ((r = odb_verify_progress(m->db, odb_problem, m, m->s->progress,
+				     m->s->progress_payload)) < 0)
 		return r;
 	return mark_all(m);
 }
@@ -1073,7 +1074,8 @@ static int repair(marker *m)
 		goto done;
 	check_store_files(m);
 	if (!odb_all_trusted(m->db) &&
-	    (r = odb_verify(m->db, odb_problem, m)) < 0)
+	    (r = odb_verify_progress(m->db, odb_problem, m, m->s->progress,
+				     m->s->progress_payload)) < 0)
 		goto done;
 	r = mark_all(m);
 done:

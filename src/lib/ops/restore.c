@@ -272,6 +272,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
 	memset(&rec, 0, sizeof(rec));
+	repo_notices_clear(s);
 	if (o->version < 1 || o->version > DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
@@ -427,6 +428,34 @@ done:
 /* --- undo / redo ------------------------------------------------------------
  */
 
+/* Undo or redo overwrote or deleted paths edited after the operation it
+ * reverses: their edited state is in the capture `pre` (decree/checkpoint.h,
+ * DECREE_NOTICE_EDITS_SAVED). */
+static void edits_notice(decree_store *s, bool undo, const char *pre,
+			 char **paths, size_t n)
+{
+	decree_notice no;
+	buf msg = BUF_INIT;
+
+	memset(&no, 0, sizeof(no));
+	no.kind = DECREE_NOTICE_EDITS_SAVED;
+	no.count = n;
+	no.paths = (const char *const *)paths;
+	no.npaths = n;
+	snprintf(no.checkpoint, sizeof(no.checkpoint), "%s", pre);
+	no.label = undo ? "pre-undo" : "pre-redo";
+	buf_printf(&msg,
+		   "%s changed %zu file%s edited after the %s ('%s'%s); the "
+		   "edited versions are in checkpoint %.12s (%s)",
+		   undo ? "undo" : "redo", n, n == 1 ? "" : "s",
+		   undo ? "operation it undid" : "undo it redid", paths[0],
+		   n > 1 ? ", ..." : "", pre, undo ? "pre-undo" : "pre-redo");
+	no.message = msg.ptr;
+	if (repo_notice_add(s, &no) < 0)
+		error_clear(); /* only a notice */
+	buf_release(&msg);
+}
+
 static int replay(decree_restore_result *res, decree_store *s,
 		  const decree_restore_options *o, bool undo)
 {
@@ -439,6 +468,9 @@ static int replay(decree_restore_result *res, decree_store *s,
 	odb_writer *w = NULL;
 	odb *db;
 	bool drifted = false;
+	char **edited = NULL; /* paths changed since the operation, written */
+	size_t nedited = 0;
+	decree_progress meter;
 	int r;
 
 	if (!o)
@@ -446,6 +478,7 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if (!res)
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
+	repo_notices_clear(s);
 	if (o->version < 1 || o->version > DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid restore options");
@@ -477,13 +510,23 @@ static int replay(decree_restore_result *res, decree_store *s,
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = odb_writer_new(&w, db)) < 0)
 		goto done;
+	if (!(edited = decree_calloc(e->n + 1, sizeof(*edited)))) {
+		r = -1;
+		goto done;
+	}
+	memset(&meter, 0, sizeof(meter));
+	meter.stage = DECREE_PROGRESS_SCAN;
+	meter.files_total = e->n;
+	meter.total_known = true;
 	for (size_t i = 0; i < e->n; i++) {
 		const txn_change *src = &e->changes[i];
 		bool want = undo ? src->has_old : src->has_new;
 		snap_entry goal;
 		txn_change *t;
-		bool present, expected;
+		bool present, expected, moved;
 
+		meter.files = i;
+		repo_progress(s, &meter);
 		if (!snap_path_selected(o->paths, src->path))
 			continue;
 		memset(&goal, 0, sizeof(goal));
@@ -498,11 +541,12 @@ static int replay(decree_restore_result *res, decree_store *s,
 			goto done;
 		/* did anything change since the operation? */
 		expected = undo ? src->has_new : src->has_old;
-		if (present != expected ||
-		    (present &&
-		     (t->old_mode != (undo ? src->new_mode : src->old_mode) ||
-		      oid_cmp(&t->old_id, undo ? &src->new_id : &src->old_id))))
-			drifted = true;
+		moved = present != expected ||
+			(present && (t->old_mode != (undo ? src->new_mode
+							  : src->old_mode) ||
+				     oid_cmp(&t->old_id, undo ? &src->new_id
+							      : &src->old_id)));
+		drifted |= moved;
 		if (want)
 			set_new(t, &goal);
 		if (t->has_old == t->has_new &&
@@ -510,8 +554,14 @@ static int replay(decree_restore_result *res, decree_store *s,
 				     !oid_cmp(&t->old_id, &t->new_id)))) {
 			decree_free(t->path);
 			ch.n--;
+		} else if (moved && present) {
+			/* edited since, and about to be overwritten or
+			 * deleted (borrowed from ch) */
+			edited[nedited++] = t->path;
 		}
 	}
+	meter.files = e->n;
+	repo_progress(s, &meter);
 	for (size_t i = 0; i < ch.n; i++)
 		report(o, res, &ch.v[i], false);
 	if (o->dry_run)
@@ -543,7 +593,10 @@ static int replay(decree_restore_result *res, decree_store *s,
 		sp.cancel = o->version >= 2 ? o->cancel : NULL;
 		r = txn_run(s, &sp);
 	}
+	if (r == 0 && nedited && res->pre_checkpoint[0])
+		edits_notice(s, undo, res->pre_checkpoint, edited, nedited);
 done:
+	decree_free(edited);
 	odb_writer_free(w);
 	changes_release(&ch);
 	oplog_release(&l);

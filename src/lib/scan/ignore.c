@@ -82,6 +82,7 @@ struct pattern {
 	bool fixed_depth; /* no "**" segment: the path has nsegs segments */
 	unsigned char (*classes)[32];
 	size_t nclasses;
+	char *src; /* the line as written (trimmed), for messages */
 };
 
 /*
@@ -349,6 +350,7 @@ static void pattern_release(struct pattern *p)
 	decree_free(p->toks);
 	decree_free(p->segs);
 	decree_free(p->classes);
+	decree_free(p->src);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -469,7 +471,8 @@ static size_t trim_spaces(const char *s, size_t n)
 static int list_add_line(ignore_list *l, const char *s, size_t n)
 {
 	struct pattern p;
-	const char *nul;
+	const char *nul, *line;
+	size_t line_len;
 	int r;
 
 	if (!n || s[0] == '#')
@@ -479,6 +482,8 @@ static int list_add_line(ignore_list *l, const char *s, size_t n)
 	if ((nul = memchr(s, '\0', n)))
 		n = (size_t)(nul - s);
 	n = trim_spaces(s, n);
+	line = s;
+	line_len = n;
 	memset(&p, 0, sizeof(p));
 	if (n && s[0] == '!') {
 		p.negated = true;
@@ -495,7 +500,8 @@ static int list_add_line(ignore_list *l, const char *s, size_t n)
 		pattern_release(&p);
 		return r < 0 ? r : 0;
 	}
-	if (GROW(l->pats, l->cap, l->npats + 1) < 0) {
+	if (!(p.src = decree_strndup(line, line_len)) ||
+	    GROW(l->pats, l->cap, l->npats + 1) < 0) {
 		pattern_release(&p);
 		return -1;
 	}
@@ -842,9 +848,12 @@ static bool pattern_match(const struct pattern *p, const char *rel, size_t rlen,
 }
 
 /* `rel` is the path below l's base, `bn` its last component. */
-static ignore_result list_match_rel(const ignore_list *l, const char *rel,
-				    size_t rlen, const char *bn, size_t blen,
-				    bool is_dir)
+/* The last pattern of l that matches (it decides: ignore, or re-include
+ * when negated), or NULL. */
+static const struct pattern *list_match_rel(const ignore_list *l,
+					    const char *rel, size_t rlen,
+					    const char *bn, size_t blen,
+					    bool is_dir)
 {
 	const size_t *a, *g;
 	size_t i, na, ng;
@@ -856,10 +865,9 @@ static ignore_result list_match_rel(const ignore_list *l, const char *rel,
 			if (p->dir_only && !is_dir)
 				continue;
 			if (pattern_match(p, rel, rlen, bn, blen))
-				return p->negated ? IGNORE_WHITELIST
-						  : IGNORE_IGNORE;
+				return p;
 		}
-		return IGNORE_NONE;
+		return NULL;
 	}
 	i = (unsigned char)bn[blen - 1];
 	a = l->order + l->bucket[i];
@@ -877,9 +885,14 @@ static ignore_result list_match_rel(const ignore_list *l, const char *rel,
 		if (p->dir_only && !is_dir)
 			continue;
 		if (pattern_match(p, rel, rlen, bn, blen))
-			return p->negated ? IGNORE_WHITELIST : IGNORE_IGNORE;
+			return p;
 	}
-	return IGNORE_NONE;
+	return NULL;
+}
+
+static ignore_result result_of(const struct pattern *p)
+{
+	return !p ? IGNORE_NONE : p->negated ? IGNORE_WHITELIST : IGNORE_IGNORE;
 }
 
 static const char *basename_of(const char *path, size_t len)
@@ -908,8 +921,8 @@ ignore_result ignore_list_match(const ignore_list *l, const char *path,
 	if (!len)
 		return IGNORE_NONE;
 	bn = basename_of(path, len);
-	return list_match_rel(l, path, len, bn, len - (size_t)(bn - path),
-			      is_dir);
+	return result_of(list_match_rel(l, path, len, bn,
+					len - (size_t)(bn - path), is_dir));
 }
 
 /* --- the matcher: per-directory cache and precedence --------------------- */
@@ -938,7 +951,15 @@ struct ignore_matcher {
 	struct dir_node **chain;
 	size_t chain_len, chain_cap;
 	bool chain_ok;
+	/* the rule that decided the last check (ignore_matcher_last_rule):
+	 * its pattern, its source (LIST_GIT, LIST_DECREE, SRC_EXTRA,
+	 * SRC_BUILTIN) and the directory of its file */
+	const struct pattern *hit;
+	int hit_src;
+	const char *hit_dir;
 };
+
+enum { SRC_EXTRA = 2, SRC_BUILTIN = 3 };
 
 #define FNV_BASIS UINT64_C(14695981039346656037)
 #define FNV_PRIME UINT64_C(1099511628211)
@@ -1157,29 +1178,38 @@ static int decide(ignore_result *res, ignore_matcher *m, const char *path,
 {
 	const char *bn = path + bpos;
 	size_t blen = len - bpos, i;
-	ignore_result r = IGNORE_NONE;
+	const struct pattern *p = NULL;
 	int k, err;
 
 	for (i = 0; i < ndirs; i++)
 		if ((err = node_load(m, m->chain[i])) < 0)
 			return err;
-	for (k = LIST_DECREE; k >= LIST_GIT && r == IGNORE_NONE; k--) {
-		for (i = ndirs; i-- > 0 && r == IGNORE_NONE;) {
+	for (k = LIST_DECREE; k >= LIST_GIT && !p; k--) {
+		for (i = ndirs; i-- > 0 && !p;) {
 			const struct dir_node *d = m->chain[i];
 			size_t skip = d->len ? d->len + 1 : 0;
 
 			if (!d->lists[k])
 				continue;
-			r = list_match_rel(d->lists[k], path + skip, len - skip,
+			p = list_match_rel(d->lists[k], path + skip, len - skip,
 					   bn, blen, is_dir);
+			if (p) {
+				m->hit_src = k;
+				m->hit_dir = d->path;
+			}
 		}
-		if (k == LIST_DECREE && r == IGNORE_NONE && m->extra)
-			r = list_match_rel(m->extra, path, len, bn, blen,
+		if (k == LIST_DECREE && !p && m->extra) {
+			p = list_match_rel(m->extra, path, len, bn, blen,
 					   is_dir);
+			m->hit_src = SRC_EXTRA;
+		}
 	}
-	if (r == IGNORE_NONE)
-		r = list_match_rel(m->builtin, path, len, bn, blen, is_dir);
-	*res = r;
+	if (!p) {
+		p = list_match_rel(m->builtin, path, len, bn, blen, is_dir);
+		m->hit_src = SRC_BUILTIN;
+	}
+	m->hit = p;
+	*res = result_of(p);
 	return 0;
 }
 
@@ -1259,4 +1289,25 @@ int ignore_matcher_excluded(ignore_matcher *m, const char *path, size_t len,
 		return err;
 	*ignored = r == IGNORE_IGNORE;
 	return 0;
+}
+
+const void *ignore_matcher_last_rule(const ignore_matcher *m, buf *source,
+				     const char **pattern)
+{
+	if (!m->hit)
+		return NULL;
+	if (source) {
+		buf_clear(source);
+		if (m->hit_src == SRC_BUILTIN)
+			buf_puts(source, "built-in");
+		else if (m->hit_src == SRC_EXTRA)
+			buf_puts(source, "exclude");
+		else
+			buf_printf(source, "%s%s%s", m->hit_dir,
+				   *m->hit_dir ? "/" : "",
+				   list_names[m->hit_src]);
+	}
+	if (pattern)
+		*pattern = m->hit->src;
+	return m->hit;
 }

@@ -73,6 +73,17 @@ int ignore_matcher_check(ignore_matcher *m, const char *path, size_t len,
 int ignore_matcher_excluded(ignore_matcher *m, const char *path, size_t len,
 			    bool is_dir, bool *ignored);
 
+/*
+ * The rule that decided the last ignore_matcher_check or _excluded on m
+ * (whatever its answer), or NULL when no rule spoke.  The pointer names
+ * the rule: the same rule of the same matcher gives the same pointer (a
+ * key for counting; it lives as long as m).  With `source`, its source
+ * is put there: the rules file's path ("sub/.gitignore"), "exclude" (the
+ * extra patterns) or "built-in"; with `pattern`, the line as written.
+ */
+const void *ignore_matcher_last_rule(const ignore_matcher *m, buf *source,
+				     const char **pattern);
+
 /* Lower level, for tests and fuzzing: one parsed file. */
 typedef struct ignore_list ignore_list;
 int ignore_list_parse(ignore_list **out, const char *base, const char *data,

@@ -22,6 +22,11 @@
  * snapshot (it no longer exists); a file that grows past the size limit
  * while being read is recorded as skipped.  The first error stops the
  * walk and is reported.
+ *
+ * Besides the snapshot a scan counts what the ignore rules excluded (each
+ * thread in its own worker, summed at the end) and, with a progress
+ * function, files and bytes found and done (relaxed atomics, only then);
+ * the calling thread, worker 0, reports them between its jobs.
  */
 #include "util/common.h"
 #include "scan/scan.h"
@@ -32,6 +37,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <time.h>
 
 typedef struct dirres dirres;
 
@@ -65,9 +71,21 @@ typedef struct {
 	unsigned char type; /* d_type */
 } dent;
 
+/* How many entries one rule excluded (per worker; up to TALLY_MAX rules,
+ * the most common ones being met early in practice). */
+#define TALLY_MAX 16
+typedef struct {
+	const void *key; /* ignore_matcher_last_rule */
+	uint64_t n;
+	char *source, *pattern;
+} rule_tally;
+
 typedef struct {
 	walker *w;
 	ignore_matcher *ign;
+	uint64_t ignored;
+	rule_tally tally[TALLY_MAX];
+	size_t ntally;
 	const char *cur_dir; /* directory whose fd is cur_fd (loader shortcut)
 			      */
 	int cur_fd;
@@ -91,7 +109,58 @@ struct walker {
 	bool failed;
 	int err;
 	char errmsg[1024];
+	/* progress (only with o->progress; relaxed atomics): files found
+	 * and hash jobs queued and done, their bytes, directories still to
+	 * read */
+	uint64_t p_found, p_queued, p_hashed, p_bytes_total, p_bytes;
+	uint64_t p_dirs;
+	decree_progress reported; /* the last report (worker 0 only) */
 };
+
+static void padd(uint64_t *v, uint64_t n)
+{
+	__atomic_fetch_add(v, n, __ATOMIC_RELAXED);
+}
+
+static uint64_t pget(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+/* Worker 0 (the calling thread) tells the caller how far the scan is.
+ * The counters are read one by one while other threads move them, so
+ * what is reported is kept consistent: never done beyond found, never
+ * less than the last report. */
+static void report_progress(walker *w, bool final)
+{
+	decree_progress *p = &w->reported;
+	uint64_t found, queued, hashed, pending, v;
+
+	if (!w->o->progress)
+		return;
+	p->stage = DECREE_PROGRESS_SCAN;
+	hashed = pget(&w->p_hashed);
+	queued = pget(&w->p_queued);
+	found = pget(&w->p_found);
+	pending = queued > hashed ? queued - hashed : 0;
+	if (found > p->files_total)
+		p->files_total = found;
+	v = p->files_total > pending ? p->files_total - pending : 0;
+	if (v > p->files)
+		p->files = v;
+	if ((v = pget(&w->p_bytes)) > p->bytes)
+		p->bytes = v;
+	if ((v = pget(&w->p_bytes_total)) > p->bytes_total)
+		p->bytes_total = v;
+	if (p->bytes > p->bytes_total)
+		p->bytes_total = p->bytes;
+	p->total_known = final || pget(&w->p_dirs) == 0;
+	if (final) { /* every thread is joined: the counts are exact */
+		p->files = p->files_total = found;
+		p->bytes = p->bytes_total = pget(&w->p_bytes);
+	}
+	w->o->progress(w->o->progress_payload, p);
+}
 
 /* --- queue ---------------------------------------------------------------- */
 
@@ -134,6 +203,8 @@ static int push_new(walker *w, int kind, char *path, dirres *dir, int depth,
 	job *j = decree_calloc(1, sizeof(*j));
 	if (!j)
 		return -1;
+	if (w->o->progress && kind == JOB_DIR)
+		padd(&w->p_dirs, 1);
 	j->kind = kind;
 	j->path = path;
 	j->dir = dir;
@@ -144,7 +215,21 @@ static int push_new(walker *w, int kind, char *path, dirres *dir, int depth,
 
 /* --- hashing -------------------------------------------------------------- */
 
+static int hash_one(worker *wk, rentry *re);
+
 static int run_hash(worker *wk, rentry *re)
+{
+	int r = hash_one(wk, re);
+	walker *w = wk->w;
+
+	if (w->o->progress) {
+		padd(&w->p_bytes, re->dropped ? 0 : re->e.size);
+		padd(&w->p_hashed, 1);
+	}
+	return r;
+}
+
+static int hash_one(worker *wk, rentry *re)
 {
 	walker *w = wk->w;
 	snap_entry *e = &re->e;
@@ -469,7 +554,44 @@ static int scan_file(worker *wk, rentry *re, const struct stat *st)
 		e->unhashed = 1;
 		return 0;
 	}
+	if (o->progress) {
+		padd(&w->p_queued, 1);
+		padd(&w->p_bytes_total, (uint64_t)st->st_size);
+	}
 	return push_new(w, JOB_HASH, NULL, NULL, 0, re);
+}
+
+/* An entry the ignore rules excluded: counted, with the rule that did. */
+static int tally_ignored(worker *wk)
+{
+	const void *key = ignore_matcher_last_rule(wk->ign, NULL, NULL);
+	rule_tally *t;
+	buf source = BUF_INIT;
+	const char *pattern;
+
+	wk->ignored++;
+	for (size_t i = 0; i < wk->ntally; i++)
+		if (wk->tally[i].key == key) {
+			wk->tally[i].n++;
+			return 0;
+		}
+	if (!key || wk->ntally == TALLY_MAX)
+		return 0;
+	t = &wk->tally[wk->ntally];
+	ignore_matcher_last_rule(wk->ign, &source, &pattern);
+	if (!source.len || !(t->source = decree_strdup(source.ptr)) ||
+	    !(t->pattern = decree_strdup(pattern))) {
+		decree_free(t->source);
+		t->source = NULL;
+		buf_release(&source);
+		error_clear(); /* only a count: it stays out */
+		return 0;
+	}
+	buf_release(&source);
+	t->key = key;
+	t->n = 1;
+	wk->ntally++;
+	return 0;
 }
 
 /* One name of directory j->path (open at dfd): skipped, queued as a
@@ -511,9 +633,10 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 				     files */
 	}
 	if ((r = ignore_matcher_check(wk->ign, path->ptr, path->len, is_dir,
-				      &ignored)) < 0 ||
-	    ignored)
+				      &ignored)) < 0)
 		return r;
+	if (ignored)
+		return tally_ignored(wk);
 	if (!(e->path = decree_strndup(path->ptr, path->len)))
 		return -1;
 	re->dropped = false;
@@ -533,6 +656,8 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	e->ino = st.st_ino;
 	e->dev = st.st_dev;
 	e->size = (uint64_t)st.st_size; /* a symlink's: its target's length */
+	if (o->progress)
+		padd(&w->p_found, 1);
 	return S_ISLNK(st.st_mode) ? scan_link(wk, re, dfd, name)
 				   : scan_file(wk, re, &st);
 }
@@ -578,13 +703,32 @@ static void *worker_main(void *arg)
 {
 	worker *wk = arg;
 	walker *w = wk->w;
+	bool reporter = wk == &w->wks[0] && w->o->progress;
 
 	for (;;) {
 		job *j;
 		int r;
 		pthread_mutex_lock(&w->mu);
-		while (!w->head && w->active)
-			pthread_cond_wait(&w->cv, &w->mu);
+		while (!w->head && w->active) {
+			struct timespec until;
+			if (!reporter) {
+				pthread_cond_wait(&w->cv, &w->mu);
+				continue;
+			}
+			/* the others work: say how far they are now and then */
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 100 * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			if (pthread_cond_timedwait(&w->cv, &w->mu, &until) ==
+			    ETIMEDOUT) {
+				pthread_mutex_unlock(&w->mu);
+				report_progress(w, false);
+				pthread_mutex_lock(&w->mu);
+			}
+		}
 		j = w->head;
 		if (j) {
 			w->head = j->next;
@@ -599,8 +743,12 @@ static void *worker_main(void *arg)
 					       : run_hash(wk, j->ent);
 		if (r < 0)
 			fail_walk(w, r);
+		if (w->o->progress && j->kind == JOB_DIR)
+			__atomic_fetch_sub(&w->p_dirs, 1, __ATOMIC_RELAXED);
 		decree_free(j->path);
 		decree_free(j);
+		if (reporter)
+			report_progress(w, false);
 		pthread_mutex_lock(&w->mu);
 		if (--w->active == 0)
 			pthread_cond_broadcast(&w->cv); /* wake the idle to exit
@@ -644,6 +792,34 @@ static void dirres_free(dirres *d)
 		decree_free(d->v[i].sub);
 	}
 	decree_free(d->v);
+}
+
+/* The workers' counts of ignored entries, and the rule that excluded
+ * most (the same rule counted by several workers is summed). */
+static void sum_stats(repo_scan_info *st, const worker *wks, unsigned n)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned i = 0; i < n; i++)
+		st->ignored += wks[i].ignored;
+	for (unsigned i = 0; i < n; i++) {
+		for (size_t k = 0; k < wks[i].ntally; k++) {
+			const rule_tally *t = &wks[i].tally[k];
+			uint64_t sum = 0;
+			for (unsigned j = 0; j < n; j++)
+				for (size_t m = 0; m < wks[j].ntally; m++)
+					if (!strcmp(wks[j].tally[m].source,
+						    t->source) &&
+					    !strcmp(wks[j].tally[m].pattern,
+						    t->pattern))
+						sum += wks[j].tally[m].n;
+			if (sum <= st->rule_count)
+				continue;
+			st->rule_count = sum;
+			snprintf(st->rule_source, sizeof(st->rule_source), "%s",
+				 t->source);
+			snprintf(st->rule, sizeof(st->rule), "%s", t->pattern);
+		}
+	}
 }
 
 int scan_tree(snap *out, int rootfd, const scan_opts *o)
@@ -692,6 +868,7 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 			goto done;
 		}
 	}
+	report_progress(&w, false);
 	/* thread 0 is this one; push() starts the others as work appears */
 	worker_main(&wks[0]);
 	pthread_mutex_lock(&w.mu);
@@ -703,6 +880,9 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 		r = decree_error_set(w.err, "%s", w.errmsg);
 		goto done;
 	}
+	report_progress(&w, true);
+	if (o->stats)
+		sum_stats(o->stats, wks, nthreads);
 	r = stitch(out, &root);
 done:
 	/* on early failure, drain what was queued */
@@ -716,6 +896,10 @@ done:
 	for (unsigned i = 0; wks && i < nthreads; i++) {
 		ignore_matcher_free(wks[i].ign);
 		buf_release(&wks[i].data);
+		for (size_t k = 0; k < wks[i].ntally; k++) {
+			decree_free(wks[i].tally[k].source);
+			decree_free(wks[i].tally[k].pattern);
+		}
 	}
 	decree_free(wks);
 	decree_free(tids);

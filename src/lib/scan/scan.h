@@ -19,8 +19,10 @@
 #ifndef DECREE_SCAN_H
 #define DECREE_SCAN_H
 
+#include "decree/store.h"
 #include "scan/ignore.h"
 #include "store/odb.h"
+#include "store/repo.h"
 #include "store/snap.h"
 #include "scan/statcache.h"
 
@@ -42,6 +44,15 @@ typedef struct {
 	 * get unhashed = 1 and no id (for a diff, which reads them anyway).
 	 * Not with `store`. */
 	bool lazy_hash;
+	/* (may be NULL) filled with what the scan saw besides the snapshot:
+	 * how many entries the ignore rules excluded, and which rule
+	 * excluded most */
+	repo_scan_info *stats;
+	/* (may be NULL) DECREE_PROGRESS_SCAN reports, on the calling thread
+	 * (it works through the queue too, and wakes every 100 ms while the
+	 * others do) */
+	decree_progress_fn progress;
+	void *progress_payload;
 } scan_opts;
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */

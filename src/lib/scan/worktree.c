@@ -104,6 +104,9 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 	o.cache = cache;
 	o.skip_dir = s->store_rel;
 	o.lazy_hash = lazy_hash;
+	o.stats = &s->last_scan;
+	o.progress = s->progress;
+	o.progress_payload = s->progress_payload;
 	if (rules) {
 		cr.s = rules;
 		if ((r = repo_odb(&cr.db, s, false)) < 0) {

@@ -1286,7 +1286,22 @@ bool odb_all_trusted(odb *db)
 
 int odb_verify(odb *db, odb_damage_fn fn, void *payload)
 {
+	return odb_verify_progress(db, fn, payload, NULL, NULL);
+}
+
+int odb_verify_progress(odb *db, odb_damage_fn fn, void *payload,
+			decree_progress_fn progress, void *progress_payload)
+{
+	decree_progress pr;
 	int damaged = 0, r;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.stage = DECREE_PROGRESS_VERIFY;
+	pr.total_known = true;
+	for (size_t i = 0; i < db->npacks; i++)
+		pr.files_total += db->packs[i].count;
+	if (progress)
+		progress(progress_payload, &pr);
 
 	for (size_t i = 0; i < db->nbroken; i++) {
 		char what[PATH_MAX];
@@ -1303,6 +1318,9 @@ int odb_verify(odb *db, odb_damage_fn fn, void *payload)
 		if (r < 0)
 			return r;
 		damaged += p->trust == TRUST_DAMAGED;
+		pr.files += p->count;
+		if (progress)
+			progress(progress_payload, &pr);
 	}
 	return damaged;
 }

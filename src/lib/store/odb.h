@@ -19,6 +19,7 @@
 #ifndef DECREE_ODB_H
 #define DECREE_ODB_H
 
+#include "decree/store.h"
 #include "util/buf.h"
 #include "util/oidset.h"
 #include "util/sha256.h"
@@ -108,6 +109,10 @@ int odb_foreach(odb *db, odb_foreach_fn fn, void *payload);
  * number of damaged packs, or an error (I/O, memory). */
 typedef void (*odb_damage_fn)(void *payload, const char *what, const char *msg);
 int odb_verify(odb *db, odb_damage_fn fn, void *payload);
+/* The same, reporting DECREE_PROGRESS_VERIFY (objects verified, pack by
+ * pack) to `progress` (may be NULL). */
+int odb_verify_progress(odb *db, odb_damage_fn fn, void *payload,
+			decree_progress_fn progress, void *progress_payload);
 
 /*
  * fsck --repair: rewrite every damaged pack, every pack whose index cannot

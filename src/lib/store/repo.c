@@ -442,6 +442,84 @@ void repo_damaged_clear(decree_store *s)
 	s->ndamaged = 0;
 }
 
+void repo_notices_clear(decree_store *s)
+{
+	for (size_t i = 0; i < s->nnotices; i++) {
+		repo_notice *n = &s->notices[i];
+		decree_free(n->message);
+		decree_free(n->path);
+		decree_free(n->rule_source);
+		decree_free(n->rule);
+		decree_free(n->session);
+		decree_free(n->msg);
+		decree_free(n->label);
+		for (size_t k = 0; n->paths && k < n->pub.npaths; k++)
+			decree_free(n->paths[k]);
+		decree_free(n->paths);
+	}
+	decree_free(s->notices);
+	s->notices = NULL;
+	s->nnotices = 0;
+}
+
+/* *out = a copy of src (NULL stays NULL); false when out of memory. */
+static bool dup_opt(char **out, const char *src)
+{
+	*out = src ? decree_strdup(src) : NULL;
+	return !src || *out;
+}
+
+int repo_notice_add(decree_store *s, const decree_notice *src)
+{
+	repo_notice *n, *v;
+	bool ok;
+
+	v = decree_realloc(s->notices, (s->nnotices + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	s->notices = v;
+	n = &v[s->nnotices];
+	memset(n, 0, sizeof(*n));
+	n->pub = *src;
+	n->pub.paths = NULL;
+	n->pub.npaths = 0;
+	ok = dup_opt(&n->message, src->message) &&
+	     dup_opt(&n->path, src->path) &&
+	     dup_opt(&n->rule_source, src->rule_source) &&
+	     dup_opt(&n->rule, src->rule) &&
+	     dup_opt(&n->session, src->session) && dup_opt(&n->msg, src->msg) &&
+	     dup_opt(&n->label, src->label);
+	if (ok && src->npaths) {
+		if (!(n->paths = decree_calloc(src->npaths, sizeof(char *))))
+			ok = false;
+		for (size_t i = 0; ok && i < src->npaths; i++) {
+			if (!(n->paths[i] = decree_strdup(src->paths[i])))
+				ok = false;
+			else
+				n->pub.npaths = i + 1;
+		}
+	}
+	s->nnotices++; /* kept even when incomplete: clear frees it */
+	n->pub.message = n->message;
+	n->pub.path = n->path;
+	n->pub.rule_source = n->rule_source;
+	n->pub.rule = n->rule;
+	n->pub.session = n->session;
+	n->pub.msg = n->msg;
+	n->pub.label = n->label;
+	n->pub.paths = (const char *const *)n->paths;
+	return ok ? 0 : -1;
+}
+
+void decree_store_set_progress(decree_store *s, decree_progress_fn fn,
+			       void *payload)
+{
+	if (!s)
+		return;
+	s->progress = fn;
+	s->progress_payload = payload;
+}
+
 void decree_store_free(decree_store *s)
 {
 	if (!s)
@@ -450,6 +528,7 @@ void decree_store_free(decree_store *s)
 		repo_unlock(s);
 	tree_cache_free(s);
 	repo_damaged_clear(s);
+	repo_notices_clear(s);
 	odb_free(s->db);
 	if (s->rootfd >= 0)
 		close(s->rootfd);

@@ -52,6 +52,24 @@ typedef struct {
 	char *session; /* the session the damaged bytes claim, or NULL */
 } repo_damaged_record;
 
+/* A notice of the last call that can notice (decree/checkpoint.h): the
+ * handle owns its strings. */
+typedef struct {
+	decree_notice pub; /* its strings point into the fields below */
+	char *message, *path, *rule_source, *rule, *session, *msg, *label;
+	char **paths;
+} repo_notice;
+
+/* What the last scan of the working tree on this handle saw besides its
+ * snapshot (scan.c fills it through worktree.c), for the notices. */
+typedef struct {
+	uint64_t ignored;    /* entries the ignore rules excluded (a directory
+				once, nothing below it) */
+	uint64_t rule_count; /* of them, excluded by the rule below */
+	char rule_source[PATH_MAX]; /* "" when none */
+	char rule[256];
+} repo_scan_info;
+
 /* <store>/DECREE-STORE holds exactly these bytes. */
 #define REPO_MARKER	  "DECREE-STORE"
 #define REPO_MARKER_MAGIC "decree-store 1\n"
@@ -81,7 +99,20 @@ struct decree_store {
 	bool broken; /* sticky: recovery failed; repo_lock() refuses work */
 	repo_damaged_record *damaged; /* records skipped by the last listing */
 	size_t ndamaged;
+	decree_progress_fn progress; /* decree_store_set_progress, or NULL */
+	void *progress_payload;
+	repo_notice *notices; /* of the last call that can notice */
+	size_t nnotices;
+	repo_scan_info last_scan;
 };
+
+/* Report progress through the handle's function, if there is one. */
+static inline void repo_progress(const decree_store *s,
+				 const decree_progress *p)
+{
+	if (s->progress)
+		s->progress(s->progress_payload, p);
+}
 
 /* True when `path` (root-relative) is the store or below it: no scan sees
  * it and no transaction may write it. */
@@ -89,6 +120,12 @@ bool repo_path_in_store(const decree_store *s, const char *path);
 
 /* Forget the damaged records of the last listing. */
 void repo_damaged_clear(decree_store *s);
+
+/* Forget the notices of the last call (a call that can notice starts
+ * with it). */
+void repo_notices_clear(decree_store *s);
+/* Add a copy of *n (its strings and paths are copied). */
+int repo_notice_add(decree_store *s, const decree_notice *n);
 
 /* Create the store directories and marker if missing. */
 int repo_ensure(decree_store *s);

@@ -102,6 +102,7 @@ typedef struct {
 	char **rmdirs; /* deep first */
 	size_t nrm;
 	bool committed;
+	decree_progress meter; /* txn_run's progress (with s->progress) */
 } plan;
 
 static void plan_release(plan *p, bool own_paths)
@@ -126,6 +127,27 @@ static void progress(const txn_spec *sp, decree_phase ph, const char *path,
 {
 	if (sp && sp->progress)
 		sp->progress(sp->payload, ph, path, act);
+}
+
+/* The handle's progress function sees a stage start (meter_start), each
+ * file done (meter_step) and the end (meter_end). */
+static void meter_start(decree_store *s, decree_progress *m,
+			decree_progress_stage stage, uint64_t files,
+			uint64_t bytes)
+{
+	memset(m, 0, sizeof(*m));
+	m->stage = stage;
+	m->files_total = files;
+	m->bytes_total = bytes;
+	m->total_known = true;
+	repo_progress(s, m);
+}
+
+static void meter_step(decree_store *s, decree_progress *m, uint64_t bytes)
+{
+	m->files++;
+	m->bytes += bytes;
+	repo_progress(s, m);
 }
 
 /* DECREE_ECANCELLED once the host asked to stop (before COMMIT only). */
@@ -1006,14 +1028,19 @@ static int verify_new(decree_store *s, plan *p)
 {
 	buf bad = BUF_INIT;
 	size_t nbad = 0;
+	uint64_t bytes = 0;
 	int r = 0;
 
+	for (size_t i = 0; s->progress && i < p->nfiles; i++)
+		bytes += p->files[i].c.has_new ? p->files[i].c.new_size : 0;
+	meter_start(s, &p->meter, DECREE_PROGRESS_CHECK, p->nfiles, bytes);
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const txn_change *c = &p->files[i].c;
 		bool same;
 		if ((r = txn_path_matches(&same, s, c->path, c->has_new,
 					  c->new_mode, &c->new_id)) < 0)
 			goto done;
+		meter_step(s, &p->meter, c->has_new ? c->new_size : 0);
 		if (!same) {
 			if (nbad++ < 20)
 				buf_printf(&bad, "%s'%s'", nbad > 1 ? ", " : "",
@@ -1159,10 +1186,15 @@ static int init_plan(plan *p, const txn_spec *sp)
  * skips objects the index already lists, so a damaged old copy would
  * otherwise be the only one left.
  */
-static int check_contents(odb *db, const txn_spec *sp)
+static int check_contents(decree_store *s, odb *db, const txn_spec *sp)
 {
+	decree_progress m;
+	uint64_t bytes = 0;
 	int r;
 
+	for (size_t i = 0; s->progress && i < sp->n; i++)
+		bytes += sp->changes[i].has_old ? sp->changes[i].old_size : 0;
+	meter_start(s, &m, DECREE_PROGRESS_CHECK, sp->n, bytes);
 	for (size_t i = 0; i < sp->n; i++) {
 		const txn_change *c = &sp->changes[i];
 		if ((c->has_new && !odb_has(db, &c->new_id)) ||
@@ -1199,6 +1231,7 @@ static int check_contents(odb *db, const txn_spec *sp)
 					c->path, msg);
 			}
 		}
+		meter_step(s, &m, c->has_old ? c->old_size : 0);
 	}
 	return 0;
 }
@@ -1292,8 +1325,12 @@ done:
  * they are; one syncfs makes them durable. */
 static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
 {
+	uint64_t bytes = 0;
 	int r;
 
+	for (size_t i = 0; s->progress && i < p->nfiles; i++)
+		bytes += p->files[i].c.has_new ? p->files[i].c.new_size : 0;
+	meter_start(s, &p->meter, DECREE_PROGRESS_WRITE, p->nfiles, bytes);
 	for (size_t i = 0; i < p->nfiles; i++) {
 		fileop *f = &p->files[i];
 		if (!f->c.has_new || !parent_ready(p, f->c.path))
@@ -1304,6 +1341,7 @@ static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
 			return r;
+		meter_step(s, &p->meter, f->c.new_size);
 	}
 	return sync_tree(s);
 }
@@ -1324,6 +1362,7 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
 		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
 			return r;
+		meter_step(s, &p->meter, 0);
 	}
 	for (size_t i = 0; i < p->nrm; i++)
 		if ((r = unlink_beneath(s, p->rmdirs[i], NULL, AT_REMOVEDIR)) <
@@ -1342,6 +1381,7 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 			 change_action(&f->c));
 		if ((r = stage_one(s, f)) < 0)
 			return r;
+		meter_step(s, &p->meter, f->c.new_size);
 	}
 	for (size_t i = 0; i < p->nfiles; i++) {
 		fileop *f = &p->files[i];
@@ -1441,7 +1481,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	repo_file(walpath, s, "txn.wal");
 	if ((r = repo_odb(&db, s, false)) < 0)
 		return r;
-	if ((r = init_plan(&p, sp)) < 0 || (r = check_contents(db, sp)) < 0 ||
+	if ((r = init_plan(&p, sp)) < 0 ||
+	    (r = check_contents(s, db, sp)) < 0 ||
 	    (r = check_history(s, sp)) < 0 || (r = make_plan(&p, s, sp)) < 0 ||
 	    (r = check_unchanged(s, &p)) < 0 || (r = cancelled(sp)) < 0)
 		goto done;

@@ -1123,18 +1123,6 @@ static const char create_help[] =
 	"a terminal a progress line shows while a big tree is scanned.\n"
 	"--json: {\"id\",\"created\",\"tree\",\"notices\"}";
 
-static const char restore_help[] =
-	"\nMake the scanned tree exactly the checkpoint: files created since are\n"
-	"deleted, changed ones restored, deleted ones re-created (with -- PATH...,\n"
-	"only those).  The state before is captured (label pre-restore) and\n"
-	"'decree undo' brings it back.  Prints one summary line; a terminal shows a\n"
-	"progress line while it works.\n\n"
-	"  --dry-run, -n    print the plan (one line per path), change nothing\n"
-	"  -v, --verbose    print one line per path too (restore, create, delete,\n"
-	"                   replace)\n"
-	"  --agent-only     revert only what the checkpoint's agent session changed\n"
-	"                   (see 'decree rewind --help')";
-
 static const char list_help[] =
 	"\nThe checkpoints of this project root, oldest first: id, time, session,\n"
 	"files, lines inserted and deleted since the previous checkpoint, whether\n"
@@ -1161,9 +1149,11 @@ static const char restore_help[] =
 	"\nMake the scanned tree (or the PATHs) exactly checkpoint REF: changed\n"
 	"files are restored, deleted ones re-created, files created since are\n"
 	"deleted.  The state before is captured first (label pre-restore), and\n"
-	"'decree undo' brings it back.  One line per path: restore, create,\n"
-	"delete or replace.\n\n"
+	"'decree undo' brings it back.  Prints one summary line; a terminal shows\n"
+	"a progress line while it works.\n\n"
 	"  -n, --dry-run   print the plan (also with -q), change nothing\n"
+	"  -v, --verbose   print one line per path too: restore, create, delete\n"
+	"                  or replace\n"
 	"  --agent-only    only the paths an agent changed after REF; a path the\n"
 	"                  user edited after the agent is left (skip-user-edit)";
 

@@ -175,9 +175,8 @@ int fs_fsync_dir_path(const char *path)
 	return r;
 }
 
-/* temp + write (+ fsync) + close + rename (+ fsync of the directory) */
-static int write_replace_at(int dirfd, const char *name, const void *data,
-			    size_t len, mode_t mode, bool durable)
+int fs_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode)
 {
 	char tmp[PATH_MAX];
 	unsigned char rnd[6];
@@ -200,7 +199,7 @@ static int write_replace_at(int dirfd, const char *name, const void *data,
 	if (fs_write_all(fd, data, len) < 0)
 		goto fail;
 	step = "fsync";
-	if (durable && (fault("fsync") < 0 || fsync(fd) < 0))
+	if (fault("fsync") < 0 || fsync(fd) < 0)
 		goto fail;
 	step = "close";
 	if (fs_close(fd) < 0) {
@@ -212,7 +211,7 @@ static int write_replace_at(int dirfd, const char *name, const void *data,
 	if (fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
 		goto fail;
 	step = "fsync directory of";
-	if (durable && (fault("fsync") < 0 || fsync(dirfd) < 0))
+	if (fault("fsync") < 0 || fsync(dirfd) < 0)
 		return decree_error_os("cannot %s '%s'", step, name);
 	return 0;
 fail:
@@ -225,14 +224,7 @@ fail_nofd:
 	return decree_error_os("cannot %s '%s'", step, name);
 }
 
-int fs_write_atomic_at(int dirfd, const char *name, const void *data,
-		       size_t len, mode_t mode)
-{
-	return write_replace_at(dirfd, name, data, len, mode, true);
-}
-
-static int write_replace(const char *path, const void *data, size_t len,
-			 mode_t mode, bool durable)
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
@@ -252,20 +244,9 @@ static int write_replace(const char *path, const void *data, size_t len,
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return decree_error_os("cannot open directory '%s'", dir);
-	r = write_replace_at(dfd, slash ? slash + 1 : path, data, len, mode,
-			     durable);
+	r = fs_write_atomic_at(dfd, slash ? slash + 1 : path, data, len, mode);
 	close(dfd);
 	return r;
-}
-
-int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
-{
-	return write_replace(path, data, len, mode, true);
-}
-
-int fs_write_cache(const char *path, const void *data, size_t len, mode_t mode)
-{
-	return write_replace(path, data, len, mode, false);
 }
 
 /* Empty the directory `fd` (closed here), never following a symlink. */

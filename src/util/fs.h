@@ -43,14 +43,6 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 int fs_write_atomic(const char *path, const void *data, size_t len,
 		    mode_t mode);
 
-/* The same replace without the two fsyncs: atomic (a reader sees the old
- * bytes or the new ones) but not durable.  Only for caches whose content
- * carries its own checksum and is checked against the facts it caches
- * (the stat cache, the checkpoint list cache): after a crash they may be
- * stale, torn or empty, and are then rebuilt; they are never the only
- * copy of anything. */
-int fs_write_cache(const char *path, const void *data, size_t len, mode_t mode);
-
 int fs_fsync(int fd, const char *name_for_errors);
 int fs_fsync_dir_path(const char *path);
 

@@ -272,7 +272,7 @@ static int write_table(const char *path, const snap *s, int skip_src)
 	sha256_buf(&sum, out.ptr, out.len);
 	if (buf_put(&out, sum.b, SHA256_LEN) < 0)
 		goto done;
-	r = fs_write_cache(path, out.ptr, out.len, 0644);
+	r = fs_write_atomic(path, out.ptr, out.len, 0644);
 done:
 	buf_release(&out);
 	return r;

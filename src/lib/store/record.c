@@ -314,7 +314,10 @@ static int rec_cmp(const void *a, const void *b)
  */
 #define CACHE_MAGIC   "DCKC"
 #define CACHE_VERSION 2
-#define NO_STRING     0xffffu
+/* how many records may be read one by one (or listed in vain) before the
+ * cache is rewritten: a few small reads cost less than its two fsyncs */
+#define CACHE_SLACK 16
+#define NO_STRING   0xffffu
 /* the fixed part of an entry, and the least an entry takes */
 #define CACHE_FIXED 128
 #define CACHE_MIN   (CACHE_FIXED + 4 * 2 + 2)
@@ -391,7 +394,7 @@ static void cache_save(decree_store *s, const record *v, size_t n)
 	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
 		goto done;
 	repo_file(path, s, "checkpoints.cache");
-	fs_write_cache(path, b.ptr, b.len, 0644);
+	fs_write_atomic(path, b.ptr, b.len, 0644);
 done:
 	/* a cache that cannot be written (read-only store) costs only speed */
 	error_clear();
@@ -512,7 +515,8 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	record *v = NULL, *cached = NULL;
 	size_t n = 0, cap = 0, ncached = 0;
 	oidset ids = OIDSET_INIT, gone = OIDSET_INIT;
-	bool dirty = false;
+	size_t uncached = 0, stale = 0; /* records the cache lacks / has too
+					   many */
 	DIR *d;
 	struct dirent *de;
 	bool os;
@@ -576,7 +580,7 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 					 r == DECREE_ECORRUPT);
 		else if (r == 0) {
 			n++;
-			dirty = true;
+			uncached++;
 		}
 		if (r < 0)
 			break;
@@ -584,7 +588,7 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	closedir(d);
 	/* cached records no longer listed (pruned, dropped) make it stale */
 	for (size_t i = 0; i < ncached; i++)
-		dirty |= cached[i].session != NULL;
+		stale += cached[i].session != NULL;
 	record_free_all(cached, ncached);
 	oidset_release(&ids);
 	oidset_release(&gone);
@@ -594,7 +598,10 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), rec_cmp);
-	if (dirty)
+	/* Rewriting the cache costs two fsyncs: not for every new record
+	 * (each checkpoint adds one), only once a few records are read one
+	 * by one, or a few listed there are gone (pruned, dropped). */
+	if (uncached + stale >= CACHE_SLACK)
 		cache_save(s, v, n);
 	*out = v;
 	*n_out = n;

@@ -400,7 +400,8 @@ static const char apply_help[] =
 	"  -s, --session S     session of the safety checkpoint taken when CMD fails\n"
 	"\n"
 	"  -v, --verbose   one stderr line per file and step (staging, applying,\n"
-	"                  rolling_back, skip)\n"
+	"                  rolling_back, skip): always when stderr is not a\n"
+	"                  terminal, with -v on one\n"
 	"\n"
 	"Conflicts go to stderr, the summary to stdout; a terminal shows a progress\n"
 	"line while files are written.  With --json, stdout carries one event per\n"
@@ -433,6 +434,12 @@ int cmd_apply(cli_ctx *ctx)
 	}
 	if (opt_parse(ctx, specs) != 0)
 		return EXIT_USAGE;
+	/* DESIGN.md: progress lines per file on stderr.  A terminal gets a
+	 * progress line and the summary instead (issue 11: thousands of
+	 * lines scroll past nobody), and the per-file lines with -v; a log
+	 * or an agent reading stderr gets them as the contract says. */
+	if (!isatty(STDERR_FILENO))
+		ctx->verbose = true;
 	if (ctx->argc != 1 || ctx->rest_argc)
 		return usage_error(
 			ctx,

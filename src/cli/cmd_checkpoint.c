@@ -654,9 +654,10 @@ static const char rollback_help[] =
 	"renumber the list you read.\n\n"
 	"With N (or uN): restore that checkpoint exactly as 'decree checkpoint\n"
 	"restore' does (cascading, one transaction, undoable with 'decree undo').\n\n"
-	"  --dry-run    print the plan (restore/create/delete per path), change\n"
-	"               nothing\n"
-	"  --session S  only the checkpoints of session S (numbered among them)\n\n"
+	"  -n, --dry-run    print the plan (restore/create/delete per path; also\n"
+	"                   with -q), change nothing\n"
+	"  -s, --session S  only the checkpoints of session S (numbered among\n"
+	"                   them)\n\n"
 	"--json: {\"checkpoints\":[{\"n\",\"kind\",\"ref\",\"id\",...,\"files_differ\"}]};\n"
 	"with N, what 'checkpoint restore --json' prints.";
 

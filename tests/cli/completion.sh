@@ -266,9 +266,12 @@ same "... 1 2 3 u1" "$(block "$SCRATCH/r.out" "decree rollback " | tr '\n' ' ')"
 same "bash: rollback -n <TAB>: the numbers" "$(block "$SCRATCH/r.out" "decree rollback -n " | tr '\n' ' ')" "1 2 3 u1 "
 same "bash: rollback -s S <TAB>: none (S has numbers of its own)" "$(block "$SCRATCH/r.out" "decree rollback -s chat ")" ""
 same "bash: rollback N <TAB>: nothing" "$(block "$SCRATCH/r.out" "decree rollback 2 ")" ""
-same "bash: diff <TAB>: run ids and checkpoints" \
-	"$(block "$SCRATCH/r.out" "decree diff " | grep -c '^2026000000000001-[12]$'):$(block "$SCRATCH/r.out" "decree diff " | grep -c '^[0-9a-f]\{12\}$'):$(block "$SCRATCH/r.out" "decree diff " | grep -v '^[0-9a-f]\{12\}$' | grep -v '^2026')" \
-	"2:4:chat:msg-1"
+# kinds WORDS: "runs:ids:the rest" of a list of completions
+kinds() {
+	printf '%s\n' "$1" | awk '/^2026000000000001-[12]$/ { r++; next } /^[0-9a-f]+$/ && length($0) == 12 { i++; next }
+		NF { o = o (o == "" ? "" : " ") $0 } END { printf "%d:%d:%s", r, i, o }'
+}
+same "bash: diff <TAB>: run ids and checkpoints" "$(kinds "$(block "$SCRATCH/r.out" "decree diff ")")" "2:4:chat:msg-1"
 
 # ===== zsh ===================================================================
 # _decree_PATH functions: the options each one's _arguments spec names
@@ -384,9 +387,7 @@ if command -v fish >/dev/null; then
 	same "fish: decree help log <TAB>: nothing" "$(block "$SCRATCH/fish.out" "decree help log ")" ""
 	same "fish: rollback <TAB>: the numbers" "$(block "$SCRATCH/fish.out" "decree rollback " | tr '\n' ' ')" "1 2 3 u1 "
 	same "fish: rollback -s S <TAB>: none" "$(block "$SCRATCH/fish.out" "decree rollback -s chat ")" ""
-	same "fish: diff <TAB>: run ids and checkpoints" \
-		"$(block "$SCRATCH/fish.out" "decree diff " | grep -c '^2026000000000001-[12]$'):$(block "$SCRATCH/fish.out" "decree diff " | grep -c '^[0-9a-f]\{12\}$'):$(block "$SCRATCH/fish.out" "decree diff " | grep -v '^[0-9a-f]\{12\}$' | grep -v '^2026')" \
-		"2:4:chat:msg-1"
+	same "fish: diff <TAB>: run ids and checkpoints" "$(kinds "$(block "$SCRATCH/fish.out" "decree diff ")")" "2:4:chat:msg-1"
 	while IFS= read -r p; do
 		cmd=${p/:/ }
 		got=$(block "$SCRATCH/fish.out" "decree $cmd -")

@@ -238,6 +238,8 @@ on_tty sh -c "PAGER=\"head -c 1000 >'$REC'\" '$DECREE' checkpoint diff $bid 2>'$
 [ "$OUT" = "exit 0" ] && ok "the user quits the pager early: decree exits 0" || not_ok "early quit: exit 0" "$OUT"
 [ ! -s "$SCRATCH/err" ] && ok "... and says nothing (no 'cannot write output')" || not_ok "early quit stderr" "$(cat "$SCRATCH/err")"
 [ "$(wc -c <"$REC")" -eq 1000 ] && ok "... the pager read what it read" || not_ok "early quit rec" "$(wc -c <"$REC")"
+on_tty sh -c "PAGER=\"head -c 1000 >'$REC'\" '$DECREE' diff 2>'$SCRATCH/err'; echo \"exit \$?\""
+[ "$OUT" = "exit 0" ] && [ "$(wc -c <"$REC")" -eq 1000 ] && ok "decree diff (the changes since the last checkpoint): quitting early is exit 0 too" || not_ok "decree diff early quit" "$OUT"
 # Ctrl-C: the terminal sends SIGINT to the whole foreground group, decree
 # and its pager; the pager (like less) stays, and so does decree (the
 # shell around them, as an interactive one, is not killed by it)

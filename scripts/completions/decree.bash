@@ -5,16 +5,28 @@
 # completed; or source it from ~/.bashrc.  Needs nothing from
 # bash-completion itself.
 #
-# Completes commands, subcommands, each command's options, -C/--store
-# directories, PATCH files, agents, checkpoint REFs and sessions (from
-# `decree --json checkpoint list`, only where a store already exists:
-# completing never creates one), run ids (.decree/runs/) and routine=
-# names (.decree/routines/).  The lists here are checked against the
-# program's --help texts and option tables by tests/cli/completion.sh.
+# Completes commands, subcommands (also after `help`), each command's
+# options, -C/--store directories, --color=WHEN, PATCH files, agents,
+# checkpoint REFs and sessions (from `decree --json checkpoint list`),
+# rollback's numbers (from `decree --json log`; both only where a store
+# already exists: completing never creates one), run ids (.decree/runs/)
+# and routine= names (.decree/routines/).  The lists here are checked
+# against the program's --help texts and option tables by
+# tests/cli/completion.sh.
 
 _decree_commands="checkpoint apply rollback rewind undo redo recover gc fsck
-projects hook init run process status log diff revert"
-_decree_globals="-C --store --json -q --quiet --help --version"
+projects hook init run process status log diff revert help"
+_decree_globals="-C --store --json -q --quiet --color --no-pager -h --help --version"
+
+# _decree_subs CMD: the subcommands of CMD (none for most commands)
+_decree_subs()
+{
+	case $1 in
+	checkpoint) echo "create list show diff restore prune drop delete" ;;
+	hook) echo "install uninstall status" ;;
+	projects) echo "move" ;;
+	esac
+}
 
 # _decree_spec PATH: the options of a command (PATH: "apply",
 # "checkpoint create", ...): _decree_flags take no value, _decree_argopts
@@ -38,7 +50,9 @@ _decree_spec()
 	apply)
 		_decree_flags="--check -R --reverse"
 		_decree_argopts="--exec -p --strip -s --session" ;;
-	rollback) _decree_argopts="-s --session" ;;
+	rollback)
+		_decree_flags="-n --dry-run"
+		_decree_argopts="-s --session" ;;
 	rewind)
 		_decree_flags="-n --dry-run --agent-only"
 		_decree_argopts="-s --session" ;;
@@ -47,7 +61,11 @@ _decree_spec()
 	gc) _decree_flags="-n --dry-run" ;;
 	fsck) _decree_flags="--repair" ;;
 	"hook install" | "hook uninstall") _decree_flags="--user" ;;
-	run) _decree_argopts="-m --message -p --prompt -v --var" ;;
+	run)
+		_decree_flags="--stream --no-stream"
+		_decree_argopts="-m --message -p --prompt -v --var" ;;
+	process) _decree_flags="--stream --no-stream" ;;
+	diff) _decree_flags="--stat --name-status" ;;
 	esac
 }
 
@@ -66,9 +84,9 @@ _decree_root()
 	done
 }
 
-# _decree_list: `decree --json checkpoint list` of this invocation's
-# store, when there is one already.
-_decree_list()
+# _decree_query ARGS...: `decree --json ARGS...` on this invocation's
+# project and store, when the store exists already.
+_decree_query()
 {
 	local root store=${_decree_store:-${DECREE_STORE:-}}
 	root=$(_decree_root)
@@ -78,7 +96,21 @@ _decree_list()
 	local -a args=(--json)
 	[ -n "$_decree_C" ] && args+=(-C "$_decree_C")
 	[ -n "$_decree_store" ] && args+=(--store "$_decree_store")
-	"${_decree_prog:-decree}" "${args[@]}" checkpoint list 2>/dev/null
+	"${_decree_prog:-decree}" "${args[@]}" "$@" 2>/dev/null
+}
+
+_decree_list()
+{
+	_decree_query checkpoint list
+}
+
+# rollback's numbers, as `decree log` shows them: 1, 2, ... for the
+# checkpoints (and the runs, whose number is their checkpoint's), u1,
+# u2, ... for the captures.  They number all sessions: with --session S
+# the numbers are S's own, which only `decree rollback -s S` lists.
+_decree_rollback_refs()
+{
+	_decree_query log | grep -o '"ref":"u\{0,1\}[0-9][0-9]*"' | sed 's/^"ref":"//; s/"$//'
 }
 
 # Checkpoint REFs: 12-digit id prefixes and SESSION:MESSAGE names
@@ -180,7 +212,8 @@ _decree()
 {
 	local -a words
 	local cword cur prev=
-	local cmd= sub= path= npos=0 dashdash= i w
+	local cmd= sub= path= npos=0 dashdash= session= i w
+	local -a pos=()
 	local _decree_C= _decree_store= _decree_prog=${COMP_WORDS[0]}
 	local _decree_flags _decree_argopts
 	_decree_words_of_line
@@ -201,7 +234,7 @@ _decree()
 		--store) _decree_store=${words[i + 1]}; i=$((i + 1)); continue ;;
 		-C?*) _decree_C=${w#-C}; continue ;;
 		--store=*) _decree_store=${w#--store=}; continue ;;
-		--json | -q | --quiet | --help | -h | --version) continue ;;
+		--json | -q | --quiet | --help | -h | --version | --no-pager | --color | --color=*) continue ;;
 		esac
 		if [ -z "$cmd" ]; then
 			cmd=$w path=$w
@@ -216,11 +249,15 @@ _decree()
 		fi
 		_decree_spec "$path"
 		case " $_decree_argopts " in
-		*" $w "*) i=$((i + 1)); continue ;;
+		*" $w "*)
+			case $w in -s | --session) session=1 ;; esac
+			i=$((i + 1))
+			continue ;;
 		esac
 		case $w in
+		--session=*) session=1 ;;
 		-*) ;;
-		*) npos=$((npos + 1)) ;;
+		*) pos+=("$w") npos=$((npos + 1)) ;;
 		esac
 	done
 	_decree_spec "$path"
@@ -268,6 +305,10 @@ _decree_complete()
 		local cur=${cur#--store=}
 		_decree_dirs
 		return ;;
+	--color=*)
+		local cur=${cur#--color=}
+		_decree_words "auto always never"
+		return ;;
 	-*)
 		_decree_words "$_decree_flags $_decree_argopts $_decree_globals"
 		return ;;
@@ -277,9 +318,14 @@ _decree_complete()
 		return
 	fi
 	case "$path" in
-	checkpoint) _decree_words "create list show diff restore prune drop delete" ;;
-	hook) [ "$npos" -eq 0 ] && _decree_words "install uninstall status" ;;
-	projects) [ "$npos" -eq 0 ] && _decree_words "move" ;;
+	checkpoint) _decree_words "$(_decree_subs checkpoint)" ;;
+	hook | projects) [ "$npos" -eq 0 ] && _decree_words "$(_decree_subs "$path")" ;;
+	help)
+		if [ "$npos" -eq 0 ]; then
+			_decree_words "$_decree_commands"
+		elif [ "$npos" -eq 1 ]; then
+			_decree_words "$(_decree_subs "${pos[0]}")"
+		fi ;;
 	"hook install" | "hook uninstall")
 		[ "$npos" -eq 0 ] && _decree_words "claude-code claude codex gemini" ;;
 	"projects move") [ "$npos" -lt 2 ] && _decree_dirs ;;
@@ -287,7 +333,9 @@ _decree_complete()
 		[ "$npos" -eq 0 ] && _decree_words "$(_decree_refs)" ;;
 	"checkpoint diff") [ "$npos" -lt 2 ] && _decree_words "$(_decree_refs)" ;;
 	apply) [ "$npos" -eq 0 ] && _decree_files ;;
-	log | diff | revert) [ "$npos" -eq 0 ] && _decree_words "$(_decree_runs)" ;;
+	log | revert) [ "$npos" -eq 0 ] && _decree_words "$(_decree_runs)" ;;
+	diff) [ "$npos" -eq 0 ] && _decree_words "$(_decree_runs) $(_decree_refs)" ;;
+	rollback) [ "$npos" -eq 0 ] && [ -z "$session" ] && _decree_words "$(_decree_rollback_refs)" ;;
 	esac
 }
 complete -F _decree decree

@@ -5,11 +5,12 @@
 # directory for PREFIX /usr, and for another prefix when $XDG_DATA_DIRS
 # names PREFIX/share (else copy it to ~/.config/fish/completions/).
 #
-# Completes commands, subcommands, each command's options, directories,
-# PATCH files, agents, checkpoint REFs and sessions (from `decree --json
-# checkpoint list`, only where a store already exists: completing never
-# creates one), run ids (.decree/runs/) and routine= names
-# (.decree/routines/).  The lists here are checked against the program's
+# Completes commands, subcommands (also after `help`), each command's
+# options, directories, --color=WHEN, PATCH files, agents, checkpoint REFs
+# and sessions (from `decree --json checkpoint list`), rollback's numbers
+# (from `decree --json log`; both only where a store already exists:
+# completing never creates one), run ids (.decree/runs/) and routine=
+# names (.decree/routines/).  The lists here are checked against the program's
 # --help texts and option tables by tests/cli/completion.sh.
 
 # The words of the command line before the cursor, without the global
@@ -27,7 +28,7 @@ function __decree_args
         switch $a
             case -C --store
                 set skip 1
-            case '-C?*' '--store=*' --json -q --quiet -h --help --version
+            case '-C?*' '--store=*' --json -q --quiet -h --help --version --color '--color=*' --no-pager
             case '*'
                 set -a out $a
         end
@@ -114,7 +115,9 @@ function __decree_root
     end
 end
 
-function __decree_list
+# __decree_query ARGS...: `decree --json ARGS...` on the line's project
+# and store, when the store exists already
+function __decree_query
     set -l root (__decree_root)
     set -l c (__decree_global -C)[-1]
     set -l s (__decree_global --store)[-1]
@@ -126,7 +129,67 @@ function __decree_list
     set -l args --json
     test -n "$c"; and set -a args -C $c
     test -n "$s"; and set -a args --store $s
-    $prog $args checkpoint list 2>/dev/null
+    $prog $args $argv 2>/dev/null
+end
+
+function __decree_list
+    __decree_query checkpoint list
+end
+
+# rollback's numbers as `decree log` shows them, with their kind and id:
+# 1, 2, ... checkpoints and runs, u1, u2, ... captures.  They number all
+# sessions; with --session S (S's own numbers) none are offered.
+function __decree_rollback_refs
+    contains -- -s (__decree_args); or contains -- --session (__decree_args); or string match -q -- '--session=*' (__decree_args); and return
+    __decree_query log | tr '{' '\n' | sed -n 's/^"kind":"\([a-z]*\)","ref":"\(u\{0,1\}[0-9][0-9]*\)","id":"\([^"]*\)".*/\2\t\1 \3/p' |
+        sed 's/\([0-9a-f]\{12\}\)[0-9a-f]\{52\}$/\1/'
+end
+
+# the commands and their summaries (decree --help)
+function __decree_commands
+    printf '%s\t%s\n' \
+        checkpoint 'create, list, show, diff, restore, prune, drop checkpoints' \
+        apply 'apply a unified diff as one undoable transaction' \
+        rollback 'list checkpoints newest first, or restore number N' \
+        rewind 'the turns of an agent session; restore to before turn N' \
+        undo 'undo the last restore, apply or revert' \
+        redo 'redo what undo undid' \
+        recover 'finish or roll back an interrupted transaction' \
+        gc 'delete objects no checkpoint or history needs' \
+        fsck 'verify every object and record of the store' \
+        projects 'the project roots a store serves' \
+        hook 'hooks for coding agents: install, uninstall, status' \
+        init 'make this directory a decree project' \
+        run 'queue a message and process it with a routine' \
+        process 'process the inbox and every unprocessed spec' \
+        status "what changed since the last checkpoint; the pipeline's state" \
+        log "checkpoints and runs, newest first; a run's logs" \
+        diff 'the changes since the last checkpoint, or of a run' \
+        revert "reverse a run's changes, verified" \
+        help "this help, or a command's"
+end
+
+# __decree_subs CMD: CMD's subcommands and their summaries
+function __decree_subs
+    switch $argv[1]
+        case checkpoint
+            printf '%s\t%s\n' \
+                create 'snapshot the project' \
+                list 'list checkpoints' \
+                show "show a checkpoint's files" \
+                diff 'diff against the tree or another checkpoint' \
+                restore 'make the tree exactly a checkpoint' \
+                prune 'delete old checkpoint records' \
+                drop "delete a session's records, or all" \
+                delete 'delete one checkpoint record'
+        case hook
+            printf '%s\t%s\n' \
+                install "merge decree's hooks into an agent's settings" \
+                uninstall "remove decree's hooks" \
+                status 'what is installed, the last hook error'
+        case projects
+            printf '%s\t%s\n' move 're-attach a moved project'
+    end
 end
 
 function __decree_refs
@@ -161,40 +224,21 @@ complete -c decree -f
 complete -c decree -s C -r -a '(__fish_complete_directories)' -d 'project root'
 complete -c decree -l store -r -a '(__fish_complete_directories)' -d 'store directory'
 complete -c decree -l json -d 'machine-readable output on stdout'
-complete -c decree -s q -l quiet -d 'print only errors'
+complete -c decree -s q -l quiet -d 'no progress, summaries or notes'
+# --color alone means always; a value only after '=' (--color=WHEN)
+complete -c decree -l color -d 'color (--color=auto|always|never)'
+complete -c decree -n 'string match -q -- "--color=*" (commandline -ct)' -a '--color=auto --color=always --color=never'
+complete -c decree -l no-pager -d 'never run a pager'
 complete -c decree -s h -l help -d 'show the help'
 complete -c decree -l version -d 'print the version'
 
-# commands
-complete -c decree -n __decree_needs_command -a checkpoint -d 'create, list, show, diff, restore, prune, drop checkpoints'
-complete -c decree -n __decree_needs_command -a apply -d 'apply a unified diff as one undoable transaction'
-complete -c decree -n __decree_needs_command -a rollback -d 'list checkpoints newest first, or restore number N'
-complete -c decree -n __decree_needs_command -a rewind -d 'the turns of an agent session; restore to before turn N'
-complete -c decree -n __decree_needs_command -a undo -d 'undo the last restore, apply or revert'
-complete -c decree -n __decree_needs_command -a redo -d 'redo what undo undid'
-complete -c decree -n __decree_needs_command -a recover -d 'finish or roll back an interrupted transaction'
-complete -c decree -n __decree_needs_command -a gc -d 'delete objects no checkpoint or history needs'
-complete -c decree -n __decree_needs_command -a fsck -d 'verify every object and record of the store'
-complete -c decree -n __decree_needs_command -a projects -d 'the project roots a store serves'
-complete -c decree -n __decree_needs_command -a hook -d 'hooks for coding agents: install, uninstall, status'
-complete -c decree -n __decree_needs_command -a init -d 'make this directory a decree project'
-complete -c decree -n __decree_needs_command -a run -d 'queue a message and process it with a routine'
-complete -c decree -n __decree_needs_command -a process -d 'process the inbox and every unprocessed spec'
-complete -c decree -n __decree_needs_command -a status -d 'specs, inbox and recent runs'
-complete -c decree -n __decree_needs_command -a log -d "the logs of a run's attempts"
-complete -c decree -n __decree_needs_command -a diff -d 'the changes.diff of a run or chain'
-complete -c decree -n __decree_needs_command -a revert -d "reverse a run's changes, verified"
+# commands, subcommands, help
+complete -c decree -n __decree_needs_command -a '(__decree_commands)'
+complete -c decree -n '__decree_needs_sub checkpoint' -a '(__decree_subs checkpoint)'
+complete -c decree -n '__decree_is help; and test (__decree_npos help) -eq 0' -a '(__decree_commands)'
+complete -c decree -n '__decree_is help; and test (__decree_npos help) -eq 1' -a '(__decree_subs (__decree_args)[2])'
 
 # checkpoint
-complete -c decree -n '__decree_needs_sub checkpoint' -a create -d 'snapshot the project'
-complete -c decree -n '__decree_needs_sub checkpoint' -a list -d 'list checkpoints'
-complete -c decree -n '__decree_needs_sub checkpoint' -a show -d "show a checkpoint's files"
-complete -c decree -n '__decree_needs_sub checkpoint' -a diff -d 'diff against the tree or another checkpoint'
-complete -c decree -n '__decree_needs_sub checkpoint' -a restore -d 'make the tree exactly a checkpoint'
-complete -c decree -n '__decree_needs_sub checkpoint' -a prune -d 'delete old checkpoint records'
-complete -c decree -n '__decree_needs_sub checkpoint' -a drop -d "delete a session's records, or all"
-complete -c decree -n '__decree_needs_sub checkpoint' -a delete -d 'delete one checkpoint record'
-
 complete -c decree -n '__decree_is checkpoint create' -s s -l session -x -a '(__decree_sessions)' -d session
 complete -c decree -n '__decree_is checkpoint create' -s m -l message -x -d 'message id within the session'
 complete -c decree -n '__decree_is checkpoint create' -s l -l label -x -d label
@@ -227,6 +271,8 @@ complete -c decree -n '__decree_is apply' -s s -l session -x -a '(__decree_sessi
 
 # rollback, rewind, undo, redo, recover, gc, fsck
 complete -c decree -n '__decree_is rollback' -s s -l session -x -a '(__decree_sessions)' -d 'only this session'
+complete -c decree -n '__decree_is rollback' -s n -l dry-run -d 'print the plan, change nothing'
+complete -c decree -n '__decree_is rollback; and test (__decree_npos rollback) -eq 0' -a '(__decree_rollback_refs)'
 complete -c decree -n '__decree_is rewind' -s s -l session -x -a '(__decree_sessions)' -d 'the agent session'
 complete -c decree -n '__decree_is rewind' -s n -l dry-run -d 'print the plan, change nothing'
 complete -c decree -n '__decree_is rewind' -l agent-only -d 'revert only the paths the agent changed'
@@ -237,11 +283,9 @@ complete -c decree -n '__decree_is gc' -s n -l dry-run -d 'print what would be d
 complete -c decree -n '__decree_is fsck' -l repair -d 'repair what can be repaired, say what is lost'
 
 # projects, hook
-complete -c decree -n '__decree_needs_sub projects' -a move -d 're-attach a moved project'
+complete -c decree -n '__decree_needs_sub projects' -a '(__decree_subs projects)'
 complete -c decree -n '__decree_is projects move; and test (__decree_npos projects move) -lt 2' -a '(__fish_complete_directories)'
-complete -c decree -n '__decree_needs_sub hook' -a install -d "merge decree's hooks into an agent's settings"
-complete -c decree -n '__decree_needs_sub hook' -a uninstall -d "remove decree's hooks"
-complete -c decree -n '__decree_needs_sub hook' -a status -d 'what is installed, the last hook error'
+complete -c decree -n '__decree_needs_sub hook' -a '(__decree_subs hook)'
 complete -c decree -n '__decree_is hook install; or __decree_is hook uninstall' -l user -d "the user's settings"
 complete -c decree -n '__decree_is hook install; and test (__decree_npos hook install) -eq 0' -a 'claude-code claude codex gemini' -d agent
 complete -c decree -n '__decree_is hook uninstall; and test (__decree_npos hook uninstall) -eq 0' -a 'claude-code claude codex gemini' -d agent
@@ -250,8 +294,13 @@ complete -c decree -n '__decree_is hook uninstall; and test (__decree_npos hook 
 complete -c decree -n '__decree_is run' -s m -l message -x -d 'message name'
 complete -c decree -n '__decree_is run' -s p -l prompt -x -d 'message body'
 complete -c decree -n '__decree_is run' -s v -l var -x -a '(__decree_vars)' -d 'a frontmatter field KEY=VALUE'
+complete -c decree -n '__decree_is run; or __decree_is process' -l stream -d "show the routine's output while it runs"
+complete -c decree -n '__decree_is run; or __decree_is process' -l no-stream -d 'do not show it (the logs have it)'
 complete -c decree -n '__decree_is log; and test (__decree_npos log) -eq 0' -a '(__decree_runs)' -d run
 complete -c decree -n '__decree_is diff; and test (__decree_npos diff) -eq 0' -a '(__decree_runs)' -d run
+complete -c decree -n '__decree_is diff; and test (__decree_npos diff) -eq 0' -a '(__decree_refs)' -d checkpoint
+complete -c decree -n '__decree_is diff' -l stat -d 'per-file counts'
+complete -c decree -n '__decree_is diff' -l name-status -d 'per-file status'
 complete -c decree -n '__decree_is revert; and test (__decree_npos revert) -eq 0' -a '(__decree_runs)' -d run
 
 # after "--": paths

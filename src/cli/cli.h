@@ -69,7 +69,7 @@ int opt_parse_lists(cli_ctx *ctx, const opt_spec *specs, const opt_list *lists);
 
 /*
  * Did you mean: an unknown name answered with the known names nearest
- * to it (opt.c says what near means).  cli_suggest appends "'a'", "'a'
+ * to it (util/suggest.h says what near means).  cli_suggest appends "'a'", "'a'
  * or 'b'" or "'a', 'b' or 'c'" (each name after `prefix`, "--" for
  * options) to out and returns how many; 0 and nothing appended when no
  * name in the NULL-terminated `names` is near.  usage_unknown reports

@@ -688,10 +688,11 @@ static const char rollback_help[] =
 	"renumber the list you read.\n\n"
 	"With N (or uN): restore that checkpoint exactly as 'decree checkpoint\n"
 	"restore' does (cascading, one transaction, undoable with 'decree undo').\n\n"
-	"  --dry-run    print the plan (restore/create/delete per path), change\n"
-	"               nothing\n"
-	"  -v, --verbose  print one line per path as well as the summary\n"
-	"  --session S  only the checkpoints of session S (numbered among them)\n\n"
+	"  -n, --dry-run    print the plan (restore/create/delete per path; also\n"
+	"                   with -q), change nothing\n"
+	"  -v, --verbose    print one line per path as well as the summary\n"
+	"  -s, --session S  only the checkpoints of session S (numbered among\n"
+	"                   them)\n\n"
 	"--json: {\"checkpoints\":[{\"n\",\"kind\",\"ref\",\"id\",...,\"files_differ\"}]};\n"
 	"with N, what 'checkpoint restore --json' prints.";
 

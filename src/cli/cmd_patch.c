@@ -166,6 +166,7 @@ int cli_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
 		diff_out_release(&d);
 		return r;
 	}
+	r = 0; /* > 0: on_diff_file stopped it, the pager was quit */
 	if (ctx->json) {
 		if (buf_printf(json,
 			       "\"files\":[%s],\"files_changed\":%zu,"

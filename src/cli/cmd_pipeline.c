@@ -1302,6 +1302,8 @@ static int show_timeline(const cli_ctx *ctx)
 		fputs("no checkpoints or runs yet ('decree checkpoint create' "
 		      "makes a checkpoint)\n",
 		      stderr);
+	if (b.len && !ctx->json)
+		cli_pager_start(); /* LESS=FRX: only a long one stays */
 	fwrite(b.ptr, 1, b.len, stdout);
 	r = EXIT_OK;
 done:

@@ -12,6 +12,7 @@
 #include "util/common.h"
 #include "cli.h"
 #include "util/json.h"
+#include "util/suggest.h"
 
 #include <signal.h>
 
@@ -335,75 +336,27 @@ void close_store(decree_store *s)
  *
  * An unknown command, subcommand, option or value is answered with the
  * known names nearest to it, on the one usage line: "unknown command
- * 'chekpoint'; did you mean 'checkpoint'?".  Near means the optimal
- * string alignment distance (edits of one character: insert, delete,
- * replace, or swap two neighbours, so "resore", "--sesion" and
- * "--dyr-run" are each one edit away) within a bound that grows with the
- * word: 1 for words of up to 4 characters, 2 up to 8, 3 beyond.  A word
- * of 3 or more characters that begins a name is near it too ("check",
- * "--max").  The nearest names are given, at most three; when none is
- * near, none is given: a far-fetched guess misleads more than it helps.
+ * 'chekpoint'; did you mean 'checkpoint'?".  What near means is
+ * util/suggest.h's rule, the pipeline's too; the nearest names are given,
+ * at most three.
  */
-
-#define SUGGEST_MAX 64 /* longer words are not compared */
-
-static size_t osa_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	size_t d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
-
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cost = a[i - 1] != b[j - 1];
-			size_t v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < v)
-				v = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb];
-}
 
 size_t cli_suggest(buf *out, const char *word, const char *const *names,
 		   const char *prefix)
 {
-	size_t lw = strlen(word), best = SIZE_MAX, n = 0;
-	size_t bound = lw <= 4 ? 1 : lw <= 8 ? 2 : 3;
 	const char *pick[3];
+	size_t n = 0, k;
 
-	if (!lw || lw > SUGGEST_MAX)
-		return 0;
-	for (const char *const *c = names; c && *c; c++) {
-		size_t lc = strlen(*c), dist;
-		if (lc > SUGGEST_MAX)
-			continue;
-		dist = osa_distance(word, lw, *c, lc);
-		/* a beginning of the name counts as one edit */
-		if (lw >= 3 && lw < lc && !strncmp(word, *c, lw) && dist > 1)
-			dist = 1;
-		if (dist > bound || dist >= lc || dist > best)
-			continue;
-		if (dist < best) {
-			best = dist;
-			n = 0;
-		}
-		if (n < ARRAY_SIZE(pick))
-			pick[n++] = *c;
-	}
-	for (size_t i = 0; i < n; i++)
+	while (names && names[n])
+		n++;
+	k = suggest_nearest(pick, ARRAY_SIZE(pick), word, names, n);
+	for (size_t i = 0; i < k; i++)
 		buf_printf(out, "%s'%s%s'",
 			   !i	       ? ""
-			   : i + 1 < n ? ", "
+			   : i + 1 < k ? ", "
 				       : " or ",
 			   prefix, pick[i]);
-	return n;
+	return k;
 }
 
 int usage_unknown(const cli_ctx *ctx, const char *what, const char *typed,

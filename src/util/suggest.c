@@ -1,74 +1,96 @@
 /*
- * suggest.c - "did you mean ...?" (suggest.h).
+ * suggest.c - "did you mean ...?" (suggest.h): one distance and one rule
+ * of nearness for every suggestion decree makes (the program's unknown
+ * commands, options and values, the pipeline's unknown routines, an
+ * unknown project root).
  */
 #include "util/common.h"
 #include "util/suggest.h"
+#include "util/alloc.h"
 
-#define SUGGEST_MAX 64
+#define SUGGEST_MAX 64 /* longer words and names are never near */
 
 static unsigned char fold(char c)
 {
 	return (unsigned char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
 }
 
-/* Optimal string alignment distance of a[0..an) and b[0..bn), both at
- * most SUGGEST_MAX bytes. */
-static size_t distance(const char *a, size_t an, const char *b, size_t bn)
+size_t suggest_distance(const char *a, const char *b)
 {
-	size_t d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
+	size_t la = strlen(a), lb = strlen(b), r, *rows;
+	size_t *pp, *p, *c; /* rows i-2, i-1 and i of the table */
 
-	for (size_t i = 0; i <= an; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= bn; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= an; i++) {
-		for (size_t j = 1; j <= bn; j++) {
+	if (lb > SIZE_MAX / 3 - 1 ||
+	    !(rows = decree_calloc(3 * (lb + 1), sizeof(*rows))))
+		return SIZE_MAX;
+	pp = rows, p = rows + lb + 1, c = rows + 2 * (lb + 1);
+	for (size_t j = 0; j <= lb; j++)
+		p[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *t;
+		c[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
 			size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
-			size_t best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < best)
-				best = d[i - 1][j - 1] + cost;
+			size_t v = p[j] + 1;
+			if (c[j - 1] + 1 < v)
+				v = c[j - 1] + 1;
+			if (p[j - 1] + cost < v)
+				v = p[j - 1] + cost;
 			if (i > 1 && j > 1 &&
 			    fold(a[i - 1]) == fold(b[j - 2]) &&
 			    fold(a[i - 2]) == fold(b[j - 1]) &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
+			    pp[j - 2] + 1 < v)
+				v = pp[j - 2] + 1;
+			c[j] = v;
 		}
+		t = pp, pp = p, p = c, c = t;
 	}
-	return d[an][bn];
+	r = p[lb];
+	decree_free(rows);
+	return r;
 }
 
-static bool starts_with(const char *s, const char *prefix, size_t n)
+static bool begins(const char *name, const char *word, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!s[i] || fold(s[i]) != fold(prefix[i]))
+		if (!name[i] || fold(name[i]) != fold(word[i]))
 			return false;
 	return true;
 }
 
-const char *suggest_closest(const char *word, const char *const *candidates,
+size_t suggest_nearest(const char **out, size_t max, const char *word,
+		       const char *const *names, size_t n)
+{
+	size_t lw = strlen(word), best = SIZE_MAX, k = 0;
+	size_t bound = (lw + 3) / 4 < 3 ? (lw + 3) / 4 : 3;
+
+	if (!lw || lw > SUGGEST_MAX || !max)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *c = names[i];
+		size_t lc = strlen(c), d;
+		if (!lc || lc > SUGGEST_MAX)
+			continue;
+		d = suggest_distance(word, c);
+		/* a beginning of the name counts as one edit */
+		if (lw >= 3 && lw < lc && d > 1 && begins(c, word, lw))
+			d = 1;
+		if (d > bound || d >= lc || d > best)
+			continue;
+		if (d < best) {
+			best = d;
+			k = 0;
+		}
+		if (k < max)
+			out[k++] = c;
+	}
+	return k;
+}
+
+const char *suggest_closest(const char *word, const char *const *names,
 			    size_t n)
 {
-	size_t wn = strlen(word), best_d = SIZE_MAX;
-	const char *best = NULL;
+	const char *best;
 
-	if (!wn || wn > SUGGEST_MAX)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		const char *c = candidates[i];
-		size_t cn = strlen(c), longer = cn > wn ? cn : wn, d;
-		if (!cn || cn > SUGGEST_MAX)
-			continue;
-		d = distance(word, wn, c, cn);
-		if (d > (longer + 3) / 4 &&
-		    !(wn >= 3 && starts_with(c, word, wn)))
-			continue;
-		if (d < best_d) {
-			best_d = d;
-			best = c;
-		}
-	}
-	return best;
+	return suggest_nearest(&best, 1, word, names, n) ? best : NULL;
 }

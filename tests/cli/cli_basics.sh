@@ -117,7 +117,7 @@ case "$OUT" in "${id:0:12}"*) ok "-q checkpoint list: the list" ;; *) not_ok "-q
 _run D -q checkpoint show "$id"
 case "$OUT" in "checkpoint $id"*f.txt*) ok "-q checkpoint show: the files" ;; *) not_ok "-q show" "$OUT" ;; esac
 _run D -q rollback
-case "$OUT" in "  1  "*) ok "-q rollback: the numbered list" ;; *) not_ok "-q rollback" "$OUT" ;; esac
+case "$OUT" in "   1  "*"${id:0:12}"*one) ok "-q rollback: the numbered list" ;; *) not_ok "-q rollback" "$OUT" ;; esac
 printf 'a\nB\nc\n' >f.txt
 printf 'new\n' >n.txt
 D checkpoint diff "$id" >"$SCRATCH/plain.diff"
@@ -126,6 +126,7 @@ _run D -q checkpoint diff "$id"
 t_out "$(printf 'restore f.txt\ndelete n.txt')" "-q restore --dry-run: the plan, no summary" D -q checkpoint restore "$id" --dry-run
 _run D checkpoint restore "$id" --dry-run
 case "$OUT" in *"dry run: would create 0, restore 1, delete 1 file(s)") ok "... (without -q the summary follows)" ;; *) not_ok "restore --dry-run summary" "$OUT" ;; esac
+t_out "$(printf 'restore f.txt\ndelete n.txt')" "-q rollback 1 --dry-run: the plan, no summary" D -q rollback 1 --dry-run
 D checkpoint diff "$id" >"$SCRATCH/back.diff"
 t_out "" "-q restore: nothing (progress and summary are chatter)" D -q checkpoint restore "$id"
 [ -z "$ERR" ] && ok "... nothing on stderr either" || not_ok "-q restore stderr" "$ERR"
@@ -237,6 +238,8 @@ on_tty sh -c "PAGER=\"head -c 1000 >'$REC'\" '$DECREE' checkpoint diff $bid 2>'$
 [ "$OUT" = "exit 0" ] && ok "the user quits the pager early: decree exits 0" || not_ok "early quit: exit 0" "$OUT"
 [ ! -s "$SCRATCH/err" ] && ok "... and says nothing (no 'cannot write output')" || not_ok "early quit stderr" "$(cat "$SCRATCH/err")"
 [ "$(wc -c <"$REC")" -eq 1000 ] && ok "... the pager read what it read" || not_ok "early quit rec" "$(wc -c <"$REC")"
+on_tty sh -c "PAGER=\"head -c 1000 >'$REC'\" '$DECREE' diff 2>'$SCRATCH/err'; echo \"exit \$?\""
+[ "$OUT" = "exit 0" ] && [ "$(wc -c <"$REC")" -eq 1000 ] && ok "decree diff (the changes since the last checkpoint): quitting early is exit 0 too" || not_ok "decree diff early quit" "$OUT"
 # Ctrl-C: the terminal sends SIGINT to the whole foreground group, decree
 # and its pager; the pager (like less) stays, and so does decree (the
 # shell around them, as an interactive one, is not killed by it)
@@ -265,7 +268,11 @@ rm -f "$REC"
 on_tty env PAGER="cat >'$REC'" "$DECREE" diff
 [ "$(cat "$REC" 2>/dev/null)" = "$(D --color=always diff)" ] && ok "decree diff pages" || not_ok "decree diff pages" "$OUT"
 rm -f "$REC"
+runid=$(D --json log | sed -n 's/.*"kind":"run","ref":"[^"]*","id":"\([^"]*\)".*/\1/p')
 on_tty env PAGER="cat >'$REC'" "$DECREE" log
-case "$(cat "$REC" 2>/dev/null)" in *"== run "*routine-ran*) ok "decree log pages" ;; *) not_ok "decree log pages" "$OUT" ;; esac
+case "$(cat "$REC" 2>/dev/null)" in *" run "*"$runid"*" done "*) [ -n "$runid" ] && ok "decree log (the timeline) pages" || not_ok "run id" "$(D --json log)" ;; *) not_ok "decree log pages" "$OUT" ;; esac
+rm -f "$REC"
+on_tty env PAGER="cat >'$REC'" "$DECREE" log "$runid"
+case "$(cat "$REC" 2>/dev/null)" in *"== run $runid: done =="*routine-ran*) ok "decree log ID (the run's logs) pages" ;; *) not_ok "decree log ID pages" "$OUT" ;; esac
 
 done_testing

@@ -41,7 +41,14 @@ check "decree --help lists commands ($(echo $COMMANDS | wc -w))" test "$(echo $C
 check "checkpoint --help lists subcommands ($(echo $CK_SUBS))" test "$(echo $CK_SUBS | wc -w)" -ge 8
 same "hook --help: install, status, uninstall" "$(echo $HOOK_SUBS)" "install status uninstall"
 same "projects --help: move" "$(echo $PROJ_SUBS)" "move"
-GLOBALS="-C --store --json -q --quiet --help --version"
+# global options: the option lines of "global options:" ("  -q, --quiet",
+# "  --color[=WHEN]"; not the continuation lines, indented further)
+GLOBALS=$("$DECREE" --help | sed -n '/^global options:/,/^$/p' |
+	grep -o -- '^  -[A-Za-z-]*\(, --[a-z-]*\)\{0,1\}' | tr ', ' '\n\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
+for g in -C --store --json -q --quiet --color --no-pager -h --help --version; do
+	case " $GLOBALS " in *" $g "*) ;; *) not_ok "decree --help lists the global option $g" "$GLOBALS" ;; esac
+done
+ok "decree --help lists the global options: $GLOBALS"
 
 # The command paths ("apply", "checkpoint create", "hook install", ...)
 PATHS=$(for c in $COMMANDS; do
@@ -93,7 +100,8 @@ help_opts() {
 FUNCS="ck_create=checkpoint:create ck_list=checkpoint:list ck_restore=checkpoint:restore
 ck_prune=checkpoint:prune ck_drop=checkpoint:drop cmd_checkpoint_diff=checkpoint:diff
 replay_cmd=undo,redo cmd_rollback=rollback cmd_rewind=rewind cmd_recover=recover
-cmd_gc=gc cmd_fsck=fsck install=hook:install,hook:uninstall cmd_apply=apply cmd_run=run"
+cmd_gc=gc cmd_fsck=fsck install=hook:install,hook:uninstall cmd_apply=apply cmd_run=run
+cmd_process=process cmd_diff=diff"
 awk '/^(static )?int [a-z_]+\(/ { fn = $0; sub(/\(.*/, "", fn); sub(/.* /, "", fn) }
 	match($0, /\{ "[a-z][a-z-]*", ('"'"'.'"'"'|0), (true|false), /) || match($0, /\{ "[a-z][a-z-]*", NULL, &/) {
 		s = substr($0, RSTART, RLENGTH); split(s, p, "\"")
@@ -156,7 +164,9 @@ block() { awk -v l="== $2" '$0 == l { on = 1; next } /^== / { on = 0 } on' "$1";
 t "bash -n decree.bash" bash -n "$COMP/decree.bash"
 cd "$SCRATCH" && mkdir -p empty && cd empty || exit 1
 lines=("decree " "decree chec" "decree checkpoint re" "decree checkpoint " "decree hook "
-	"decree projects " "decree --json " "decree -C . checkpoint list --")
+	"decree projects " "decree --json " "decree -C . checkpoint list --" "decree -"
+	"decree --color=" "decree --color=al" "decree --no-pager --color status --"
+	"decree help " "decree help checkpoint " "decree help hook " "decree help log ")
 while IFS= read -r p; do lines+=("decree ${p/:/ } -"); done <<<"$PATHS"
 bcomp "${lines[@]}" >"$SCRATCH/bash.out"
 same "bash: decree <TAB> offers exactly the commands" "$(block "$SCRATCH/bash.out" "decree ")" "$COMMANDS"
@@ -168,7 +178,16 @@ same "bash: decree projects <TAB>" "$(block "$SCRATCH/bash.out" "decree projects
 same "bash: global options before the command: decree --json <TAB>" "$(block "$SCRATCH/bash.out" "decree --json ")" "$COMMANDS"
 same "bash: -C DIR before the command: checkpoint list --<TAB>" \
 	"$(block "$SCRATCH/bash.out" "decree -C . checkpoint list --")" \
-	"$(printf '%s\n' --session --help --json --quiet --store --version | sort)"
+	"$(printf '%s\n' --session $GLOBALS | grep -- '^--' | sort)"
+same "bash: decree -<TAB>: the global options" "$(block "$SCRATCH/bash.out" "decree -")" "$(echo $GLOBALS | words)"
+same "bash: decree --color=<TAB>: auto always never" "$(block "$SCRATCH/bash.out" "decree --color=")" "$(printf 'always\nauto\nnever')"
+same "bash: decree --color=al<TAB> (readline replaces what follows '=')" "$(block "$SCRATCH/bash.out" "decree --color=al")" always
+same "bash: --no-pager --color before the command: status --<TAB>" \
+	"$(block "$SCRATCH/bash.out" "decree --no-pager --color status --")" "$(echo $GLOBALS | words | grep -- '^--')"
+same "bash: decree help <TAB>: the commands" "$(block "$SCRATCH/bash.out" "decree help ")" "$COMMANDS"
+same "bash: decree help checkpoint <TAB>: its subcommands" "$(block "$SCRATCH/bash.out" "decree help checkpoint ")" "$CK_SUBS"
+same "bash: decree help hook <TAB>" "$(block "$SCRATCH/bash.out" "decree help hook ")" "$HOOK_SUBS"
+same "bash: decree help log <TAB>: nothing (log has no subcommands)" "$(block "$SCRATCH/bash.out" "decree help log ")" ""
 
 # every option of every command, and nothing else
 : >"$SCRATCH/want-all"
@@ -232,7 +251,27 @@ bcomp "decree -C $P checkpoint list -s " "decree -C $P --store $P/.decree/store 
 same "bash: -C DIR checkpoint list -s <TAB>: that project's sessions" "$(block "$SCRATCH/c.out" "decree -C $P checkpoint list -s ")" "$(printf 'chat\nother')"
 same "bash: -C DIR --store DIR ... delete chat:<TAB>" "$(block "$SCRATCH/c.out" "decree -C $P --store $P/.decree/store checkpoint delete chat:")" msg-1
 same "... and still no store where completion ran" "$(ls -A "$SCRATCH/empty")" ""
+bcomp "decree rollback " >"$SCRATCH/c.out"
+same "bash: rollback <TAB> where there is no store: nothing" "$(block "$SCRATCH/c.out" "decree rollback ")" ""
+same "... and created none" "$(ls -A "$SCRATCH/empty")" ""
 cd "$P" || exit 1
+# a capture (restore's pre-restore), numbered u1 by rollback and log
+echo c >c.txt
+t "a restore (its capture is u1)" D -q checkpoint restore "$ID1"
+t "undo it" D -q undo
+bcomp "decree rollback " "decree rollback -n " "decree rollback -s chat " "decree rollback 2 " "decree diff " >"$SCRATCH/r.out"
+same "bash: rollback <TAB>: the numbers rollback lists" "$(block "$SCRATCH/r.out" "decree rollback ")" \
+	"$(D --json rollback | grep -o '"ref":"[u0-9]*"' | sed 's/"ref":"//; s/"//' | sort)"
+same "... 1 2 3 u1" "$(block "$SCRATCH/r.out" "decree rollback " | tr '\n' ' ')" "1 2 3 u1 "
+same "bash: rollback -n <TAB>: the numbers" "$(block "$SCRATCH/r.out" "decree rollback -n " | tr '\n' ' ')" "1 2 3 u1 "
+same "bash: rollback -s S <TAB>: none (S has numbers of its own)" "$(block "$SCRATCH/r.out" "decree rollback -s chat ")" ""
+same "bash: rollback N <TAB>: nothing" "$(block "$SCRATCH/r.out" "decree rollback 2 ")" ""
+# kinds WORDS: "runs:ids:the rest" of a list of completions
+kinds() {
+	printf '%s\n' "$1" | awk '/^2026000000000001-[12]$/ { r++; next } /^[0-9a-f]+$/ && length($0) == 12 { i++; next }
+		NF { o = o (o == "" ? "" : " ") $0 } END { printf "%d:%d:%s", r, i, o }'
+}
+same "bash: diff <TAB>: run ids and checkpoints" "$(kinds "$(block "$SCRATCH/r.out" "decree diff ")")" "2:4:chat:msg-1"
 
 # ===== zsh ===================================================================
 # _decree_PATH functions: the options each one's _arguments spec names
@@ -305,6 +344,13 @@ PY
 		}
 		t_out ok "zsh: a real TAB: decree chec -> decree checkpoint" ztab "decree chec" "decree checkpoint "
 		t_out ok "zsh: a real TAB: decree checkpoint show chat:m -> chat:msg-1" ztab "decree checkpoint show chat:m" "chat:msg-1 "
+		t_out ok "zsh: a real TAB: decree help chec -> decree help checkpoint" ztab "decree help chec" "decree help checkpoint "
+		t_out ok "zsh: a real TAB: decree help checkpoint cr -> create" ztab "decree help checkpoint cr" "decree help checkpoint create "
+		t_out ok "zsh: a real TAB: decree --color=al -> --color=always" ztab "decree --color=al" "decree --color=always "
+		t_out ok "zsh: a real TAB: decree diff --na -> --name-status" ztab "decree diff --na" "decree diff --name-status "
+		t_out ok "zsh: a real TAB: decree run --no-s -> --no-stream" ztab "decree run --no-s" "decree run --no-stream "
+		t_out ok "zsh: a real TAB: decree rollback u -> u1 (the capture)" ztab "decree rollback u" "decree rollback u1 "
+		t_out ok "zsh: a real TAB: decree diff 2026000000000001-<TAB> lists the runs" ztab "decree diff 2026000000000001-" "2026000000000001-2"
 	fi
 else
 	ok "zsh: syntax and real completion # SKIP zsh is not installed"
@@ -318,7 +364,9 @@ if command -v fish >/dev/null; then
 			"$COMP/decree.fish" "$@" 2>&1
 	}
 	flines=("decree " "decree chec" "decree checkpoint re" "decree checkpoint " "decree hook " "decree projects "
-		"decree checkpoint show chat:" "decree checkpoint list -s " "decree log " "decree run -v ")
+		"decree checkpoint show chat:" "decree checkpoint list -s " "decree log " "decree run -v "
+		"decree --" "decree --color=" "decree help " "decree help checkpoint " "decree help projects "
+		"decree help log " "decree rollback " "decree rollback -s chat " "decree diff ")
 	while IFS= read -r p; do flines+=("decree ${p/:/ } -"); done <<<"$PATHS"
 	fcomp "${flines[@]}" >"$SCRATCH/fish.out"
 	same "fish: decree <TAB> offers exactly the commands" "$(block "$SCRATCH/fish.out" "decree ")" "$COMMANDS"
@@ -331,6 +379,15 @@ if command -v fish >/dev/null; then
 	same "fish: -s <TAB>: the sessions" "$(block "$SCRATCH/fish.out" "decree checkpoint list -s ")" "$(printf 'chat\nother')"
 	same "fish: log <TAB>: run ids" "$(block "$SCRATCH/fish.out" "decree log ")" "$(printf '2026000000000001-1\n2026000000000001-2')"
 	same "fish: run -v <TAB>" "$(block "$SCRATCH/fish.out" "decree run -v ")" "$(printf 'input_file=\nroutine=hello\nroutine=nb')"
+	same "fish: decree --<TAB>: the long global options" "$(block "$SCRATCH/fish.out" "decree --")" "$(echo $GLOBALS | words | grep -- '^--')"
+	same "fish: decree --color=<TAB>" "$(block "$SCRATCH/fish.out" "decree --color=")" "$(printf -- '--color=always\n--color=auto\n--color=never')"
+	same "fish: decree help <TAB>: the commands" "$(block "$SCRATCH/fish.out" "decree help ")" "$COMMANDS"
+	same "fish: decree help checkpoint <TAB>" "$(block "$SCRATCH/fish.out" "decree help checkpoint ")" "$CK_SUBS"
+	same "fish: decree help projects <TAB>" "$(block "$SCRATCH/fish.out" "decree help projects ")" "$PROJ_SUBS"
+	same "fish: decree help log <TAB>: nothing" "$(block "$SCRATCH/fish.out" "decree help log ")" ""
+	same "fish: rollback <TAB>: the numbers" "$(block "$SCRATCH/fish.out" "decree rollback " | tr '\n' ' ')" "1 2 3 u1 "
+	same "fish: rollback -s S <TAB>: none" "$(block "$SCRATCH/fish.out" "decree rollback -s chat ")" ""
+	same "fish: diff <TAB>: run ids and checkpoints" "$(kinds "$(block "$SCRATCH/fish.out" "decree diff ")")" "2:4:chat:msg-1"
 	while IFS= read -r p; do
 		cmd=${p/:/ }
 		got=$(block "$SCRATCH/fish.out" "decree $cmd -")

@@ -18,6 +18,7 @@
 #include "decree/projects.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/suggest.h"
 #include "store/oplog.h"
 #include "store/record.h"
 #include "store/repo.h"
@@ -193,34 +194,6 @@ int decree_projects_list(decree_projects **out, decree_store *s)
 /* --- move ------------------------------------------------------------------
  */
 
-/* Edit distance of two strings (for "did you mean"), capped work. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), *row, best;
-
-	if (la > 1024 || lb > 1024 ||
-	    !(row = decree_calloc(lb + 1, sizeof(*row))))
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j], v = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < v)
-				v = up + 1;
-			if (row[j - 1] + 1 < v)
-				v = row[j - 1] + 1;
-			diag = up;
-			row[j] = v;
-		}
-	}
-	best = row[lb];
-	decree_free(row);
-	return best;
-}
-
 /* DECREE_ENOTFOUND for an unknown old root, naming the closest known
  * root that no longer exists (what a moved project leaves), else the
  * closest known root. */
@@ -239,7 +212,7 @@ static int unknown_root(decree_store *s, const char *old)
 		size_t dd;
 		if (!p->root[0])
 			continue;
-		dd = distance(old, p->root);
+		dd = suggest_distance(old, p->root);
 		if (best && (best_gone && p->exists))
 			continue;
 		if (!best || (!p->exists && !best_gone) || dd < bd) {

@@ -42,21 +42,21 @@ _decree_spec()
 	"checkpoint diff")
 		_decree_flags="--stat --name-status"
 		_decree_argopts="-U --unified" ;;
-	"checkpoint restore") _decree_flags="-n --dry-run --agent-only" ;;
+	"checkpoint restore") _decree_flags="-n --dry-run --agent-only -v --verbose" ;;
 	"checkpoint prune") _decree_argopts="-s --session --keep --older-than" ;;
 	"checkpoint drop")
 		_decree_flags="--all"
 		_decree_argopts="-s --session" ;;
 	apply)
-		_decree_flags="--check -R --reverse"
+		_decree_flags="--check -R --reverse -v --verbose"
 		_decree_argopts="--exec -p --strip -s --session" ;;
 	rollback)
-		_decree_flags="-n --dry-run"
+		_decree_flags="-n --dry-run -v --verbose"
 		_decree_argopts="-s --session" ;;
 	rewind)
-		_decree_flags="-n --dry-run --agent-only"
+		_decree_flags="-n --dry-run --agent-only -v --verbose"
 		_decree_argopts="-s --session" ;;
-	undo | redo) _decree_flags="-n --dry-run --drop-damaged" ;;
+	undo | redo) _decree_flags="-n --dry-run --drop-damaged -v --verbose" ;;
 	recover) _decree_flags="--rollback" ;;
 	gc) _decree_flags="-n --dry-run" ;;
 	fsck) _decree_flags="--repair" ;;

@@ -255,6 +255,7 @@ complete -c decree -n '__decree_is checkpoint diff' -s U -l unified -x -d 'lines
 complete -c decree -n '__decree_is checkpoint restore; and test (__decree_npos checkpoint restore) -eq 0' -a '(__decree_refs)' -d checkpoint
 complete -c decree -n '__decree_is checkpoint restore' -s n -l dry-run -d 'print the plan, change nothing'
 complete -c decree -n '__decree_is checkpoint restore' -l agent-only -d 'revert only the paths the agent changed'
+complete -c decree -n '__decree_is checkpoint restore' -s v -l verbose -d 'one line per path as well as the summary'
 complete -c decree -n '__decree_is checkpoint prune' -s s -l session -x -a '(__decree_sessions)' -d 'only this session'
 complete -c decree -n '__decree_is checkpoint prune' -l keep -x -d 'keep the newest N'
 complete -c decree -n '__decree_is checkpoint prune' -l older-than -x -d 'delete those older than DAYS'
@@ -268,16 +269,20 @@ complete -c decree -n '__decree_is apply' -s R -l reverse -d 'apply the patch ba
 complete -c decree -n '__decree_is apply' -l exec -x -a '(__fish_complete_command)' -d 'run CMD after; roll back if it fails'
 complete -c decree -n '__decree_is apply' -s p -l strip -x -d 'strip N leading path components'
 complete -c decree -n '__decree_is apply' -s s -l session -x -a '(__decree_sessions)' -d 'session of the safety checkpoint'
+complete -c decree -n '__decree_is apply' -s v -l verbose -d 'one stderr line per file and step'
 
 # rollback, rewind, undo, redo, recover, gc, fsck
 complete -c decree -n '__decree_is rollback' -s s -l session -x -a '(__decree_sessions)' -d 'only this session'
 complete -c decree -n '__decree_is rollback' -s n -l dry-run -d 'print the plan, change nothing'
+complete -c decree -n '__decree_is rollback' -s v -l verbose -d 'one line per path as well as the summary'
 complete -c decree -n '__decree_is rollback; and test (__decree_npos rollback) -eq 0' -a '(__decree_rollback_refs)'
 complete -c decree -n '__decree_is rewind' -s s -l session -x -a '(__decree_sessions)' -d 'the agent session'
 complete -c decree -n '__decree_is rewind' -s n -l dry-run -d 'print the plan, change nothing'
 complete -c decree -n '__decree_is rewind' -l agent-only -d 'revert only the paths the agent changed'
+complete -c decree -n '__decree_is rewind' -s v -l verbose -d 'one line per path as well as the summary'
 complete -c decree -n '__decree_is undo; or __decree_is redo' -s n -l dry-run -d 'print the plan, change nothing'
 complete -c decree -n '__decree_is undo; or __decree_is redo' -l drop-damaged -d 'drop the damaged history entries'
+complete -c decree -n '__decree_is undo; or __decree_is redo' -s v -l verbose -d 'one line per path as well as the summary'
 complete -c decree -n '__decree_is recover' -l rollback -d 'roll back every path the damaged log names'
 complete -c decree -n '__decree_is gc' -s n -l dry-run -d 'print what would be deleted'
 complete -c decree -n '__decree_is fsck' -l repair -d 'repair what can be repaired, say what is lost'

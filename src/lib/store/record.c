@@ -599,9 +599,10 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	if (n > 1)
 		qsort(v, n, sizeof(*v), rec_cmp);
 	/* Rewriting the cache costs two fsyncs: not for every new record
-	 * (each checkpoint adds one), only once a few records are read one
-	 * by one, or a few listed there are gone (pruned, dropped). */
-	if (uncached + stale >= CACHE_SLACK)
+	 * (each checkpoint adds one), only when there is none (or it was
+	 * damaged) or once a few records are read one by one, or a few
+	 * listed there are gone (pruned, dropped). */
+	if (uncached + stale >= CACHE_SLACK || (uncached && !ncached))
 		cache_save(s, v, n);
 	*out = v;
 	*n_out = n;

@@ -208,20 +208,11 @@ static const char *from_note(routine_from from)
 
 /* --- a request ----------------------------------------------------------- */
 
-static const char *field(const decree_run_request *rq, const char *key)
-{
-	const char *v = NULL;
-	for (size_t i = 0; i < rq->nfields; i++) /* the last one wins */
-		if (!strcmp(rq->fields[i].key, key))
-			v = rq->fields[i].value;
-	return v;
-}
-
 int check_request(const decree_project *p, const decree_routine_list *l,
 		  const decree_run_request *rq)
 {
 	const decree_routine_info *ri;
-	const char *input = field(rq, "input_file");
+	const char *input = inbox_request_field(rq, "input_file");
 	routine_from from;
 	buf why = BUF_INIT;
 	char fixed[PATH_MAX];
@@ -231,7 +222,8 @@ int check_request(const decree_project *p, const decree_routine_list *l,
 	/* a missing input file is the first thing to say */
 	if ((ret = check_input(fixed, sizeof(fixed), p, input)) < 0)
 		return ret;
-	if (routine_of(&name, &from, p, l, field(rq, "routine"), input) < 0)
+	if (routine_of(&name, &from, p, l, inbox_request_field(rq, "routine"),
+		       input) < 0)
 		return -1;
 	if (!(ri = decree_routine_list_find(l, name))) {
 		buf_printf(&why, "unknown routine '%s'%s", name,

@@ -191,7 +191,7 @@ done:
 /* --- new messages
  * -------------------------------------------------------------- */
 
-static const char *request_get(const decree_run_request *rq, const char *key)
+const char *inbox_request_field(const decree_run_request *rq, const char *key)
 {
 	const char *v = NULL;
 	for (size_t i = 0; i < rq->nfields; i++) /* the last one wins */
@@ -211,7 +211,7 @@ static bool ends_with(const char *s, const char *suffix)
 static void name_base(char base[64], decree_project *p,
 		      const decree_run_request *rq, const char *chain)
 {
-	const char *input = request_get(rq, "input_file");
+	const char *input = inbox_request_field(rq, "input_file");
 	bool body = rq->body && *rq->body;
 
 	base[0] = '\0';
@@ -277,7 +277,7 @@ static void name_free(char *out, size_t len, const decree_project *p,
 static int request_text(buf *out, const decree_run_request *rq,
 			const char *chain)
 {
-	const char *input = request_get(rq, "input_file");
+	const char *input = inbox_request_field(rq, "input_file");
 	char id[40];
 	message m;
 	buf body = BUF_INIT;

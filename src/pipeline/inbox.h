@@ -30,6 +30,10 @@ void inbox_items_free(inbox_item *v, size_t n);
 /* A new chain id. */
 int inbox_new_chain(char out[17], const decree_project *p);
 
+/* The value of a request's frontmatter field `key` (the last one given
+ * wins), or NULL. */
+const char *inbox_request_field(const decree_run_request *rq, const char *key);
+
 /* Write the seq-0 message of a request into the inbox as a new chain:
  * its name in file_out (NAME_MAX + 1 bytes). */
 int inbox_queue(char chain[17], char *file_out, decree_project *p,

@@ -319,6 +319,17 @@ static int dent_cmp(const void *a, const void *b)
 	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
+/* *b = "dir/name" ("name" in the root, dir ""). */
+static int join_path(buf *b, const char *dir, const char *name)
+{
+	int r;
+
+	buf_clear(b);
+	if ((r = buf_puts(b, dir)) < 0 || (*dir && (r = buf_putc(b, '/')) < 0))
+		return r;
+	return buf_puts(b, name);
+}
+
 /*
  * The ignore loader of a scan: `name` in directory `dir`, if it is a
  * regular file.  A directory named .gitignore is no rules file (the walk
@@ -347,9 +358,7 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 		/* a directory another thread listed: one openat2 beneath
 		 * the root, no walk component by component */
 		buf p = BUF_INIT;
-		if ((r = buf_puts(&p, dir)) < 0 ||
-		    (*dir && (r = buf_putc(&p, '/')) < 0) ||
-		    (r = buf_puts(&p, name)) < 0) {
+		if ((r = join_path(&p, dir, name)) < 0) {
 			buf_release(&p);
 			return r;
 		}
@@ -612,10 +621,7 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	    (j->depth == 0 && !strcmp(name, ".decree")) ||
 	    !strncmp(name, ".decree-tmp-", 12))
 		return 0; /* the last: temps of a transaction (txn.c) */
-	buf_clear(path);
-	if ((r = buf_puts(path, j->path)) < 0 ||
-	    (j->path[0] && (r = buf_putc(path, '/')) < 0) ||
-	    (r = buf_puts(path, name)) < 0)
+	if ((r = join_path(path, j->path, name)) < 0)
 		return r;
 	if (o->skip_dir && !strcmp(path->ptr, o->skip_dir))
 		return 0;

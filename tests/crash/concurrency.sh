@@ -220,4 +220,23 @@ st=$(fast_state "$W")
 if [ "$st" = "$FP_X" ] || [ "$st" = "$FP_Y" ]; then ok "... and the tree is exactly one of the two checkpoints"
 else not_ok "... and the tree is exactly one of the two checkpoints"; fi
 t "fsck after the race" "$DECREE" -C "$W" fsck
+
+# ===== several processes creating one new store at once =======================
+# (no lock exists before the store's directory does: whoever writes the
+# marker first made the store, the others must not fail for it)
+fails=0
+for trial in 1 2 3 4 5 6 7 8 9 10; do
+	NS=$SCRATCH/newstore-$trial
+	for i in 1 2 3 4 5 6; do
+		"$DECREE" --store "$NS" -C "$W" checkpoint create -q >/dev/null 2>>"$SCRATCH/newstore.err" &
+	done
+	wait
+done
+fails=$(grep -c . "$SCRATCH/newstore.err" 2>/dev/null || true)
+if [ "${fails:-0}" -eq 0 ]; then ok "10 x 6 processes creating a new store at once: none fails"
+else not_ok "10 x 6 processes creating a new store at once: none fails" "$(sort "$SCRATCH/newstore.err" | uniq -c)"; fi
+t "... a later command there" "$DECREE" --store "$SCRATCH/newstore-1" -C "$W" checkpoint create -q
+same_left=$(find "$SCRATCH/newstore-1" -maxdepth 1 -name '.*tmp-*' | wc -l)
+if [ "$same_left" -eq 0 ]; then ok "... leaves no temp file in the store (swept under the lock)"
+else not_ok "... leaves no temp file in the store" "$(find "$SCRATCH/newstore-1" -maxdepth 1)"; fi
 done_testing

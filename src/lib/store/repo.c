@@ -623,6 +623,21 @@ void repo_sweep_temps(const char *dir)
 	closedir(d);
 }
 
+/* Write `path` atomically unless it exists; another process writing it
+ * at the same moment (it may even sweep our temp file) is fine once the
+ * file is there. */
+static int write_once(const char *path, const char *text)
+{
+	struct stat st;
+	int r = fs_write_atomic(path, text, strlen(text), 0644);
+
+	if (r < 0 && lstat(path, &st) == 0) {
+		error_clear();
+		r = 0;
+	}
+	return r;
+}
+
 /* The store's directory and marker (and .gitignore inside the project). */
 static int ensure_store(decree_store *s)
 {
@@ -634,12 +649,12 @@ static int ensure_store(decree_store *s)
 	if (stat(path, &st) < 0) {
 		if ((r = fs_mkdirs(s->dir, 0755)) < 0)
 			return r;
-		/* a creation killed while it wrote the marker left the
-		 * marker's temp file; nothing else is in a store without
-		 * a marker */
-		repo_sweep_temps(s->dir);
-		if ((r = fs_write_atomic(path, REPO_MARKER_MAGIC,
-					 strlen(REPO_MARKER_MAGIC), 0644)) < 0)
+		/* several processes may create the store at once (no lock
+		 * can be taken before its directory exists): whoever
+		 * renames first made it, and the others' failure is no
+		 * failure.  The temp file of a creation killed while it
+		 * wrote the marker is swept under the lock (repo_lock). */
+		if ((r = write_once(path, REPO_MARKER_MAGIC)) < 0)
 			return r;
 	}
 	/* now that it exists, locate it by what it is (a symlink on the way
@@ -650,15 +665,9 @@ static int ensure_store(decree_store *s)
 		return r;
 	if (s->store_rel) {
 		snprintf(path, sizeof(path), "%s/.gitignore", s->dir);
-		if (lstat(path, &st) < 0) {
-			/* as for the marker: a creation killed while it
-			 * wrote this file left its temp file */
-			repo_sweep_temps(s->dir);
-			if ((r = fs_write_atomic(path, STORE_GITIGNORE,
-						 strlen(STORE_GITIGNORE),
-						 0644)) < 0)
-				return r;
-		}
+		if (lstat(path, &st) < 0 &&
+		    (r = write_once(path, STORE_GITIGNORE)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -705,6 +714,11 @@ int repo_lock_flags(decree_store *s, unsigned flags)
 	snprintf(path, sizeof(path), "%s/lock", s->dir);
 	if ((r = lock_acquire(&s->lock, path, s->lock_timeout_ms)) < 0)
 		return r;
+	/* what a creation killed while it wrote the marker or the
+	 * .gitignore left (ensure_store): nobody else sweeps at this level
+	 * while we hold the lock */
+	if (s->lock.depth == 1)
+		repo_sweep_temps(s->dir);
 	if (s->lock.depth > 1) {
 		/* the outer lock may have been taken without attaching */
 		if (attach && !s->follow_to && (r = ensure_attachment(s)) < 0) {

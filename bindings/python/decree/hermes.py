@@ -438,7 +438,8 @@ class CheckpointManager:
             ref = s.resolve(commit_hash)
         except DecreeError as e:
             return {"success": False, "error": "Checkpoint '%s' not found" % commit_hash, "debug": str(e)}
-        target = s.get(ref)
+        # its metadata from the listing (show would read its file list)
+        target = next(c for c in s.list() if c.id == ref)
         result = {
             "success": True,
             "restored_to": commit_hash[:8],

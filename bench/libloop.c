@@ -35,7 +35,8 @@ static int one_list(decree_store *s, unsigned long long *sink)
 		return -1;
 	n = decree_checkpoint_list_count(l);
 	for (size_t i = 0; i < n; i++) {
-		const decree_checkpoint_info *c = decree_checkpoint_list_at(l, i);
+		const decree_checkpoint_info *c =
+			decree_checkpoint_list_at(l, i);
 		*sink += c->file_count + c->total_bytes + (unsigned)c->id[0] +
 			 (c->label ? strlen(c->label) : 0) +
 			 (c->session ? strlen(c->session) : 0) +

@@ -29,7 +29,8 @@
 #
 # --quick     skip the Linux tree (and the pipeline group's Linux part)
 # --only NAME a tree (tiny small gen10k linux), a case (first nochange
-#             change restore list) or a group (diff apply pipeline); may be
+#             change restore list) or a group (diff apply pipeline hooks
+#             bindings); may be
 #             repeated
 # --reps N    repetitions per operation (default: 15 for the small trees, 5
 #             for the large ones, 3 for a Linux first checkpoint; diff: 15
@@ -81,7 +82,7 @@ case $REPS in '' | *[!0-9]*) [ -z "$REPS" ] || usage ;; esac
 for n in $ONLY; do
 	case $n in
 	tiny | small | gen10k | linux | first | nochange | change | restore | list) ;;
-	diff | apply | pipeline | hooks) ;;
+	diff | apply | pipeline | hooks | bindings) ;;
 	*)
 		echo "run.sh: unknown --only '$n'" >&2
 		usage
@@ -157,14 +158,15 @@ selected_tree() {
 			st_any=1
 			[ "$n" = "$1" ] && return 0
 			;;
-		diff | apply | pipeline | hooks) st_grp=1 ;;
+		diff | apply | pipeline | hooks | bindings) st_grp=1 ;;
 		*) st_case=1 ;;
 		esac
 	done
 	# no tree named: all trees, unless only groups were named
 	[ $st_any = 0 ] && { [ $st_case = 1 ] || [ $st_grp = 0 ]; }
 }
-# selected_group diff|apply|pipeline|hooks: with no --only, or when named
+# selected_group diff|apply|pipeline|hooks|bindings: with no --only, or
+# when named
 selected_group() {
 	[ -z "$ONLY" ] && return 0
 	for n in $ONLY; do
@@ -1240,6 +1242,40 @@ bench_hooks() {
 	[ "$KEEP" = 1 ] || [ "$HK_BAD" != 0 ] || rm -rf "$W"
 }
 
+# ---------------------------------------------------------------- bindings
+
+# The Python binding (bindings/python) on a generated 5,000-file tree:
+# create on the unchanged tree and a list of 100 checkpoints in-process,
+# against the C library alone (bench/libloop.c, linked to the libdecree.so
+# beside the program) and through the program; and a Hermes-style cycle
+# (checkpoint, edit 10 files, restore) with decree.hermes against the git
+# command sequence of the Hermes agent's own manager (bench/bindings.py).
+bench_bindings() {
+	bb_lib=$(dirname "$DECREE")/libdecree.so
+	if [ ! -f "$bb_lib" ]; then
+		problem bindings "$bb_lib is missing (make all builds it)"
+		return 0
+	fi
+	cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/include" -o "$BB/libloop" \
+		"$HERE/libloop.c" -L"$(dirname "$bb_lib")" -l:libdecree.so \
+		-Wl,-rpath,"$(dirname "$bb_lib")" || die "cannot build libloop.c"
+	bb_tree=$(gen_tree bindings 1 5000 52428800)
+	bb_reps=9
+	[ -n "$REPS" ] && bb_reps=$REPS
+	out ""
+	out "== bindings: Python (in-process) vs the C library vs the program; decree.hermes vs Hermes' git manager, 5,000 files / 50 MiB, reps $bb_reps"
+	say "[bindings] running bench/bindings.py"
+	bb_py=python3
+	[ -x /usr/bin/python3 ] && bb_py=/usr/bin/python3
+	if ! $bb_py "$HERE/bindings.py" --decree "$DECREE" --lib "$bb_lib" \
+		--libloop "$BB/libloop" --tree "$bb_tree" --work "$BB/work/bindings" \
+		--reps "$bb_reps" --summary "$SUMMARY" >"$BB/work/bindings.out" 2>>"$LOG"; then
+		problem bindings "bench/bindings.py failed (see $LOG)"
+		return 0
+	fi
+	while IFS= read -r l; do out "$l"; done <"$BB/work/bindings.out"
+}
+
 # ---------------------------------------------------------------- main
 
 out "decree benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -1295,6 +1331,9 @@ if selected_group pipeline; then
 fi
 if selected_group hooks; then
 	bench_hooks
+fi
+if selected_group bindings; then
+	bench_bindings
 fi
 
 # ---------------------------------------------------------------- summary

@@ -3,11 +3,14 @@
 # (nodejs and npm: the agent CLIs of tests/agents; bash-completion: what
 # loads the installed bash completion, tests/cli/install.sh; man-db:
 # `man decree`; zlib1g-dev: git binary patches are zlib streams,
-# docs/diff-format.md 2.4).
+# docs/diff-format.md 2.4; python3-pytest, -pip, -venv, -setuptools,
+# -wheel: the Python binding, its tests and `pip install ./bindings/python`
+# without a download).
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
 pkgs="build-essential pkg-config libssl-dev libzstd-dev zlib1g-dev libyaml-dev libjansson-dev
       libcmocka-dev git patch diffutils strace python3 python3-jsonschema
+      python3-pytest python3-pip python3-venv python3-setuptools python3-wheel
       clang-format nodejs npm bash-completion man-db $*"
 missing=""
 for p in $pkgs; do

@@ -4,7 +4,8 @@
 # Suites: the layering check of the built objects (tests/layers.sh),
 # cmocka unit tests ($B/tests/test_*), black-box CLI scripts
 # (tests/cli/*.sh), some of them again with the program linked against
-# libdecree.so (cli-shared/*, DECREE=$B/decree-shared), and crash/fault
+# libdecree.so (cli-shared/*, DECREE=$B/decree-shared), the Python
+# binding's pytest suite (python/pytest, tests/python.sh), and crash/fault
 # scripts (tests/crash/*.sh), the sampled torture run
 # (tests/torture/*.sh) and the end-to-end runs of the real agent CLIs
 # with decree's hooks (tests/agents/e2e.sh, suites agents/AGENT); the
@@ -28,6 +29,17 @@ count_cmocka() { # log -> "pass fail"
 	echo "${p:-0} ${f:-0}"
 }
 
+count_pytest() { # its closing line: "N failed, N passed, N error in Ns"
+	grep -E '^(=+ )?[0-9]+ (passed|failed|errors?|skipped|deselected)' "$1" |
+		tail -1 | tr -d ',=' | awk '{
+		for (i = 2; i <= NF; i++) {
+			if ($i == "passed") p = $(i - 1)
+			if ($i == "failed") f = $(i - 1)
+			if ($i == "error" || $i == "errors") e = $(i - 1)
+		}
+	} END { print p + 0, f + e }'
+}
+
 count_tap() {
 	p=$(grep -c '^ok ' "$1")
 	f=$(grep -c '^not ok ' "$1")
@@ -42,7 +54,11 @@ run_suite() { # name kind command...
 	start=$(date +%s)
 	"$@" >"$log" 2>&1
 	rc=$?
-	if [ "$kind" = cmocka ]; then set -- $(count_cmocka "$log"); else set -- $(count_tap "$log"); fi
+	case $kind in
+	cmocka) set -- $(count_cmocka "$log") ;;
+	pytest) set -- $(count_pytest "$log") ;;
+	*) set -- $(count_tap "$log") ;;
+	esac
 	p=$1 f=$2
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # crashed or exited badly
 	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi # ran nothing: a failure
@@ -80,6 +96,9 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 			env DECREE="$top/$B/decree-shared" bash "$t" ;;
 	esac
 done
+
+# The Python binding (bindings/python) against this build's libdecree.so
+run_suite "python/pytest" pytest sh "$top/tests/python.sh"
 
 # Decree's hooks in the real Claude Code, Codex and Gemini CLIs, driven
 # offline by scripted fake models (tests/agents/lib.sh; each suite skips

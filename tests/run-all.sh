@@ -6,7 +6,8 @@
 # (tests/cli/*.sh), some of them again with the program linked against
 # libdecree.so (cli-shared/*, DECREE=$B/decree-shared), and crash/fault
 # scripts (tests/crash/*.sh), the sampled torture run
-# (tests/torture/*.sh) and the end-to-end runs of the real agent CLIs
+# (tests/torture/*.sh), the language packages (tests/bindings/*.sh: the
+# Node package, suite bindings/node) and the end-to-end runs of the real agent CLIs
 # with decree's hooks (tests/agents/e2e.sh, suites agents/AGENT); the
 # scripts speak TAP ("ok N - ...",
 # "not ok N - ...").  Logs go to $B/test-logs/.
@@ -79,6 +80,15 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 		run_suite "cli-shared/$(basename "$t" .sh)" tap \
 			env DECREE="$top/$B/decree-shared" bash "$t" ;;
 	esac
+done
+
+# The language packages over libdecree (tests/bindings/*.sh): each is
+# installed as a user installs it (npm install bindings/node builds
+# build/libdecree.a without sanitizers and links it into the addon), then
+# runs its own tests; one TAP line per test.
+for t in "$top"/tests/bindings/*.sh; do
+	[ -f "$t" ] || continue
+	run_suite "bindings/$(basename "$t" .sh)" tap bash "$t"
 done
 
 # Decree's hooks in the real Claude Code, Codex and Gemini CLIs, driven

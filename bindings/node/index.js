@@ -84,9 +84,17 @@ export class Store {
   }
 
   // Queue a call behind the ones before it on this store.
+  // A DecreeError made on the main thread after the worker finished has
+  // no JavaScript frames: it gets those of the call that queued it.
   #run(fn) {
     if (this.#closed) return Promise.reject(invalid('the store is closed'));
-    const p = this.#tail.then(() => fn(this.#native));
+    const at = {};
+    Error.captureStackTrace(at, this.#run);
+    const p = this.#tail.then(() => fn(this.#native)).catch((e) => {
+      if (e instanceof DecreeError && typeof at.stack === 'string')
+        e.stack = `${e.name}: ${e.message}${at.stack.slice(at.stack.indexOf('\n'))}`;
+      throw e;
+    });
     this.#tail = p.then(() => {}, () => {});
     return p;
   }

@@ -93,7 +93,8 @@ test('errors are DecreeErrors with decree\'s code', async (t) => {
   await store.checkpoint();
   await assert.rejects(store.show('zz'), (e) => e instanceof DecreeError && e.code === 'invalid' &&
     /invalid checkpoint reference 'zz'/.test(e.message));
-  await assert.rejects(store.restore('abcdef0123'), (e) => e.code === 'not_found' && e.errno === -3);
+  await assert.rejects(store.restore('abcdef0123'), (e) => e.code === 'not_found' && e.errno === -3 &&
+    e.stack.startsWith('DecreeError: no checkpoint matches') && e.stack.includes('apply-agent.test.mjs'));
   await assert.rejects(store.diff('nosuch:message'), (e) => e.code === 'not_found');
   await assert.rejects(store.rewindList(), (e) => e.code === 'not_found');
   await assert.rejects(Store.open({ root: join(dir, 'missing') }), (e) => e instanceof DecreeError);

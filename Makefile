@@ -324,7 +324,7 @@ uninstall:
 	@if [ -z '$(DESTDIR)' ] && [ -n '$(filter $(SYSLIBDIRS),$(LIBDIR))' ] && \
 		[ "$$(id -u)" -eq 0 ]; then echo ldconfig; ldconfig; fi
 
-FMT_FILES = $(shell find src include tests/unit tests/crash fuzz bench -name "*.[ch]")
+FMT_FILES = $(shell find src include tests/unit tests/crash fuzz bench -name "*.[ch]") $(wildcard bindings/node/src/*.cc)
 format:
 	clang-format -i $(FMT_FILES)
 format-check:

@@ -1,6 +1,10 @@
 #!/bin/sh
 # Install the Debian packages decree needs to build, test and benchmark
-# (nodejs and npm: the agent CLIs of tests/agents; bash-completion: what
+# (nodejs and npm: the agent CLIs of tests/agents and the Node package,
+# bindings/node, whose install runs node-gyp: python3, make, g++; Debian's
+# npm brings Debian's node-gyp and the node headers, libnode-dev, and
+# NodeSource's nodejs carries its own npm and headers, so the addon builds
+# without fetching node headers with either; bash-completion: what
 # loads the installed bash completion, tests/cli/install.sh; man-db:
 # `man decree`; zlib1g-dev: git binary patches are zlib streams,
 # docs/diff-format.md 2.4; python3-pytest, -pip, -venv, -setuptools,
@@ -8,7 +12,7 @@
 # without a download).
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
-pkgs="build-essential pkg-config libssl-dev libzstd-dev zlib1g-dev libyaml-dev libjansson-dev
+pkgs="build-essential g++ make pkg-config libssl-dev libzstd-dev zlib1g-dev libyaml-dev libjansson-dev
       libcmocka-dev git patch diffutils strace python3 python3-jsonschema
       python3-pytest python3-pip python3-venv python3-setuptools python3-wheel
       clang-format nodejs npm bash-completion man-db $*"

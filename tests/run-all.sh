@@ -7,7 +7,8 @@
 # libdecree.so (cli-shared/*, DECREE=$B/decree-shared), the Python
 # binding's pytest suite (python/pytest, tests/python.sh), and crash/fault
 # scripts (tests/crash/*.sh), the sampled torture run
-# (tests/torture/*.sh) and the end-to-end runs of the real agent CLIs
+# (tests/torture/*.sh), the language packages (tests/bindings/*.sh: the
+# Node package, suite bindings/node) and the end-to-end runs of the real agent CLIs
 # with decree's hooks (tests/agents/e2e.sh, suites agents/AGENT); the
 # scripts speak TAP ("ok N - ...",
 # "not ok N - ...").  Logs go to $B/test-logs/.
@@ -97,8 +98,17 @@ for t in "$top"/tests/cli/*.sh "$top"/tests/crash/*.sh; do
 	esac
 done
 
-# The Python binding (bindings/python) against this build's libdecree.so
+# The language packages over libdecree.  Python (bindings/python): its
+# pytest suite against this build's libdecree.so.
 run_suite "python/pytest" pytest sh "$top/tests/python.sh"
+# Node and the others (tests/bindings/*.sh): each is
+# installed as a user installs it (npm install bindings/node builds
+# build/libdecree.a without sanitizers and links it into the addon), then
+# runs its own tests; one TAP line per test.
+for t in "$top"/tests/bindings/*.sh; do
+	[ -f "$t" ] || continue
+	run_suite "bindings/$(basename "$t" .sh)" tap bash "$t"
+done
 
 # Decree's hooks in the real Claude Code, Codex and Gemini CLIs, driven
 # offline by scripted fake models (tests/agents/lib.sh; each suite skips

@@ -95,7 +95,7 @@ FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%-replay)
 
 all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
 
-ENGINE_DIRS := store scan txn diff journal ops
+ENGINE_DIRS := store scan txn diff merge journal ops
 $(foreach d,$(ENGINE_DIRS),$(B)/src/lib/$(d)/%.o): CPPFLAGS += $(ENGINE_CPPFLAGS)
 
 $(B)/%.o: %.c

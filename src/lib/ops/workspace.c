@@ -45,6 +45,7 @@
 #include "ops/diff.h"
 #include "ops/workspace.h"
 #include "merge/merge3.h"
+#include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/record.h"
 #include "store/repo.h"
@@ -1628,29 +1629,81 @@ static int merge_path(merger *m, const char *path, const snap_entry *b,
 	return r;
 }
 
-/* Walk three sorted snaps in step. */
-static int merge_trees(merger *m, const snap *b, const snap *o, const snap *t)
+/*
+ * The project's state at `path` now, as a scan would record it (absent:
+ * *present false).  Only the paths the workspace changed are looked at:
+ * where the workspace did not change a path the project keeps what it
+ * has, whatever that is, so the rest of the project is never walked.
+ */
+static int probe_ours(snap_entry *out, bool *present, merger *m,
+		      const char *path, uint64_t limit, buf *data)
 {
-	size_t i = 0, j = 0, k = 0;
+	struct stat st;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->path = (char *)path;
+	*present = false;
+	if ((r = fs_lstat_beneath(present, &st, m->s->rootfd, path)) < 0)
+		return r;
+	if (!*present)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		out->mode = MODE_LINK;
+	else if (S_ISREG(st.st_mode))
+		out->mode = mode_of_file(st.st_mode);
+	else { /* a directory or a special file: the shape check decides */
+		*present = false;
+		return 0;
+	}
+	if (out->mode != MODE_LINK && (uint64_t)st.st_size > limit) {
+		out->mode = MODE_SKIP;
+		out->size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if ((r = checkpoint_read_path(data, m->s->rootfd, path, out->mode)) ==
+	    DECREE_ENOTFOUND) {
+		error_clear();
+		*present = false;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	out->size = data->len;
+	sha256_buf(&out->id, data->ptr, data->len);
+	return 0;
+}
+
+/* Walk base and workspace in step; where they differ, merge with the
+ * project's state there. */
+static int merge_trees(merger *m, const snap *b, const snap *t, uint64_t limit)
+{
+	size_t i = 0, k = 0;
+	buf data = BUF_INIT;
 	int r = 0;
 
-	while (r == 0 && (i < b->n || j < o->n || k < t->n)) {
-		const char *p = NULL;
-		const snap_entry *eb = NULL, *eo = NULL, *et = NULL;
-		if (i < b->n)
-			p = b->v[i].path;
-		if (j < o->n && (!p || path_cmp(o->v[j].path, p) < 0))
-			p = o->v[j].path;
-		if (k < t->n && (!p || path_cmp(t->v[k].path, p) < 0))
-			p = t->v[k].path;
-		if (i < b->n && !strcmp(b->v[i].path, p))
-			eb = &b->v[i++];
-		if (j < o->n && !strcmp(o->v[j].path, p))
-			eo = &o->v[j++];
-		if (k < t->n && !strcmp(t->v[k].path, p))
-			et = &t->v[k++];
-		r = merge_path(m, p, eb, eo, et);
+	while (r == 0 && (i < b->n || k < t->n)) {
+		int c = i >= b->n   ? 1
+			: k >= t->n ? -1
+				    : path_cmp(b->v[i].path, t->v[k].path);
+		const snap_entry *eb = c <= 0 ? &b->v[i] : NULL;
+		const snap_entry *et = c >= 0 ? &t->v[k] : NULL;
+		snap_entry eo;
+		bool present;
+
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			k++;
+		if (eb && et && snap_entry_same(eb, et))
+			continue; /* the workspace did not change it */
+		if ((r = probe_ours(&eo, &present, m, eb ? eb->path : et->path,
+				    limit, &data)) < 0)
+			break;
+		r = merge_path(m, eb ? eb->path : et->path, eb,
+			       present ? &eo : NULL, et);
 	}
+	buf_release(&data);
 	return r;
 }
 
@@ -1661,7 +1714,7 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	worktree_view view;
 	ws_meta meta;
 	merger mg;
-	snap ours = SNAP_INIT, theirs = SNAP_INIT, base = SNAP_INIT;
+	snap theirs = SNAP_INIT, base = SNAP_INIT;
 	const snap *bt;
 	char label[120], what[200];
 	bool locked = false;
@@ -1691,13 +1744,14 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	    (r = snap_copy(&base, bt)) < 0 ||
 	    (r = worktree_scan_view(&theirs, mg.sw, NULL, NULL, &base, false,
 				    &view)) < 0 ||
-	    (r = worktree_scan_view(&ours, s, NULL, NULL, &base, false,
-				    &view)) < 0 ||
 	    (r = apply_set_new(&mg.set)) < 0)
 		goto done;
 	/* (no stat cache is saved: its ids must name stored objects, and
-	 * these scans store nothing) */
-	if ((r = merge_trees(&mg, &base, &ours, &theirs)) < 0)
+	 * this scan stores nothing) */
+	if ((r = merge_trees(&mg, &base, &theirs,
+			     meta.max_file_size ? meta.max_file_size
+			     : s->max_file_size ? s->max_file_size
+						: SCAN_DEFAULT_MAX_SIZE)) < 0)
 		goto done;
 	snprintf(label, sizeof(label), "workspace %s", name);
 	snprintf(what, sizeof(what), "workspace apply %s", name);
@@ -1707,7 +1761,6 @@ done:
 		repo_unlock(s);
 	apply_set_free(mg.set);
 	decree_store_free(mg.sw);
-	snap_release(&ours);
 	snap_release(&theirs);
 	snap_release(&base);
 	meta_release(&meta);

@@ -159,6 +159,13 @@ $(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
 	@echo "  LD      $@"
 	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
 
+# merge3() as a command for tests/cli/merge_oracle.sh (git merge-file's
+# arguments and exit status; not installed).
+$(B)/tests/merge3-tool: tests/merge/merge3-tool.c $(B)/libdecree.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+
 # Corpus replay drivers (plain compiler, no libFuzzer) for make check.
 $(B)/fuzz/%-replay: fuzz/%.c fuzz/replay.c fuzz/common.c fuzz/common.h $(B)/libdecree.a
 	@mkdir -p $(dir $@)
@@ -223,7 +230,8 @@ check: deps
 	$(MAKE) --no-print-directory hdr-check
 	@B=build/san sh tests/run-all.sh
 
-test-build: all $(B)/decree-shared $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY)
+test-build: all $(B)/decree-shared $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY) \
+	$(B)/tests/merge3-tool
 
 test: test-build
 	@B=$(B) sh tests/run-all.sh

@@ -353,9 +353,11 @@ typedef struct {
 	pthread_mutex_t mu; /* db, the error, first_clone */
 	atomic_size_t next;
 	atomic_bool reflink; /* still worth trying */
+	bool share_ok;	     /* false: --no-reflink, never share extents */
 	atomic_bool failed;
 	atomic_ullong cloned, copied, from_store, links, bytes;
-	char *first_clone; /* a cloned non-empty file, to verify */
+	atomic_ullong unshared; /* non-empty files copied, not cloned */
+	char *first_clone;	/* a cloned non-empty file, to verify */
 	int err;
 	char errmsg[1024];
 } copier;
@@ -436,13 +438,15 @@ static bool vouched(copier *c, const snap_entry *e, const struct stat *st)
 	       !oid_cmp(&id, &e->id);
 }
 
-/* Bytes of src into dst by copy_file_range, else read/write. */
-static int copy_bytes(int dst, int src, uint64_t size, const char *path)
+/* Bytes of src into dst by copy_file_range (when `cfr`: on XFS or btrfs
+ * the kernel may share the extents, as a clone), else read/write. */
+static int copy_bytes(int dst, int src, uint64_t size, const char *path,
+		      bool cfr)
 {
 	uint64_t done = 0;
 	char tmp[65536];
 
-	while (done < size) {
+	while (cfr && done < size) {
 		ssize_t n = copy_file_range(src, NULL, dst, NULL,
 					    (size_t)(size - done), 0);
 		if (n > 0) {
@@ -510,8 +514,8 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 				atomic_store(&c->reflink, false);
 		}
 		if (!cloned &&
-		    (r = copy_bytes(dst, src, (uint64_t)before.st_size,
-				    e->path)) < 0) {
+		    (r = copy_bytes(dst, src, (uint64_t)before.st_size, e->path,
+				    c->share_ok)) < 0) {
 			if (r != DECREE_ECONFLICT)
 				goto done;
 			error_clear();
@@ -539,6 +543,8 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 		if (r < 0)
 			goto done;
 		atomic_fetch_add(&c->from_store, 1);
+		if (e->size > 0)
+			atomic_fetch_add(&c->unshared, 1);
 	} else if (cloned) {
 		atomic_fetch_add(&c->cloned, 1);
 		if (!c->first_clone) {
@@ -549,6 +555,8 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 		}
 	} else {
 		atomic_fetch_add(&c->copied, 1);
+		if (before.st_size > 0)
+			atomic_fetch_add(&c->unshared, 1);
 	}
 	if (fchmod(dst, e->mode & MODE_PERM) < 0) {
 		r = decree_error_os("cannot set the mode of '%s'", e->path);
@@ -728,6 +736,7 @@ static int copy_tree(decree_workspace_info *info, decree_store *s, int dstfd,
 	pthread_mutex_init(&c.mu, NULL);
 	atomic_init(&c.next, 0);
 	atomic_init(&c.reflink, reflink);
+	c.share_ok = reflink;
 	atomic_init(&c.failed, false);
 	nt = s->threads ? s->threads : ncpu > 0 ? (unsigned)ncpu : 1;
 	if (nt > ARRAY_SIZE(tids) + 1)
@@ -753,9 +762,9 @@ static int copy_tree(decree_workspace_info *info, decree_store *s, int dstfd,
 				 clone_shared(dstfd, c.first_clone);
 	decree_free(c.first_clone);
 	snprintf(info->mode, sizeof(info->mode), "%s",
-		 !c.cloned			       ? "copy"
-		 : c.copied || !info->reflink_verified ? "mixed"
-						       : "reflink");
+		 !c.cloned				 ? "copy"
+		 : c.unshared || !info->reflink_verified ? "mixed"
+							 : "reflink");
 	return 0;
 }
 

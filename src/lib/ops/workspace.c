@@ -144,6 +144,47 @@ static void sweep_temps(const decree_store *s)
 	closedir(d);
 }
 
+/* Is there anything for sweep_temps to remove? */
+static bool has_temps(const decree_store *s)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	ws_dir(dir, s);
+	if (!(d = opendir(dir)))
+		return false;
+	while (!found && (de = readdir(d)) != NULL)
+		found = !strncmp(de->d_name, ".tmp-", 5) ||
+			!strncmp(de->d_name, ".trash-", 7);
+	closedir(d);
+	return found;
+}
+
+/* Take a workspace out of sight at once (renamed to .trash-NAME-*; the
+ * lock is held), then delete it.  Gone for good: the caller has the
+ * error to report, if any. */
+static int unmake(const decree_store *s, const char *name, const char *path)
+{
+	char dir[PATH_MAX], trash[PATH_MAX + 100];
+	unsigned char rnd[6];
+	int r;
+
+	ws_dir(dir, s);
+	if ((r = fs_random(rnd, 6)) < 0)
+		return r;
+	snprintf(trash, sizeof(trash), "%s/.trash-%s-%02x%02x%02x%02x%02x%02x",
+		 dir, name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	if (rename(path, trash) < 0)
+		return decree_error_os("cannot remove '%s'", path);
+	if ((r = fs_fsync_dir_path(dir)) < 0)
+		return r;
+	if (fs_remove_path(trash) < 0)
+		error_clear(); /* out of sight; the next call sweeps it */
+	return 0;
+}
+
 /* --- meta ---------------------------------------------------------------- */
 
 typedef struct {
@@ -885,7 +926,17 @@ static int build(ws_meta *m, decree_store *s, snap *t, bool reflink)
 		goto fail;
 	}
 	close(fd);
-	return fs_fsync_dir_path(dir);
+	if ((r = fs_fsync_dir_path(dir)) < 0) {
+		/* not durable: made, but reported as failed; take it away */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		if (unmake(s, m->info.name, m->info.path) < 0)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "; workspace '%s' stays at '%s' (%s)",
+				 m->info.name, m->info.path, error_last());
+		decree_error_set(r, "%s", msg);
+	}
+	return r;
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -1057,8 +1108,18 @@ int decree_workspace_create(decree_workspace_info *out, decree_store *s,
 	locked = false;
 	snprintf(label, sizeof(label), "base of workspace %s", name);
 	if ((r = attach_root(s, &m, &t, label)) < 0 ||
-	    (r = info_copy(out, &m.info)) < 0)
+	    (r = info_copy(out, &m.info)) < 0) {
+		/* a failed create makes nothing */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		if (txn_lock(NULL, NULL, s) < 0 ||
+		    (locked = true, unmake(s, name, path)) < 0)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "; workspace '%s' stays at '%s' (%s)", name,
+				 path, error_last());
+		decree_error_set(r, "%s", msg);
 		goto done;
+	}
 done:
 	if (locked)
 		repo_unlock(s);
@@ -1091,6 +1152,15 @@ int decree_workspace_list(decree_workspace_info **out, size_t *n_out,
 	DECREE_ASSERT_ARG(n_out);
 	*out = NULL;
 	*n_out = 0;
+	/* what an interrupted create, discard or undo left: removed
+	 * under the lock (no other one is running then) */
+	if (has_temps(s)) {
+		if (repo_lock_flags(s, REPO_LOCK_NO_ATTACH) == 0) {
+			sweep_temps(s);
+			repo_unlock(s);
+		}
+		error_clear(); /* only tidying */
+	}
 	ws_dir(dir, s);
 	if (!(d = opendir(dir)))
 		return errno == ENOENT
@@ -1232,23 +1302,7 @@ done:
  * already says so): renamed away at once, then deleted. */
 static int remove_ws(decree_store *s, const ws_meta *m)
 {
-	char dir[PATH_MAX], trash[PATH_MAX + 100];
-	unsigned char rnd[6];
-	int r;
-
-	ws_dir(dir, s);
-	if ((r = fs_random(rnd, 6)) < 0)
-		return r;
-	snprintf(trash, sizeof(trash), "%s/.trash-%s-%02x%02x%02x%02x%02x%02x",
-		 dir, m->info.name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
-		 rnd[5]);
-	if (rename(m->info.path, trash) < 0)
-		return decree_error_os("cannot remove '%s'", m->info.path);
-	if ((r = fs_fsync_dir_path(dir)) < 0)
-		return r;
-	if (fs_remove_path(trash) < 0)
-		error_clear(); /* out of sight; the next call sweeps it */
-	return 0;
+	return unmake(s, m->info.name, m->info.path);
 }
 
 /* Capture workspace m (a checkpoint of its root, label "discarded"):

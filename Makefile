@@ -268,14 +268,18 @@ demo: deps all
 	*) echo "note: $(DESTDIR)$(BINDIR) is not on your PATH: add it, or run it by its full name" ;; esac
 
 # Every mutating command under ENOSPC/EIO/SIGKILL at every write, fsync,
-# rename, unlink and mkdir (tests/torture/torture.sh).  TORTURE_BUDGET=N
-# samples N points per syscall kind instead.  Then 100 rounds of mixed
+# rename, unlink and mkdir (tests/torture/torture.sh), and so is decree
+# workspace create/apply/discard (tests/crash/kill_workspace.sh).
+# TORTURE_BUDGET=N samples N points per syscall kind instead.  Then 100 rounds of mixed
 # writers racing on one tree (tests/crash/concurrency_mix.sh,
 # CONCURRENCY_ROUNDS).  make check runs a sample of both.
 torture: deps all
 	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
 		TORTURE_BUDGET=$${TORTURE_BUDGET:-100000} TORTURE_FAULTS=$${TORTURE_FAULTS:-all} \
 		bash tests/torture/torture.sh
+	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
+		KILL_BUDGET=$${TORTURE_BUDGET:-100000} WS_FAULTS=$${TORTURE_FAULTS:-all} \
+		bash tests/crash/kill_workspace.sh
 	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
 		CONCURRENCY_ROUNDS=$${CONCURRENCY_ROUNDS:-100} \
 		bash tests/crash/concurrency_mix.sh

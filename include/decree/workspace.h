@@ -54,8 +54,8 @@ typedef struct {
 	char base[DECREE_ID_HEXLEN + 1];      /**< base checkpoint (project) */
 	char base_tree[DECREE_ID_HEXLEN + 1]; /**< its tree id */
 	int64_t created_ns;		      /**< Unix time, nanoseconds */
-	/** "reflink" (every copied file was cloned), "copy" (none was),
-	 *  "mixed" */
+	/** "reflink" (every non-empty file was cloned, and a clone was
+	 *  verified), "copy" (none was), "mixed" */
 	char mode[8];
 	bool reflink_verified; /**< a clone was checked to share extents */
 	decree_workspace_copy copy;

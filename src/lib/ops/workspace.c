@@ -145,6 +145,47 @@ static void sweep_temps(const decree_store *s)
 	closedir(d);
 }
 
+/* Is there anything for sweep_temps to remove? */
+static bool has_temps(const decree_store *s)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	ws_dir(dir, s);
+	if (!(d = opendir(dir)))
+		return false;
+	while (!found && (de = readdir(d)) != NULL)
+		found = !strncmp(de->d_name, ".tmp-", 5) ||
+			!strncmp(de->d_name, ".trash-", 7);
+	closedir(d);
+	return found;
+}
+
+/* Take a workspace out of sight at once (renamed to .trash-NAME-*; the
+ * lock is held), then delete it.  Gone for good: the caller has the
+ * error to report, if any. */
+static int unmake(const decree_store *s, const char *name, const char *path)
+{
+	char dir[PATH_MAX], trash[PATH_MAX + 100];
+	unsigned char rnd[6];
+	int r;
+
+	ws_dir(dir, s);
+	if ((r = fs_random(rnd, 6)) < 0)
+		return r;
+	snprintf(trash, sizeof(trash), "%s/.trash-%s-%02x%02x%02x%02x%02x%02x",
+		 dir, name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	if (rename(path, trash) < 0)
+		return decree_error_os("cannot remove '%s'", path);
+	if ((r = fs_fsync_dir_path(dir)) < 0)
+		return r;
+	if (fs_remove_path(trash) < 0)
+		error_clear(); /* out of sight; the next call sweeps it */
+	return 0;
+}
+
 /* --- meta ---------------------------------------------------------------- */
 
 typedef struct {
@@ -354,9 +395,11 @@ typedef struct {
 	pthread_mutex_t mu; /* db, the error, first_clone */
 	atomic_size_t next;
 	atomic_bool reflink; /* still worth trying */
+	bool share_ok;	     /* false: --no-reflink, never share extents */
 	atomic_bool failed;
 	atomic_ullong cloned, copied, from_store, links, bytes;
-	char *first_clone; /* a cloned non-empty file, to verify */
+	atomic_ullong unshared; /* non-empty files copied, not cloned */
+	char *first_clone;	/* a cloned non-empty file, to verify */
 	int err;
 	char errmsg[1024];
 } copier;
@@ -437,13 +480,15 @@ static bool vouched(copier *c, const snap_entry *e, const struct stat *st)
 	       !oid_cmp(&id, &e->id);
 }
 
-/* Bytes of src into dst by copy_file_range, else read/write. */
-static int copy_bytes(int dst, int src, uint64_t size, const char *path)
+/* Bytes of src into dst by copy_file_range (when `cfr`: on XFS or btrfs
+ * the kernel may share the extents, as a clone), else read/write. */
+static int copy_bytes(int dst, int src, uint64_t size, const char *path,
+		      bool cfr)
 {
 	uint64_t done = 0;
 	char tmp[65536];
 
-	while (done < size) {
+	while (cfr && done < size) {
 		ssize_t n = copy_file_range(src, NULL, dst, NULL,
 					    (size_t)(size - done), 0);
 		if (n > 0) {
@@ -511,8 +556,8 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 				atomic_store(&c->reflink, false);
 		}
 		if (!cloned &&
-		    (r = copy_bytes(dst, src, (uint64_t)before.st_size,
-				    e->path)) < 0) {
+		    (r = copy_bytes(dst, src, (uint64_t)before.st_size, e->path,
+				    c->share_ok)) < 0) {
 			if (r != DECREE_ECONFLICT)
 				goto done;
 			error_clear();
@@ -540,6 +585,8 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 		if (r < 0)
 			goto done;
 		atomic_fetch_add(&c->from_store, 1);
+		if (e->size > 0)
+			atomic_fetch_add(&c->unshared, 1);
 	} else if (cloned) {
 		atomic_fetch_add(&c->cloned, 1);
 		if (!c->first_clone) {
@@ -550,6 +597,8 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 		}
 	} else {
 		atomic_fetch_add(&c->copied, 1);
+		if (before.st_size > 0)
+			atomic_fetch_add(&c->unshared, 1);
 	}
 	if (fchmod(dst, e->mode & MODE_PERM) < 0) {
 		r = decree_error_os("cannot set the mode of '%s'", e->path);
@@ -729,6 +778,7 @@ static int copy_tree(decree_workspace_info *info, decree_store *s, int dstfd,
 	pthread_mutex_init(&c.mu, NULL);
 	atomic_init(&c.next, 0);
 	atomic_init(&c.reflink, reflink);
+	c.share_ok = reflink;
 	atomic_init(&c.failed, false);
 	nt = s->threads ? s->threads : ncpu > 0 ? (unsigned)ncpu : 1;
 	if (nt > ARRAY_SIZE(tids) + 1)
@@ -754,9 +804,9 @@ static int copy_tree(decree_workspace_info *info, decree_store *s, int dstfd,
 				 clone_shared(dstfd, c.first_clone);
 	decree_free(c.first_clone);
 	snprintf(info->mode, sizeof(info->mode), "%s",
-		 !c.cloned			       ? "copy"
-		 : c.copied || !info->reflink_verified ? "mixed"
-						       : "reflink");
+		 !c.cloned				 ? "copy"
+		 : c.unshared || !info->reflink_verified ? "mixed"
+							 : "reflink");
 	return 0;
 }
 
@@ -877,7 +927,17 @@ static int build(ws_meta *m, decree_store *s, snap *t, bool reflink)
 		goto fail;
 	}
 	close(fd);
-	return fs_fsync_dir_path(dir);
+	if ((r = fs_fsync_dir_path(dir)) < 0) {
+		/* not durable: made, but reported as failed; take it away */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		if (unmake(s, m->info.name, m->info.path) < 0)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "; workspace '%s' stays at '%s' (%s)",
+				 m->info.name, m->info.path, error_last());
+		decree_error_set(r, "%s", msg);
+	}
+	return r;
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -1049,8 +1109,18 @@ int decree_workspace_create(decree_workspace_info *out, decree_store *s,
 	locked = false;
 	snprintf(label, sizeof(label), "base of workspace %s", name);
 	if ((r = attach_root(s, &m, &t, label)) < 0 ||
-	    (r = info_copy(out, &m.info)) < 0)
+	    (r = info_copy(out, &m.info)) < 0) {
+		/* a failed create makes nothing */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		if (txn_lock(NULL, NULL, s) < 0 ||
+		    (locked = true, unmake(s, name, path)) < 0)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "; workspace '%s' stays at '%s' (%s)", name,
+				 path, error_last());
+		decree_error_set(r, "%s", msg);
 		goto done;
+	}
 done:
 	if (locked)
 		repo_unlock(s);
@@ -1083,6 +1153,15 @@ int decree_workspace_list(decree_workspace_info **out, size_t *n_out,
 	DECREE_ASSERT_ARG(n_out);
 	*out = NULL;
 	*n_out = 0;
+	/* what an interrupted create, discard or undo left: removed
+	 * under the lock (no other one is running then) */
+	if (has_temps(s)) {
+		if (repo_lock_flags(s, REPO_LOCK_NO_ATTACH) == 0) {
+			sweep_temps(s);
+			repo_unlock(s);
+		}
+		error_clear(); /* only tidying */
+	}
 	ws_dir(dir, s);
 	if (!(d = opendir(dir)))
 		return errno == ENOENT
@@ -1224,23 +1303,7 @@ done:
  * already says so): renamed away at once, then deleted. */
 static int remove_ws(decree_store *s, const ws_meta *m)
 {
-	char dir[PATH_MAX], trash[PATH_MAX + 100];
-	unsigned char rnd[6];
-	int r;
-
-	ws_dir(dir, s);
-	if ((r = fs_random(rnd, 6)) < 0)
-		return r;
-	snprintf(trash, sizeof(trash), "%s/.trash-%s-%02x%02x%02x%02x%02x%02x",
-		 dir, m->info.name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
-		 rnd[5]);
-	if (rename(m->info.path, trash) < 0)
-		return decree_error_os("cannot remove '%s'", m->info.path);
-	if ((r = fs_fsync_dir_path(dir)) < 0)
-		return r;
-	if (fs_remove_path(trash) < 0)
-		error_clear(); /* out of sight; the next call sweeps it */
-	return 0;
+	return unmake(s, m->info.name, m->info.path);
 }
 
 /* Capture workspace m (a checkpoint of its root, label "discarded"):

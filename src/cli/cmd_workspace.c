@@ -295,8 +295,9 @@ static void on_conflict(void *payload, const char *path, decree_apply_action a,
 		buf_putc(&c->json, '}');
 	} else {
 		buf q = BUF_INIT;
-		cli_sanitize(&q, detail ? detail : "");
-		printf("%s: %s\n", cli_q(path), q.ptr);
+		/* the detail names the path: 'PATH': why */
+		cli_sanitize(&q, detail ? detail : path);
+		printf("%s\n", q.ptr);
 		buf_release(&q);
 	}
 	c->n++;

@@ -140,7 +140,7 @@ echo ws >"$WC/add.txt"
 echo pr >add.txt # created differently: conflict
 PRE=$(tree_state "$P")
 t_exit 1 "conflicts c: exit 1" D workspace conflicts c
-same "... one line per conflicting path" "$(printf '%s\n' "$OUT" | cut -d: -f1)" "add.txt
+same "... one line per conflicting path" "$(printf '%s\n' "$OUT" | cut -d"'" -f2)" "add.txt
 blob.bin
 run.sh
 secret

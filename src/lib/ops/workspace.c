@@ -44,7 +44,7 @@
 #include "ops/checkpoint.h"
 #include "ops/diff.h"
 #include "ops/workspace.h"
-#include "merge/merge3.h"
+#include "merge/treemerge.h"
 #include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/record.h"
@@ -1502,195 +1502,8 @@ int workspace_replay(decree_store *s, const oplog_entry *e, bool undo,
 typedef struct {
 	decree_store *s, *sw; /* the project, the workspace */
 	odb *db;
-	apply_set *set;
-	const char *name;
-	size_t changes; /* paths the set got */
+	snap ours, theirs;
 } merger;
-
-static bool has_nul(const buf *b)
-{
-	return b->len && memchr(b->ptr, '\0', b->len) != NULL;
-}
-
-/* The bytes of e: from the store (base) or from the disk below rootfd,
- * checked against e's id (a file changed since the scan is a conflict). */
-static int load_side(buf *out, merger *m, const snap_entry *e, int rootfd,
-		     bool *moved)
-{
-	oid id;
-	int type, r;
-
-	buf_clear(out);
-	if (rootfd < 0)
-		return odb_read(out, &type, m->db, &e->id);
-	r = checkpoint_read_path(out, rootfd, e->path, e->mode);
-	if (r == DECREE_ENOTFOUND) {
-		error_clear();
-		*moved = true;
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	sha256_buf(&id, out->ptr, out->len);
-	*moved |= oid_cmp(&id, &e->id) != 0;
-	return 0;
-}
-
-static int conflict(merger *m, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int conflict(merger *m, const char *path, const char *fmt, ...)
-{
-	char why[PATH_MAX + 300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	m->changes++;
-	return apply_set_conflict(m->set, m->s, path, why);
-}
-
-/* The merged mode of a file whose modes are b, o, t; 0: they conflict. */
-static uint32_t merge_mode(uint32_t b, uint32_t o, uint32_t t)
-{
-	return o == b ? t : t == b || t == o ? o : 0;
-}
-
-/* Both sides changed the file at `path` (b: base, may be NULL). */
-static int merge_both(merger *m, const char *path, const snap_entry *b,
-		      const snap_entry *o, const snap_entry *t)
-{
-	buf bb = BUF_INIT, ob = BUF_INIT, tb = BUF_INIT;
-	merge3_result res = MERGE3_RESULT_INIT;
-	bool moved = false;
-	uint32_t mode;
-	int r;
-
-	if (!o || !t) {
-		if (!b)
-			return 0; /* both absent: equal (not reached) */
-		return conflict(m, path,
-				"'%s' was %s in the workspace and changed in "
-				"the project",
-				path, t ? "changed" : "deleted"),
-		       !o ? conflict(m, path,
-				     "'%s' was deleted in the project and "
-				     "changed in the workspace",
-				     path)
-			  : 0;
-	}
-	if (!snap_entry_is_stored(o) || !snap_entry_is_stored(t) ||
-	    (b && !snap_entry_is_stored(b)))
-		return conflict(m, path,
-				"'%s' is above the size limit: it is never "
-				"carried over",
-				path);
-	if (!b)
-		return conflict(m, path,
-				"'%s' was created in both, with different "
-				"contents",
-				path);
-	if (o->mode == MODE_LINK || t->mode == MODE_LINK ||
-	    b->mode == MODE_LINK)
-		return conflict(m, path,
-				"'%s' was changed in both (a symlink on one "
-				"side at least)",
-				path);
-	if (!(mode = merge_mode(b->mode, o->mode, t->mode)))
-		return conflict(m, path,
-				"'%s' had its mode changed differently in "
-				"both (%o, %o)",
-				path, o->mode & MODE_PERM, t->mode & MODE_PERM);
-	if (!oid_cmp(&o->id, &b->id) || !oid_cmp(&t->id, &b->id) ||
-	    !oid_cmp(&o->id, &t->id)) {
-		/* one side changed the bytes (or both alike): only the
-		 * mode needs merging */
-		const snap_entry *src = !oid_cmp(&o->id, &b->id) ? t : o;
-		if ((r = load_side(&tb, m, src,
-				   src == t ? m->sw->rootfd : m->s->rootfd,
-				   &moved)) < 0)
-			goto done;
-		r = moved ? conflict(m, path, "'%s' changed during the apply",
-				     path)
-			  : (m->changes++,
-			     apply_set_path(m->set, m->s, path, true, mode,
-					    tb.ptr, tb.len));
-		goto done;
-	}
-	if ((r = load_side(&bb, m, b, -1, &moved)) < 0 ||
-	    (r = load_side(&ob, m, o, m->s->rootfd, &moved)) < 0 ||
-	    (r = load_side(&tb, m, t, m->sw->rootfd, &moved)) < 0)
-		goto done;
-	if (moved) {
-		r = conflict(m, path, "'%s' changed during the apply", path);
-		goto done;
-	}
-	if (has_nul(&bb) || has_nul(&ob) || has_nul(&tb)) {
-		r = conflict(m, path, "'%s' is binary and was changed in both",
-			     path);
-		goto done;
-	}
-	if ((r = merge3(&res, bb.ptr, bb.len, ob.ptr, ob.len, tb.ptr, tb.len,
-			NULL)) < 0)
-		goto done;
-	if (res.nconflicts) {
-		const merge3_conflict *c = &res.conflicts[0];
-		r = conflict(m, path,
-			     "'%s' has %zu overlapping change%s (the first: "
-			     "project lines %zu-%zu, workspace lines %zu-%zu)",
-			     path, res.nconflicts,
-			     res.nconflicts == 1 ? "" : "s", c->ours_start + 1,
-			     c->ours_start + c->ours_count, c->theirs_start + 1,
-			     c->theirs_start + c->theirs_count);
-		goto done;
-	}
-	m->changes++;
-	r = apply_set_path(m->set, m->s, path, true, mode, res.ptr, res.len);
-done:
-	merge3_result_release(&res);
-	buf_release(&bb);
-	buf_release(&ob);
-	buf_release(&tb);
-	return r;
-}
-
-/* One path where base, project (ours) and workspace (theirs) may differ. */
-static int merge_path(merger *m, const char *path, const snap_entry *b,
-		      const snap_entry *o, const snap_entry *t)
-{
-	buf tb = BUF_INIT;
-	bool moved = false;
-	int r;
-
-	if (o && t ? snap_entry_same(o, t) : !o && !t)
-		return 0; /* the same on both sides */
-	if (b && t ? snap_entry_same(b, t) : !b && !t)
-		return 0; /* the workspace did not change it */
-	if (b && o ? !snap_entry_same(b, o) : b || o)
-		return merge_both(m, path, b, o, t);
-	/* only the workspace changed it: take its state */
-	if (!t) {
-		m->changes++;
-		return apply_set_path(m->set, m->s, path, false, 0, NULL, 0);
-	}
-	if (!snap_entry_is_stored(t) || (o && !snap_entry_is_stored(o)))
-		return conflict(m, path,
-				"'%s' is above the size limit: it is never "
-				"carried over",
-				path);
-	if ((r = load_side(&tb, m, t, m->sw->rootfd, &moved)) == 0) {
-		if (moved)
-			r = conflict(m, path, "'%s' changed during the apply",
-				     path);
-		else {
-			m->changes++;
-			r = apply_set_path(m->set, m->s, path, true, t->mode,
-					   tb.ptr, tb.len);
-		}
-	}
-	buf_release(&tb);
-	return r;
-}
 
 /*
  * The project's state at `path` now, as a scan would record it (absent:
@@ -1705,7 +1518,6 @@ static int probe_ours(snap_entry *out, bool *present, merger *m,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	out->path = (char *)path;
 	*present = false;
 	if ((r = fs_lstat_beneath(present, &st, m->s->rootfd, path)) < 0)
 		return r;
@@ -1737,10 +1549,12 @@ static int probe_ours(snap_entry *out, bool *present, merger *m,
 	return 0;
 }
 
-/* Walk base and workspace in step; where they differ, merge with the
- * project's state there. */
-static int merge_trees(merger *m, const snap *b, const snap *t, uint64_t limit)
+/* The project as the merge needs to see it: the base where the
+ * workspace did not change a path (the project keeps what it has there,
+ * so it need not be read), the project's state where it did. */
+static int build_ours(merger *m, const snap *b, uint64_t limit)
 {
+	const snap *t = &m->theirs;
 	size_t i = 0, k = 0;
 	buf data = BUF_INIT;
 	int r = 0;
@@ -1751,20 +1565,111 @@ static int merge_trees(merger *m, const snap *b, const snap *t, uint64_t limit)
 				    : path_cmp(b->v[i].path, t->v[k].path);
 		const snap_entry *eb = c <= 0 ? &b->v[i] : NULL;
 		const snap_entry *et = c >= 0 ? &t->v[k] : NULL;
-		snap_entry eo;
-		bool present;
+		const char *path = eb ? eb->path : et->path;
+		snap_entry eo, *e;
+		bool present = true;
 
 		if (c <= 0)
 			i++;
 		if (c >= 0)
 			k++;
 		if (eb && et && snap_entry_same(eb, et))
-			continue; /* the workspace did not change it */
-		if ((r = probe_ours(&eo, &present, m, eb ? eb->path : et->path,
-				    limit, &data)) < 0)
+			eo = *eb;
+		else if ((r = probe_ours(&eo, &present, m, path, limit,
+					 &data)) < 0)
 			break;
-		r = merge_path(m, eb ? eb->path : et->path, eb,
-			       present ? &eo : NULL, et);
+		if (!present)
+			continue;
+		if (!(e = snap_add(&m->ours, path, strlen(path)))) {
+			r = DECREE_ERROR;
+			break;
+		}
+		e->mode = eo.mode;
+		e->size = eo.size;
+		e->id = eo.id;
+	}
+	buf_release(&data);
+	return r;
+}
+
+static bool in_snap(const snap *s, const snap_entry *e)
+{
+	return s->n && e >= s->v && e < s->v + s->n;
+}
+
+/* treemerge's loader: the base's blobs from the store, the project's and
+ * the workspace's from their disks, checked against what was seen. */
+static int load_blob(void *payload, const snap_entry *e, buf *out)
+{
+	merger *m = payload;
+	int rootfd = in_snap(&m->ours, e)     ? m->s->rootfd
+		     : in_snap(&m->theirs, e) ? m->sw->rootfd
+					      : -1;
+	oid id;
+	int type, r;
+
+	if (rootfd < 0)
+		return odb_read(out, &type, m->db, &e->id);
+	if ((r = checkpoint_read_path(out, rootfd, e->path, e->mode)) < 0)
+		return r == DECREE_ENOTFOUND
+			       ? decree_error_set(DECREE_ECONFLICT,
+						  "'%s' changed during the "
+						  "apply; nothing was written",
+						  e->path)
+			       : r;
+	sha256_buf(&id, out->ptr, out->len);
+	if (oid_cmp(&id, &e->id))
+		return decree_error_set(DECREE_ECONFLICT,
+					"'%s' changed during the apply; "
+					"nothing was written",
+					e->path);
+	return 0;
+}
+
+/* The plan as final states for the apply engine. */
+static int plan_to_set(apply_set *set, merger *m, const treemerge_plan *p)
+{
+	buf data = BUF_INIT;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < p->n; i++) {
+		const treemerge_item *it = &p->v[i];
+		snap_entry want;
+		switch (it->action) {
+		case TREEMERGE_KEEP_OURS:
+			break;
+		case TREEMERGE_CONFLICT:
+			buf_clear(&data);
+			r = buf_printf(&data, "'%s': %s", it->path,
+				       it->message) < 0
+				    ? DECREE_ERROR
+				    : apply_set_conflict(set, m->s, it->path,
+							 data.ptr);
+			break;
+		case TREEMERGE_WRITE_MERGED:
+			r = apply_set_path(set, m->s, it->path, true, it->mode,
+					   it->data, it->len);
+			break;
+		case TREEMERGE_TAKE_THEIRS:
+		case TREEMERGE_CHMOD:
+			if (it->deleted) {
+				r = apply_set_path(set, m->s, it->path, false,
+						   0, NULL, 0);
+				break;
+			}
+			/* the bytes of the side that holds them */
+			memset(&want, 0, sizeof(want));
+			buf_clear(&data);
+			if ((r = load_blob(m,
+					   it->action == TREEMERGE_CHMOD
+						   ? it->ours
+						   : it->theirs,
+					   &data)) == 0)
+				r = apply_set_path(set, m->s, it->path, true,
+						   it->mode, data.ptr,
+						   data.len);
+			break;
+		}
 	}
 	buf_release(&data);
 	return r;
@@ -1774,10 +1679,13 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 			   const char *name, const decree_apply_options *o)
 {
 	decree_apply_options def = DECREE_APPLY_OPTIONS_INIT;
+	treemerge_opts to = TREEMERGE_OPTS_INIT;
+	treemerge_plan plan = TREEMERGE_PLAN_INIT;
 	worktree_view view;
+	apply_set *set = NULL;
 	ws_meta meta;
 	merger mg;
-	snap theirs = SNAP_INIT, base = SNAP_INIT;
+	snap base = SNAP_INIT;
 	const snap *bt;
 	char label[120], what[200];
 	bool locked = false;
@@ -1787,6 +1695,8 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	if (!o)
 		o = &def;
 	memset(&mg, 0, sizeof(mg));
+	mg.ours = (snap)SNAP_INIT;
+	mg.theirs = (snap)SNAP_INIT;
 	if ((r = need_project(s)) < 0 || (r = meta_load(&meta, s, name)) < 0)
 		return r;
 	meta_view(&view, &meta);
@@ -1801,30 +1711,38 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 		locked = true;
 	}
 	mg.s = s;
-	mg.name = name;
+	/* the workspace scanned with the base's rules (an edited .gitignore
+	 * cannot make the apply delete what was ignored); no stat cache is
+	 * saved: its ids must name stored objects, and this scan stores
+	 * nothing */
 	if ((r = repo_odb(&mg.db, s, false)) < 0 ||
 	    (r = repo_tree(&bt, s, &meta.base_tree)) < 0 ||
 	    (r = snap_copy(&base, bt)) < 0 ||
-	    (r = worktree_scan_view(&theirs, mg.sw, NULL, NULL, &base, false,
+	    (r = worktree_scan_view(&mg.theirs, mg.sw, NULL, NULL, &base, false,
 				    &view)) < 0 ||
-	    (r = apply_set_new(&mg.set)) < 0)
+	    (r = build_ours(&mg, &base,
+			    meta.max_file_size ? meta.max_file_size
+			    : s->max_file_size ? s->max_file_size
+					       : SCAN_DEFAULT_MAX_SIZE)) < 0)
 		goto done;
-	/* (no stat cache is saved: its ids must name stored objects, and
-	 * this scan stores nothing) */
-	if ((r = merge_trees(&mg, &base, &theirs,
-			     meta.max_file_size ? meta.max_file_size
-			     : s->max_file_size ? s->max_file_size
-						: SCAN_DEFAULT_MAX_SIZE)) < 0)
+	to.ours_label = "project";
+	to.theirs_label = "workspace";
+	if ((r = treemerge(&plan, &base, &mg.ours, &mg.theirs, &to, load_blob,
+			   &mg)) < 0 ||
+	    (r = apply_set_new(&set)) < 0 ||
+	    (r = plan_to_set(set, &mg, &plan)) < 0)
 		goto done;
 	snprintf(label, sizeof(label), "workspace %s", name);
 	snprintf(what, sizeof(what), "workspace apply %s", name);
-	r = apply_set_run(res, s, mg.set, label, what, o, &locked);
+	r = apply_set_run(res, s, set, label, what, o, &locked);
 done:
 	if (locked)
 		repo_unlock(s);
-	apply_set_free(mg.set);
+	treemerge_plan_release(&plan);
+	apply_set_free(set);
 	decree_store_free(mg.sw);
-	snap_release(&theirs);
+	snap_release(&mg.ours);
+	snap_release(&mg.theirs);
 	snap_release(&base);
 	meta_release(&meta);
 	return r;

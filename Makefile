@@ -95,7 +95,7 @@ FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%-replay)
 
 all: $(B)/decree $(B)/libdecree.a $(B)/libdecree.so $(B)/decree.pc
 
-ENGINE_DIRS := store scan txn diff journal ops
+ENGINE_DIRS := store scan txn diff merge journal ops
 $(foreach d,$(ENGINE_DIRS),$(B)/src/lib/$(d)/%.o): CPPFLAGS += $(ENGINE_CPPFLAGS)
 
 $(B)/%.o: %.c
@@ -155,6 +155,13 @@ $(B)/tests/test_%: tests/unit/test_%.c $(B)/libdecree.a
 	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -DDECREE_TESTING -o $@ $< $(B)/libdecree.a -lcmocka $(LIBS) $(LDFLAGS)
 
 $(B)/tests/%: tests/crash/%.c $(B)/libdecree.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
+
+# merge3() as a command for tests/cli/merge_oracle.sh (git merge-file's
+# arguments and exit status; not installed).
+$(B)/tests/merge3-tool: tests/merge/merge3-tool.c $(B)/libdecree.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	@$(CC) $(CPPFLAGS) $(ENGINE_CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libdecree.a $(LIBS) $(LDFLAGS)
@@ -223,7 +230,8 @@ check: deps
 	$(MAKE) --no-print-directory hdr-check
 	@B=build/san sh tests/run-all.sh
 
-test-build: all $(B)/decree-shared $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY)
+test-build: all $(B)/decree-shared $(UNIT_BIN) $(CRASH_BIN) $(FUZZ_REPLAY) \
+	$(B)/tests/merge3-tool
 
 test: test-build
 	@B=$(B) sh tests/run-all.sh
@@ -260,14 +268,18 @@ demo: deps all
 	*) echo "note: $(DESTDIR)$(BINDIR) is not on your PATH: add it, or run it by its full name" ;; esac
 
 # Every mutating command under ENOSPC/EIO/SIGKILL at every write, fsync,
-# rename, unlink and mkdir (tests/torture/torture.sh).  TORTURE_BUDGET=N
-# samples N points per syscall kind instead.  Then 100 rounds of mixed
+# rename, unlink and mkdir (tests/torture/torture.sh), and so is decree
+# workspace create/apply/discard (tests/crash/kill_workspace.sh).
+# TORTURE_BUDGET=N samples N points per syscall kind instead.  Then 100 rounds of mixed
 # writers racing on one tree (tests/crash/concurrency_mix.sh,
 # CONCURRENCY_ROUNDS).  make check runs a sample of both.
 torture: deps all
 	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
 		TORTURE_BUDGET=$${TORTURE_BUDGET:-100000} TORTURE_FAULTS=$${TORTURE_FAULTS:-all} \
 		bash tests/torture/torture.sh
+	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
+		KILL_BUDGET=$${TORTURE_BUDGET:-100000} WS_FAULTS=$${TORTURE_FAULTS:-all} \
+		bash tests/crash/kill_workspace.sh
 	@DECREE=$(CURDIR)/$(B)/decree DECREE_TOP=$(CURDIR) DECREE_BUILD=$(CURDIR)/$(B) \
 		CONCURRENCY_ROUNDS=$${CONCURRENCY_ROUNDS:-100} \
 		bash tests/crash/concurrency_mix.sh

@@ -9,13 +9,14 @@
 # `man decree`; zlib1g-dev: git binary patches are zlib streams,
 # docs/diff-format.md 2.4; python3-pytest, -pip, -venv, -setuptools,
 # -wheel: the Python binding, its tests and `pip install ./bindings/python`
-# without a download).
+# without a download; xfsprogs: mkfs.xfs for the reflink workspace test,
+# tests/cli/workspace_reflink.sh, and bench/run.sh's workspace group).
 # Idempotent: only missing packages are installed.  Usage: deps.sh [extra...]
 set -e
 pkgs="build-essential g++ make pkg-config libssl-dev libzstd-dev zlib1g-dev libyaml-dev libjansson-dev
       libcmocka-dev git patch diffutils strace python3 python3-jsonschema
       python3-pytest python3-pip python3-venv python3-setuptools python3-wheel
-      clang-format nodejs npm bash-completion man-db $*"
+      clang-format nodejs npm bash-completion man-db xfsprogs $*"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue

@@ -35,10 +35,11 @@ RULES='
     util      src/util            -
     diff      src/lib/diff        util
     store     src/lib/store       util
+    merge     src/lib/merge       util diff store
     scan      src/lib/scan        util store
     txn       src/lib/txn         util store scan
     journal   src/lib/journal     util store
-    ops       src/lib/ops         util diff store scan txn journal
+    ops       src/lib/ops         util diff merge store scan txn journal
     pipeline  src/pipeline        util api
     hooks     src/hooks           util api
     cli       src/cli             util api hooks

@@ -194,6 +194,10 @@ typedef enum {
 	 *  paths; checkpoint, label: the capture ("pre-undo" or
 	 *  "pre-redo"). */
 	DECREE_NOTICE_EDITS_SAVED = 4,
+	/** undo, redo of a workspace discard (decree/workspace.h): the
+	 *  workspace was made again, or discarded again.  label: its name;
+	 *  path: its directory; count: 1 made again, 0 discarded. */
+	DECREE_NOTICE_WORKSPACE = 5,
 } decree_notice_kind;
 
 /** One notice (strings borrowed from the handle; NULL when unused). */

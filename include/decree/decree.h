@@ -24,6 +24,7 @@
 #include "store.h"
 #include "checkpoint.h"
 #include "restore.h"
+#include "workspace.h"
 #include "agent.h"
 #include "diff.h"
 #include "apply.h"

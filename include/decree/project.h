@@ -44,6 +44,10 @@ typedef struct {
 	long max_depth;		     /**< 10 */
 	const char *default_routine; /**< "develop" */
 	bool notebook_support;	     /**< false */
+	/** Run each message's routine in a workspace and apply it to the
+	 *  project on success (docs/pipeline.md "Workspaces"); a message's
+	 *  `workspace:` frontmatter overrides it.  false. */
+	bool workspace;
 } decree_config;
 
 /**

@@ -9,13 +9,13 @@
 # options, -C/--store directories, --color=WHEN, PATCH files, agents,
 # checkpoint REFs and sessions (from `decree --json checkpoint list`),
 # rollback's numbers (from `decree --json log`; both only where a store
-# already exists: completing never creates one), run ids (.decree/runs/)
-# and routine= names (.decree/routines/).  The lists here are checked
-# against the program's --help texts and option tables by
-# tests/cli/completion.sh.
+# already exists: completing never creates one), workspace names (from
+# `decree --json workspace list`, likewise), run ids (.decree/runs/) and
+# routine= names (.decree/routines/).  The lists here are checked against
+# the program's --help texts and option tables by tests/cli/completion.sh.
 
 _decree_commands="checkpoint apply rollback rewind undo redo recover gc fsck
-projects hook init run process status log diff revert help"
+projects hook init run process status log diff revert workspace help"
 _decree_globals="-C --store --json -q --quiet --color --no-pager -h --help --version"
 
 # _decree_subs CMD: the subcommands of CMD (none for most commands)
@@ -25,6 +25,7 @@ _decree_subs()
 	checkpoint) echo "create list show diff restore prune drop delete" ;;
 	hook) echo "install uninstall status" ;;
 	projects) echo "move" ;;
+	workspace) echo "create list path diff conflicts apply discard" ;;
 	esac
 }
 
@@ -66,6 +67,13 @@ _decree_spec()
 		_decree_argopts="-m --message -p --prompt -v --var" ;;
 	process) _decree_flags="--stream --no-stream" ;;
 	diff) _decree_flags="--stat --name-status" ;;
+	"workspace create")
+		_decree_flags="--no-reflink"
+		_decree_argopts="--from" ;;
+	"workspace diff") _decree_flags="--stat --name-status" ;;
+	"workspace apply")
+		_decree_flags="--check -v --verbose"
+		_decree_argopts="--exec -s --session" ;;
 	esac
 }
 
@@ -120,6 +128,12 @@ _decree_refs()
 	_decree_list | tr '{' '\n' |
 		sed -n 's/^"id":"\([0-9a-f]\{12\}\)[0-9a-f]*","session":"\([^"\\]*\)","message":\(null\|"\([^"\\]*\)"\).*/\1\n\2:\4/p' |
 		sed '/:$/d; /[^A-Za-z0-9._:@+,-]/d'
+}
+
+# workspace names of this project
+_decree_workspaces()
+{
+	_decree_query workspace list | grep -o '"name":"[^"\\]*"' | sed 's/^"name":"//; s/"$//'
 }
 
 _decree_sessions()
@@ -242,7 +256,7 @@ _decree()
 		fi
 		if [ -z "$sub" ]; then
 			case "$cmd $w" in
-			"checkpoint "[!-]* | "hook install" | "hook uninstall" | "hook status" | "projects move")
+			"checkpoint "[!-]* | "workspace "[!-]* | "hook install" | "hook uninstall" | "hook status" | "projects move")
 				sub=$w path="$cmd $w"
 				continue ;;
 			esac
@@ -286,6 +300,7 @@ _decree_complete()
 		*" $prev "*)
 			case $prev in
 			-s | --session) _decree_words "$(_decree_sessions)" ;;
+			--from) _decree_words "$(_decree_refs)" ;;
 			--exec) compopt -o default 2>/dev/null ;;
 			-v | --var)
 				_decree_words "$(_decree_routines | sed 's/^/routine=/') input_file="
@@ -318,7 +333,7 @@ _decree_complete()
 		return
 	fi
 	case "$path" in
-	checkpoint) _decree_words "$(_decree_subs checkpoint)" ;;
+	checkpoint | workspace) _decree_words "$(_decree_subs "$path")" ;;
 	hook | projects) [ "$npos" -eq 0 ] && _decree_words "$(_decree_subs "$path")" ;;
 	help)
 		if [ "$npos" -eq 0 ]; then
@@ -332,6 +347,8 @@ _decree_complete()
 	"checkpoint show" | "checkpoint delete" | "checkpoint restore")
 		[ "$npos" -eq 0 ] && _decree_words "$(_decree_refs)" ;;
 	"checkpoint diff") [ "$npos" -lt 2 ] && _decree_words "$(_decree_refs)" ;;
+	"workspace path" | "workspace diff" | "workspace conflicts" | "workspace apply" | "workspace discard")
+		[ "$npos" -eq 0 ] && _decree_words "$(_decree_workspaces)" ;;
 	apply) [ "$npos" -eq 0 ] && _decree_files ;;
 	log | revert) [ "$npos" -eq 0 ] && _decree_words "$(_decree_runs)" ;;
 	diff) [ "$npos" -eq 0 ] && _decree_words "$(_decree_runs) $(_decree_refs)" ;;

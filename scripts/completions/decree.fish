@@ -9,8 +9,9 @@
 # options, directories, --color=WHEN, PATCH files, agents, checkpoint REFs
 # and sessions (from `decree --json checkpoint list`), rollback's numbers
 # (from `decree --json log`; both only where a store already exists:
-# completing never creates one), run ids (.decree/runs/) and routine=
-# names (.decree/routines/).  The lists here are checked against the program's
+# completing never creates one), workspace names (from `decree --json
+# workspace list`, likewise), run ids (.decree/runs/) and routine= names
+# (.decree/routines/).  The lists here are checked against the program's
 # --help texts and option tables by tests/cli/completion.sh.
 
 # The words of the command line before the cursor, without the global
@@ -72,7 +73,7 @@ function __decree_npos
             continue
         end
         switch $x
-            case -s --session -m --message -l --label --exclude --max-file-size -U --unified --keep --older-than --exec -p --strip -v --var --prompt
+            case -s --session -m --message -l --label --exclude --max-file-size -U --unified --keep --older-than --exec -p --strip -v --var --prompt --from
                 set skip 1
             case '-*'
             case '*'
@@ -152,7 +153,7 @@ function __decree_commands
         apply 'apply a unified diff as one undoable transaction' \
         rollback 'list checkpoints newest first, or restore number N' \
         rewind 'the turns of an agent session; restore to before turn N' \
-        undo 'undo the last restore, apply or revert' \
+        undo 'undo the last restore, apply, revert or workspace discard' \
         redo 'redo what undo undid' \
         recover 'finish or roll back an interrupted transaction' \
         gc 'delete objects no checkpoint or history needs' \
@@ -166,6 +167,7 @@ function __decree_commands
         log "checkpoints and runs, newest first; a run's logs" \
         diff 'the changes since the last checkpoint, or of a run' \
         revert "reverse a run's changes, verified" \
+        workspace 'isolated copies of the project: create, diff, apply, discard' \
         help "this help, or a command's"
 end
 
@@ -189,6 +191,15 @@ function __decree_subs
                 status 'what is installed, the last hook error'
         case projects
             printf '%s\t%s\n' move 're-attach a moved project'
+        case workspace
+            printf '%s\t%s\n' \
+                create 'copy the project into a new workspace' \
+                list 'the workspaces of this project' \
+                path "print a workspace's directory" \
+                diff "a workspace's changes since its base" \
+                conflicts 'what an apply would refuse' \
+                apply 'merge a workspace into the project, undoably' \
+                discard 'remove a workspace, undoably'
     end
 end
 
@@ -198,6 +209,10 @@ end
 
 function __decree_sessions
     __decree_list | grep -o '"session":"[^"\\\\]*"' | sed 's/^"session":"//; s/"$//' | sort -u
+end
+
+function __decree_workspaces
+    __decree_query workspace list | grep -o '"name":"[^"\\\\]*"' | sed 's/^"name":"//; s/"$//'
 end
 
 function __decree_runs
@@ -307,6 +322,20 @@ complete -c decree -n '__decree_is diff; and test (__decree_npos diff) -eq 0' -a
 complete -c decree -n '__decree_is diff' -l stat -d 'per-file counts'
 complete -c decree -n '__decree_is diff' -l name-status -d 'per-file status'
 complete -c decree -n '__decree_is revert; and test (__decree_npos revert) -eq 0' -a '(__decree_runs)' -d run
+
+# workspace
+complete -c decree -n '__decree_needs_sub workspace' -a '(__decree_subs workspace)'
+complete -c decree -n '__decree_is workspace create' -l from -x -a '(__decree_refs)' -d 'base the workspace on this checkpoint'
+complete -c decree -n '__decree_is workspace create' -l no-reflink -d 'always copy the bytes'
+for sub in path diff conflicts apply discard
+    complete -c decree -n "__decree_is workspace $sub; and test (__decree_npos workspace $sub) -eq 0" -a '(__decree_workspaces)' -d workspace
+end
+complete -c decree -n '__decree_is workspace diff' -l stat -d 'per-file counts'
+complete -c decree -n '__decree_is workspace diff' -l name-status -d 'per-file status'
+complete -c decree -n '__decree_is workspace apply' -l check -d 'only check and list what would change'
+complete -c decree -n '__decree_is workspace apply' -l exec -x -a '(__fish_complete_command)' -d 'run CMD after; roll back if it fails'
+complete -c decree -n '__decree_is workspace apply' -s s -l session -x -a '(__decree_sessions)' -d 'session of the safety checkpoint'
+complete -c decree -n '__decree_is workspace apply' -s v -l verbose -d 'one stderr line per file and step'
 
 # after "--": paths
 function __decree_after_dashdash

@@ -155,6 +155,17 @@ bool cli_pager_active(void);
 int cli_pager_finish(int status);
 bool cli_output_closed(void);
 
+/* apply's output (cmd_patch.c), for decree apply and decree workspace
+ * apply: `produce` runs the apply with the options filled here (report,
+ * progress, cancel, check, exec, session); then the store is closed, the
+ * summary or the JSON "done" event printed, and the exit code returned. */
+typedef int (*cli_apply_source)(void *arg, decree_apply_result *res,
+				decree_store *s, const char *name,
+				const decree_apply_options *o);
+int cli_apply_run(cli_ctx *ctx, decree_store *s, decree_apply_options *o,
+		  const char *name, bool check, const char *exec,
+		  const char *session, cli_apply_source produce, void *arg);
+
 /* The "--" paths as root-relative paths for the library: each is taken
  * relative to the current directory (to the root with -C), as in git,
  * normalized (".", "..", "//", a trailing '/'), and must stay inside the
@@ -355,6 +366,7 @@ int cmd_recover(cli_ctx *ctx);
 int cmd_gc(cli_ctx *ctx);
 int cmd_fsck(cli_ctx *ctx);
 int cmd_projects(cli_ctx *ctx);
+int cmd_workspace(cli_ctx *ctx);
 int cmd_hook(cli_ctx *ctx);
 
 #endif

@@ -416,6 +416,15 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 
 /* The result of a restore, rewind, undo or redo that returned r, with the
  * notices it left on s. */
+/* The notice of an undo or redo of a workspace discard, or NULL. */
+static const decree_notice *workspace_notice(const decree_store *s)
+{
+	for (size_t i = 0; i < decree_notice_count(s); i++)
+		if (decree_notice_at(s, i)->kind == DECREE_NOTICE_WORKSPACE)
+			return decree_notice_at(s, i);
+	return NULL;
+}
+
 static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 			  const decree_restore_result *res, const char *verb,
 			  const char *target, const decree_store *s)
@@ -455,6 +464,8 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 		if (po->dry)
 			printf("dry run: would create %zu, restore %zu, delete %zu file(s)\n",
 			       res->created, res->restored, res->deleted);
+		else if (!po->n && workspace_notice(s))
+			printf("%s: %s\n", verb, workspace_notice(s)->message);
 		else if (!po->n)
 			printf("nothing to %s: the tree already matches\n",
 			       verb);

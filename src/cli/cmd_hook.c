@@ -12,7 +12,11 @@
  * ends before the agent's timeout -- an alarm a little before it writes
  * one preformatted line to the hook log and _exits.  Its errors go to the
  * hook log (log.c), never to the agent.  Only a person typing it on a
- * terminal with the wrong number of words gets a usage error.
+ * terminal with the wrong number of words gets a usage error.  The
+ * exceptions are the events the agent waits for an answer to (Claude
+ * Code's WorktreeCreate and WorktreeRemove): the answer goes to stdout,
+ * and a failure (or the alarm) exits 1 with the reason on stderr, which
+ * the agent reports instead of working in a directory that is not there.
  *
  * The hooks' own functions set util's error slot (error_last()), which in
  * a program linked against libdecree.so is not the library's.
@@ -522,6 +526,8 @@ static int status(cli_ctx *ctx)
 static char alarm_log[PATH_MAX];
 static char alarm_line[2048];
 static size_t alarm_line_len;
+/* 1 for an event the agent waits for: a late answer is a failure */
+static volatile sig_atomic_t alarm_status;
 
 /* Async-signal-safe: mkdir, open, write, close, _exit. */
 static void on_alarm(int sig)
@@ -547,7 +553,7 @@ static void on_alarm(int sig)
 			close(fd);
 		}
 	}
-	_exit(0);
+	_exit(alarm_status);
 }
 
 /* The store directory whose log a hook writes to, when it exists:
@@ -688,9 +694,11 @@ static int run_hook(cli_ctx *ctx)
 	const char *agent = ctx->argc > 0 ? ctx->argv[0] : "-";
 	const char *event = ctx->argc > 1 ? ctx->argv[1] : "-";
 	const hook_agent *a = hook_agent_find(agent);
+	const hook_event *ev = a ? hook_event_find(a, event) : NULL;
+	bool answers = ev && hook_kind_answers(ev->kind);
 	char root[PATH_MAX];
-	buf payload = BUF_INIT;
-	int fd;
+	buf payload = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+	int fd, real_out = -1, rc = EXIT_OK;
 
 	if (human && ctx->argc > 0 && !a) {
 		/* a person who mistyped "install" or an agent's name */
@@ -710,7 +718,12 @@ static int run_hook(cli_ctx *ctx)
 		return usage_error(ctx, "usage: decree hook AGENT EVENT, with "
 					"the event's payload on stdin");
 	/* fds 0-2 stay taken (a file opened later must not become
-	 * "stdout"), and stdout goes nowhere: the agent may read it */
+	 * "stdout"), and stdout goes nowhere: the agent may read it.  An
+	 * event the agent waits for gets its answer on the real stdout,
+	 * written once at the end. */
+	if (answers && ctx->argc == 2 && !ctx->rest_argc)
+		real_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	alarm_status = answers ? 1 : 0;
 	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= STDERR_FILENO)
 		;
 	if (fd > STDERR_FILENO) {
@@ -741,14 +754,31 @@ static int run_hook(cli_ctx *ctx)
 			 "payload over 32 MiB (or out of memory); ignored");
 	} else {
 		hook_request rq = {
-			a,	     event,	 ctx->root_opt, ctx->store_opt,
-			payload.ptr, payload.len
+			a,	     event,	  ctx->root_opt, ctx->store_opt,
+			payload.ptr, payload.len, &out,		 &err
 		};
-		(void)hook_run(&rq);
+		if (hook_run(&rq) < 0 && answers) {
+			/* the agent shows it: "WorktreeCreate hook failed" */
+			fprintf(stderr, "decree: hook %s %s: %s\n", a->name,
+				event, err.len ? err.ptr : "failed");
+			rc = EXIT_FAIL;
+		}
 	}
 	alarm(0);
+	if (real_out >= 0) {
+		FILE *f = fdopen(real_out, "w");
+		if (!f)
+			close(real_out);
+		if (!f ||
+		    (rc == EXIT_OK && out.len &&
+		     fwrite(out.ptr, 1, out.len, f) != out.len) ||
+		    fclose(f) != 0)
+			rc = EXIT_FAIL;
+	}
 	buf_release(&payload);
-	return EXIT_OK;
+	buf_release(&out);
+	buf_release(&err);
+	return rc;
 }
 
 int cmd_hook(cli_ctx *ctx)

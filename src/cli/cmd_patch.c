@@ -376,114 +376,38 @@ static int apply_status(int r, const decree_apply_result *res, bool check)
 	return EXIT_OK;
 }
 
-static const char apply_help[] =
-	"usage: decree apply PATCH|- [--check] [-R|--reverse] [--exec CMD] [-p N]\n"
-	"                    [--session S] [-v]\n"
-	"\n"
-	"Apply a unified diff (decree's own, diff -u, diff -ruN, git diff, also\n"
-	"git diff --binary) to the working tree as one transaction.  Every file\n"
-	"is checked against its current bytes first (a git binary patch against\n"
-	"its index line's blob ids); on any conflict each one is reported and\n"
-	"nothing is written.  Files already as the patch leaves them are\n"
-	"skipped.  The writes are all-or-nothing and survive a crash; 'decree\n"
-	"undo' reverts them.\n"
-	"\n"
-	"  --check             only check and list what would change (also with\n"
-	"                      -q)\n"
-	"  -R, --reverse       apply the patch backwards\n"
-	"  -p N, --strip N     strip N leading path components (default: a/ b/)\n"
-	"  --exec CMD          run CMD (/bin/sh -c, in the project root) after the\n"
-	"                      writes; if it fails, put the tree back: restore\n"
-	"                      changed files, remove created ones, sweep files that\n"
-	"                      appeared while CMD ran.  CMD's effects outside the\n"
-	"                      project's files (processes, network, ignored files)\n"
-	"                      are NOT undone.\n"
-	"  -s, --session S     session of the safety checkpoint taken when CMD fails\n"
-	"\n"
-	"  -v, --verbose   one stderr line per file and step (staging, applying,\n"
-	"                  rolling_back, skip): always when stderr is not a\n"
-	"                  terminal, with -v on one\n"
-	"\n"
-	"Conflicts go to stderr, the summary to stdout; a terminal shows a progress\n"
-	"line while files are written.  With --json, stdout carries one event per\n"
-	"line: {\"phase\",\"path\",\"action\"}.";
-
-int cmd_apply(cli_ctx *ctx)
+/* decree_apply of the patch text `arg` (a buf). */
+static int patch_source(void *arg, decree_apply_result *res, decree_store *s,
+			const char *name, const decree_apply_options *o)
 {
-	bool check = false, reverse = false;
-	const char *exec = NULL, *strip = NULL, *session = NULL;
-	opt_spec specs[] = {
-		{ "check", 0, false, NULL, &check, NULL },
-		{ "reverse", 'R', false, NULL, &reverse, NULL },
-		{ "exec", 0, true, &exec, NULL, NULL },
-		{ "strip", 'p', true, &strip, NULL, NULL },
-		{ "session", 's', true, &session, NULL, NULL },
-		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
-		{ NULL, 0, false, NULL, NULL, NULL },
-	};
-	decree_apply_options o = DECREE_APPLY_OPTIONS_INIT;
+	const buf *text = arg;
+	return decree_apply(res, s, name, text->ptr, text->len, o);
+}
+
+int cli_apply_run(cli_ctx *ctx, decree_store *s, decree_apply_options *o,
+		  const char *name, bool check, const char *exec,
+		  const char *session, cli_apply_source produce, void *arg)
+{
 	decree_apply_result res;
 	apply_out ao = { ctx, false };
-	decree_store *s;
-	buf text = BUF_INIT;
-	const char *name;
 	int r;
 
-	if (ctx->help) {
-		puts(apply_help);
-		return EXIT_OK;
-	}
-	if (opt_parse(ctx, specs) != 0)
-		return EXIT_USAGE;
-	/* DESIGN.md: progress lines per file on stderr.  A terminal gets a
-	 * progress line and the summary instead (issue 11: thousands of
-	 * lines scroll past nobody), and the per-file lines with -v; a log
-	 * or an agent reading stderr gets them as the contract says. */
-	if (!isatty(STDERR_FILENO))
-		ctx->verbose = true;
-	if (ctx->argc != 1 || ctx->rest_argc)
-		return usage_error(
-			ctx,
-			"usage: decree apply PATCH|- [--check] [--reverse] [--exec CMD]");
-	if (check && exec)
-		return usage_error(ctx, "--check runs no command; drop --exec");
-	if (exec && !*exec)
-		return usage_error(ctx, "--exec needs a command");
-	if (strip) {
-		char *end;
-		long n = strtol(strip, &end, 10);
-		if (*end || end == strip || n < 0 || n > 1000)
-			return usage_error(ctx, "-p needs a number, not '%s'",
-					   strip);
-		o.strip = (int)n;
-	}
-	name = strcmp(ctx->argv[0], "-") ? ctx->argv[0] : "<stdin>";
-	if (cli_read_file(&text, ctx->argv[0]) < 0) {
-		r = fail("cannot read '%s': %s", ctx->argv[0], strerror(errno));
-		buf_release(&text);
-		return r;
-	}
-	if ((r = open_store(&s, ctx)) != 0) {
-		buf_release(&text);
-		return r;
-	}
+	memset(&res, 0, sizeof(res));
 	ao.check = check;
-	o.check_only = check;
-	o.reverse = reverse;
-	o.exec = exec;
-	o.exec_stdout_to_stderr = ctx->json;
-	o.session = session;
-	o.report = on_report;
-	o.progress = on_apply_progress;
-	o.payload = &ao;
+	o->check_only = check;
+	o->exec = exec;
+	o->exec_stdout_to_stderr = ctx->json;
+	o->session = session;
+	o->report = on_report;
+	o->progress = on_apply_progress;
+	o->payload = &ao;
 	if (!check)
-		o.cancel = cli_cancel_catch();
+		o->cancel = cli_cancel_catch();
 	cli_progress_begin(ctx, s);
-	r = decree_apply(&res, s, name, text.ptr, text.len, &o);
+	r = produce(arg, &res, s, name, o);
 	cli_progress_end(s);
 	cli_cancel_release();
 	close_store(s);
-	buf_release(&text);
 	if (ctx->json) {
 		/* the "done" event is the last line; a failure is its
 		 * "error" member (opt.c) */
@@ -540,4 +464,100 @@ int cmd_apply(cli_ctx *ctx)
 		buf_release(&q);
 	}
 	return EXIT_OK;
+}
+
+static const char apply_help[] =
+	"usage: decree apply PATCH|- [--check] [-R|--reverse] [--exec CMD] [-p N]\n"
+	"                    [--session S] [-v]\n"
+	"\n"
+	"Apply a unified diff (decree's own, diff -u, diff -ruN, git diff, also\n"
+	"git diff --binary) to the working tree as one transaction.  Every file\n"
+	"is checked against its current bytes first (a git binary patch against\n"
+	"its index line's blob ids); on any conflict each one is reported and\n"
+	"nothing is written.  Files already as the patch leaves them are\n"
+	"skipped.  The writes are all-or-nothing and survive a crash; 'decree\n"
+	"undo' reverts them.\n"
+	"\n"
+	"  --check             only check and list what would change (also with\n"
+	"                      -q)\n"
+	"  -R, --reverse       apply the patch backwards\n"
+	"  -p N, --strip N     strip N leading path components (default: a/ b/)\n"
+	"  --exec CMD          run CMD (/bin/sh -c, in the project root) after the\n"
+	"                      writes; if it fails, put the tree back: restore\n"
+	"                      changed files, remove created ones, sweep files that\n"
+	"                      appeared while CMD ran.  CMD's effects outside the\n"
+	"                      project's files (processes, network, ignored files)\n"
+	"                      are NOT undone.\n"
+	"  -s, --session S     session of the safety checkpoint taken when CMD fails\n"
+	"\n"
+	"  -v, --verbose   one stderr line per file and step (staging, applying,\n"
+	"                  rolling_back, skip): always when stderr is not a\n"
+	"                  terminal, with -v on one\n"
+	"\n"
+	"Conflicts go to stderr, the summary to stdout; a terminal shows a progress\n"
+	"line while files are written.  With --json, stdout carries one event per\n"
+	"line: {\"phase\",\"path\",\"action\"}.";
+
+int cmd_apply(cli_ctx *ctx)
+{
+	bool check = false, reverse = false;
+	const char *exec = NULL, *strip = NULL, *session = NULL;
+	opt_spec specs[] = {
+		{ "check", 0, false, NULL, &check, NULL },
+		{ "reverse", 'R', false, NULL, &reverse, NULL },
+		{ "exec", 0, true, &exec, NULL, NULL },
+		{ "strip", 'p', true, &strip, NULL, NULL },
+		{ "session", 's', true, &session, NULL, NULL },
+		{ "verbose", 'v', false, NULL, &ctx->verbose, NULL },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	decree_apply_options o = DECREE_APPLY_OPTIONS_INIT;
+	decree_store *s;
+	buf text = BUF_INIT;
+	const char *name;
+	int r;
+
+	if (ctx->help) {
+		puts(apply_help);
+		return EXIT_OK;
+	}
+	if (opt_parse(ctx, specs) != 0)
+		return EXIT_USAGE;
+	/* DESIGN.md: progress lines per file on stderr.  A terminal gets a
+	 * progress line and the summary instead (issue 11: thousands of
+	 * lines scroll past nobody), and the per-file lines with -v; a log
+	 * or an agent reading stderr gets them as the contract says. */
+	if (!isatty(STDERR_FILENO))
+		ctx->verbose = true;
+	if (ctx->argc != 1 || ctx->rest_argc)
+		return usage_error(
+			ctx,
+			"usage: decree apply PATCH|- [--check] [--reverse] [--exec CMD]");
+	if (check && exec)
+		return usage_error(ctx, "--check runs no command; drop --exec");
+	if (exec && !*exec)
+		return usage_error(ctx, "--exec needs a command");
+	if (strip) {
+		char *end;
+		long n = strtol(strip, &end, 10);
+		if (*end || end == strip || n < 0 || n > 1000)
+			return usage_error(ctx, "-p needs a number, not '%s'",
+					   strip);
+		o.strip = (int)n;
+	}
+	name = strcmp(ctx->argv[0], "-") ? ctx->argv[0] : "<stdin>";
+	if (cli_read_file(&text, ctx->argv[0]) < 0) {
+		r = fail("cannot read '%s': %s", ctx->argv[0], strerror(errno));
+		buf_release(&text);
+		return r;
+	}
+	if ((r = open_store(&s, ctx)) != 0) {
+		buf_release(&text);
+		return r;
+	}
+	o.reverse = reverse;
+	r = cli_apply_run(ctx, s, &o, name, check, exec, session, patch_source,
+			  &text);
+	buf_release(&text);
+	return r;
 }

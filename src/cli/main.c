@@ -35,6 +35,9 @@ static const char *const checkpoint_subs[] = { "create", "list",    "show",
 					       "diff",	 "restore", "prune",
 					       "drop",	 "delete",  NULL };
 static const char *const projects_subs[] = { "move", NULL };
+static const char *const workspace_subs[] = { "create",	 "list",      "path",
+					      "diff",	 "conflicts", "apply",
+					      "discard", NULL };
 static const char *const hook_subs[] = { "install", "uninstall", "status",
 					 NULL };
 
@@ -58,6 +61,9 @@ static const command commands[] = {
 	{ "projects", cmd_projects,
 	  "the project roots a store serves; 'move' re-attaches one",
 	  projects_subs },
+	{ "workspace", cmd_workspace,
+	  "isolated copies of the project: create, diff, apply, discard",
+	  workspace_subs },
 	{ "hook", cmd_hook,
 	  "hooks for coding agents: install, uninstall, status", hook_subs },
 	{ "init", cmd_init, "make this directory a decree project (pipeline)",

@@ -369,6 +369,8 @@ static const char *notice_code(decree_notice_kind k)
 		return "too_large";
 	case DECREE_NOTICE_EDITS_SAVED:
 		return "edits_saved";
+	case DECREE_NOTICE_WORKSPACE:
+		return "workspace";
 	default:
 		return "notice";
 	}
@@ -417,6 +419,11 @@ static void notice_json(buf *j, const decree_notice *n, const char *line)
 		}
 		buf_putc(j, ']');
 		break;
+	case DECREE_NOTICE_WORKSPACE:
+		json_kv_str(j, "workspace", n->label, true);
+		json_kv_path(j, "path", n->path, true);
+		buf_printf(j, ",\"made\":%s", n->count ? "true" : "false");
+		break;
 	default:
 		break;
 	}
@@ -432,7 +439,9 @@ void cli_notices(const cli_ctx *ctx, const decree_store *s, buf *json)
 		const decree_notice *no = decree_notice_at(s, i);
 		buf line = BUF_INIT;
 		notice_line(&line, ctx, s, no);
-		if (!ctx->quiet) {
+		/* (a workspace made again or discarded again is the summary
+		 * of its undo or redo, on stdout) */
+		if (!ctx->quiet && no->kind != DECREE_NOTICE_WORKSPACE) {
 			cli_progress_clear();
 			fprintf(stderr, "decree: notice: %s\n", line.ptr);
 		}

@@ -6,6 +6,8 @@
  *   prompt          claude-code, codex: UserPromptSubmit  gemini: BeforeAgent
  *   before a tool   PreToolUse                            BeforeTool
  *   after a tool    PostToolUse                           AfterTool
+ *   worktrees       claude-code: WorktreeCreate, WorktreeRemove (answered:
+ *                   a decree workspace stands in for a git worktree)
  * Tool events match every tool: which tools change files is decided from
  * the payload (run.c), so a tool decree does not know is walked for,
  * never missed.
@@ -14,6 +16,17 @@
 #include "hooks.h"
 
 static const hook_event claude_events[] = {
+	{ "UserPromptSubmit", HOOK_PROMPT, NULL },
+	{ "PreToolUse", HOOK_PRE_TOOL, "*" },
+	{ "PostToolUse", HOOK_POST_TOOL, "*" },
+	/* claude --worktree without git: a decree workspace (Claude Code
+	 * takes no matcher for these) */
+	{ "WorktreeCreate", HOOK_WORKTREE_CREATE, NULL },
+	{ "WorktreeRemove", HOOK_WORKTREE_REMOVE, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const hook_event codex_events[] = {
 	{ "UserPromptSubmit", HOOK_PROMPT, NULL },
 	{ "PreToolUse", HOOK_PRE_TOOL, "*" },
 	{ "PostToolUse", HOOK_POST_TOOL, "*" },
@@ -36,7 +49,7 @@ const hook_agent hook_agents[] = {
 	/* codex reads PROJECT/.codex/hooks.json and $CODEX_HOME/hooks.json
 	 * (CODEX_HOME defaults to ~/.codex); same shape as Claude's */
 	{ "codex", NULL, ".codex/hooks.json", "CODEX_HOME", "hooks.json",
-	  ".codex/hooks.json", NULL, 60, false, claude_events },
+	  ".codex/hooks.json", NULL, 60, false, codex_events },
 	{ "gemini", "gemini-cli", ".gemini/settings.json", "GEMINI_CLI_HOME",
 	  ".gemini/settings.json", ".gemini/settings.json",
 	  "GEMINI_PROJECT_DIR", 60000, true, gemini_events },

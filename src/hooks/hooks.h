@@ -31,7 +31,17 @@ typedef enum {
 	HOOK_PROMPT = 1, /* the user submitted a prompt: start a turn */
 	HOOK_PRE_TOOL,	 /* a tool is about to run */
 	HOOK_POST_TOOL,	 /* a tool ran */
+	/* Claude Code's worktree events: answered, not just observed (the
+	 * agent waits for the path and fails on a non-zero exit) */
+	HOOK_WORKTREE_CREATE, /* make a workspace; its path on stdout */
+	HOOK_WORKTREE_REMOVE, /* discard the workspace at worktree_path */
 } hook_kind;
+
+/* Does the agent wait for this event's answer (stdout, exit status)? */
+static inline bool hook_kind_answers(hook_kind k)
+{
+	return k == HOOK_WORKTREE_CREATE || k == HOOK_WORKTREE_REMOVE;
+}
 
 typedef struct {
 	const char *event; /* the agent's own name: "PreToolUse" */
@@ -128,12 +138,16 @@ int hook_uninstall(hook_file *out, const hook_agent *a, const char *path);
 int hook_inspect(hook_file *out, const hook_agent *a, const char *path);
 
 /*
- * Run one hook: read the payload (JSON) from `payload`, act on it.  Never
- * fails the agent: whatever happens the caller exits 0.  Returns 0 when
- * everything was recorded, -1 when something failed (it is in the hook
- * log, see below).  store_opt: --store as given to the program (NULL:
- * DECREE_STORE, else the project's .decree/store).  root_opt: -C (NULL:
- * the agent's project directory: its env var, else the payload's cwd).
+ * Run one hook: read the payload (JSON) from `payload`, act on it.  An
+ * event that is only observed never fails the agent: whatever happens the
+ * caller exits 0.  An event the agent waits for (hook_kind_answers:
+ * WorktreeCreate, WorktreeRemove) gets its answer in *out (stdout: the
+ * workspace's path) and, when it failed, the reason in *err, and the
+ * caller exits 1 so that the agent says so.  Returns 0 when everything
+ * was done, -1 when something failed (it is in the hook log, see below).
+ * store_opt: --store as given to the program (NULL: DECREE_STORE, else
+ * the project's .decree/store).  root_opt: -C (NULL: the agent's project
+ * directory: its env var, else the payload's cwd).
  */
 typedef struct {
 	const hook_agent *agent;
@@ -141,6 +155,7 @@ typedef struct {
 	const char *root_opt, *store_opt;
 	const char *payload; /* the whole stdin */
 	size_t payload_len;
+	buf *out, *err; /* may be NULL */
 } hook_request;
 int hook_run(const hook_request *rq);
 

@@ -8,6 +8,12 @@
  *   post-tool   a tool that names its files: journal those paths (no
  *               walk); any other tool that may write: journal what the
  *               walk finds changed since it started
+ *   worktrees   Claude Code's WorktreeCreate: a decree workspace of the
+ *               project (named after the payload's "name"; an existing
+ *               one of that name is reused), its path answered on
+ *               stdout; WorktreeRemove: discard the workspace at
+ *               "worktree_path" (undoable).  The agent waits for these,
+ *               so their failure is also the caller's exit status.
  * Tools known to only read are ignored.  The project is the agent's
  * project directory (its env var, else the payload's cwd; then the
  * nearest ancestor holding .decree/, as for every command); the store is
@@ -115,7 +121,8 @@ static int find_root(hook_ctx *c)
 	return 0;
 }
 
-static int open_store(hook_ctx *c)
+/* The store of c->root, found as the program finds it. */
+static int open_store_at_root(hook_ctx *c)
 {
 	decree_store_options o = DECREE_STORE_OPTIONS_INIT;
 	decree_config *cfg;
@@ -123,8 +130,6 @@ static int open_store(hook_ctx *c)
 	const char *tmo = getenv("DECREE_LOCK_TIMEOUT_MS");
 	int r;
 
-	if ((r = find_root(c)) < 0)
-		return r;
 	if (decree_config_load(&cfg, c->root) < 0)
 		return lib_failed(c, "cannot read the configuration");
 	decree_config_store_options(&o, cfg, c->root);
@@ -139,6 +144,15 @@ static int open_store(hook_ctx *c)
 	if (r < 0)
 		return lib_failed(c, "cannot open the store");
 	return 0;
+}
+
+static int open_store(hook_ctx *c)
+{
+	int r;
+
+	if ((r = find_root(c)) < 0)
+		return r;
+	return open_store_at_root(c);
 }
 
 /* --- paths named by a tool ---------------------------------------------------
@@ -326,6 +340,128 @@ static int on_post_tool(hook_ctx *c, const char *session, const char *tool,
 	return r < 0 ? lib_failed(c, "cannot record what the tool changed") : 0;
 }
 
+/* --- Claude Code's worktrees: decree workspaces ------------------------------
+ */
+
+/* A workspace name from the agent's worktree name: letters, digits, '-',
+ * '_' and '.' kept, anything else '-', no leading '.' or '-', at most 64
+ * bytes; "" when nothing is left (decree picks ws-N). */
+static void workspace_name(char out[65], const char *name)
+{
+	size_t n = 0;
+
+	for (const char *p = name ? name : ""; *p && n < 64; p++) {
+		unsigned char ch = (unsigned char)*p;
+		bool keep = (ch >= 'a' && ch <= 'z') ||
+			    (ch >= 'A' && ch <= 'Z') ||
+			    (ch >= '0' && ch <= '9') || ch == '-' ||
+			    ch == '_' || ch == '.';
+		if (!n && (ch == '.' || ch == '-' || !keep))
+			continue;
+		out[n++] = keep ? (char)ch : '-';
+	}
+	while (n && out[n - 1] == '-') /* "my wt!" -> "my-wt" */
+		n--;
+	out[n] = '\0';
+}
+
+/* WorktreeCreate: make a workspace of the project (or find the one of
+ * that name) and answer its absolute path. */
+static int on_worktree_create(hook_ctx *c)
+{
+	decree_workspace_create_options o =
+		DECREE_WORKSPACE_CREATE_OPTIONS_INIT;
+	decree_workspace_info wi;
+	const char *want = pstr(c->p, "name");
+	char name[65];
+	int r;
+
+	if (!want)
+		want = pstr(c->p, "worktree_name");
+	workspace_name(name, want);
+	if ((r = open_store(c)) < 0)
+		return r;
+	memset(&wi, 0, sizeof(wi));
+	/* claude --worktree NAME again: the same workspace, as git's */
+	if (!*name || (r = decree_workspace_get(&wi, c->s, name)) < 0) {
+		decree_error_clear();
+		o.name = *name ? name : NULL;
+		if (decree_workspace_create(&wi, c->s, &o) < 0)
+			return lib_failed(c, "cannot create the workspace");
+	}
+	if (c->rq->out)
+		buf_printf(c->rq->out, "%s\n", wi.path);
+	decree_workspace_info_release(&wi);
+	return 0;
+}
+
+/* The project of the workspace at `path`, from its .decree/workspace.json,
+ * into c->root (for a hook run from inside the workspace). */
+static int project_of_workspace(hook_ctx *c, const char *path)
+{
+	char meta[PATH_MAX + 32];
+	json_error_t jerr;
+	json_t *m;
+	const char *proj;
+	int r = -1;
+
+	snprintf(meta, sizeof(meta), "%s/.decree/workspace.json", path);
+	if (!(m = json_load_file(meta, 0, &jerr)))
+		return -1;
+	if ((proj = pstr(m, "project")) && *proj == '/' &&
+	    strlen(proj) < sizeof(c->root)) {
+		snprintf(c->root, sizeof(c->root), "%s", proj);
+		r = 0;
+	}
+	json_decref(m);
+	return r;
+}
+
+/* WorktreeRemove: discard the workspace at worktree_path (captured
+ * first: `decree undo` in the project brings it back). */
+static int on_worktree_remove(hook_ctx *c)
+{
+	const char *path = pstr(c->p, "worktree_path");
+	const char *base;
+	char real[PATH_MAX], have[PATH_MAX];
+	decree_workspace_info wi;
+	int r;
+
+	if (!path || *path != '/')
+		return fail(c, "the payload has no absolute worktree_path");
+	if (!realpath(path, real))
+		return fail(c, "cannot resolve the worktree '%s': %s", path,
+			    strerror(errno));
+	base = strrchr(real, '/') + 1;
+	if ((r = open_store(c)) < 0)
+		return r;
+	memset(&wi, 0, sizeof(wi));
+	if (decree_workspace_get(&wi, c->s, base) < 0 ||
+	    !realpath(wi.path, have) || strcmp(have, real)) {
+		/* the hook ran from elsewhere (inside the workspace): its
+		 * project is the one the workspace names */
+		decree_error_clear();
+		decree_workspace_info_release(&wi);
+		decree_store_free(c->s);
+		c->s = NULL;
+		if (project_of_workspace(c, real) < 0)
+			return fail(c, "'%s' is not a decree workspace of '%s'",
+				    real, c->root);
+		if ((r = open_store_at_root(c)) < 0)
+			return r;
+		if (decree_workspace_get(&wi, c->s, base) < 0 ||
+		    !realpath(wi.path, have) || strcmp(have, real)) {
+			decree_workspace_info_release(&wi);
+			return fail(c, "'%s' is not a decree workspace of '%s'",
+				    real, c->root);
+		}
+	}
+	decree_workspace_info_release(&wi);
+	if (decree_workspace_discard(NULL, c->s, base) < 0)
+		return lib_failed(c, "cannot discard the workspace");
+	return 0;
+}
+
 static int dispatch(hook_ctx *c)
 {
 	json_error_t jerr;
@@ -341,6 +477,10 @@ static int dispatch(hook_ctx *c)
 	if (!json_is_object(c->p))
 		return fail(c, "the payload is not a JSON object: %s",
 			    jerr.text);
+	if (c->ev->kind == HOOK_WORKTREE_CREATE)
+		return on_worktree_create(c);
+	if (c->ev->kind == HOOK_WORKTREE_REMOVE)
+		return on_worktree_remove(c);
 	if (!(session = pstr(c->p, "session_id")) || !*session)
 		return fail(c, "the payload has no session_id");
 	tool = pstr(c->p, "tool_name");
@@ -366,6 +506,9 @@ static int dispatch(hook_ctx *c)
 		return 0;
 	case HOOK_POST_TOOL:
 		return on_post_tool(c, session, tool, k);
+	case HOOK_WORKTREE_CREATE:
+	case HOOK_WORKTREE_REMOVE:
+		break; /* answered above */
 	}
 	return 0;
 }
@@ -400,6 +543,8 @@ int hook_run(const hook_request *rq)
 				   rq->event, root, msg) < 0)
 			hook_log_write(NULL, rq->agent->name, rq->event, root,
 				       msg);
+		if (rq->err)
+			buf_puts(rq->err, msg);
 	}
 	decree_store_free(c.s);
 	json_decref(c.p);

@@ -14,6 +14,7 @@
  *   max_depth: 10
  *   default_routine: develop
  *   notebook_support: false
+ *   workspace: false                run routines in a workspace
  * Unknown keys are ignored.  A file that is not valid YAML, or a key with
  * a value of the wrong type, is an error naming the file and line.  A
  * missing file is the defaults.
@@ -241,7 +242,8 @@ static int read_document(config_data *c, yaml_document_t *doc, const char *root,
 	    (r = get_long(&c->pub.max_depth, doc, top, "max_depth", 1, 1000000,
 			  path)) < 0 ||
 	    (r = get_bool(&c->pub.notebook_support, doc, top,
-			  "notebook_support", path)) < 0)
+			  "notebook_support", path)) < 0 ||
+	    (r = get_bool(&c->pub.workspace, doc, top, "workspace", path)) < 0)
 		return r;
 	return 0;
 }

@@ -20,6 +20,22 @@
  * A chain is processed depth-first: after a message, the inbox message of
  * the same chain with the lowest seq comes next.
  *
+ * In a workspace (workspace: true in config.yml or the message): after
+ * job_checkpoint, job_ws_open makes a workspace of that checkpoint
+ * (decree/workspace.h) and a checkpoint of its own root; the attempts run
+ * there, and everything job_attempts does to "the tree" (diffs, the
+ * clean-slate revert) is done to the workspace through a handle on its
+ * root, so the project is never written while a routine runs.  Success:
+ * changes.diff is the workspace's net change, job_finish applies it to the
+ * project (a three-way merge with what changed there meanwhile; a
+ * conflict dead-letters the message with conflicts.md, the project
+ * untouched and the workspace kept) and discards the workspace.  Failure,
+ * cancellation or a hard error before the apply: the workspace is
+ * discarded (undoable), the project was never touched.  The routine's
+ * run-directory variables are absolute (they point into the project);
+ * follow-ups it writes to .decree/inbox/ (in the workspace) are moved to
+ * the project's inbox after each attempt.
+ *
  * Before anything is queued or run (check.c): the routine of a run's
  * request, and of every message waiting (and, for process, every spec to
  * queue), must exist and find the AI command if it calls it; otherwise
@@ -38,6 +54,7 @@
  */
 #include "util/common.h"
 #include "decree/checkpoint.h"
+#include "decree/workspace.h"
 #include "pipeline/check.h"
 #include "pipeline/inbox.h"
 #include "pipeline/message.h"
@@ -48,6 +65,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 
+#include <dirent.h>
 #include <sys/file.h>
 #include <time.h>
 
@@ -256,7 +274,27 @@ typedef struct {
 	int64_t started;
 	buf failures; /* failure-context.md, as the attempts fail */
 	buf text;     /* message.md */
+	/* in a workspace: its handle and info, the checkpoint of its root
+	 * the attempts are diffed and reverted against, and whether its
+	 * changes reached the project */
+	bool ws;
+	decree_workspace_info wi;
+	decree_store *wss;
+	char wck[DECREE_ID_HEXLEN + 1];
+	bool applied;
 } job;
+
+/* The tree the attempts change, and the checkpoint of it before them:
+ * the workspace's in a workspace, else the project's. */
+static decree_store *job_store(const job *j, const runner *r)
+{
+	return j->ws ? j->wss : r->s;
+}
+
+static const char *job_ck(const job *j)
+{
+	return j->ws ? j->wck : j->ck;
+}
 
 /*
  * Read, normalize (rewriting the inbox file when a field was missing) and
@@ -340,6 +378,20 @@ static bool job_blocked(job *j, runner *r, char *why, size_t len)
 			 j->seqs, r->p->cfg->max_depth);
 		return true;
 	}
+	{
+		const char *w = message_get(&j->m, "workspace");
+		if (w && strcmp(w, "true") && strcmp(w, "yes") &&
+		    strcmp(w, "false") && strcmp(w, "no") && *w) {
+			snprintf(
+				why, len,
+				"InvalidWorkspace: 'workspace: %s' must be true "
+				"or false",
+				w);
+			return true;
+		}
+		j->ws = w && *w ? !strcmp(w, "true") || !strcmp(w, "yes")
+				: r->p->cfg->workspace;
+	}
 	if (!(j->ri = decree_routine_list_find(r->routines, j->routine))) {
 		snprintf(
 			why, len,
@@ -383,6 +435,217 @@ static int job_checkpoint(job *j, runner *r)
 		return ret;
 	snprintf(mp, sizeof(mp), "%s/manifest.json", j->rundir);
 	return run_write_manifest(r->s, j->ck, mp);
+}
+
+/* --- one message: in a workspace
+ * ----------------------------------------------- */
+
+/*
+ * Make the workspace of the run from the run's checkpoint (named after the
+ * message id: "run-<id>", "run-<id>.2", ... for a re-run while an earlier
+ * one is kept), open a handle on its root and checkpoint that root: the
+ * attempts are diffed and reverted against it.
+ */
+static int job_ws_open(job *j, runner *r)
+{
+	decree_workspace_create_options wo =
+		DECREE_WORKSPACE_CREATE_OPTIONS_INIT;
+	decree_checkpoint_create_options co =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_store_options so = DECREE_STORE_OPTIONS_INIT;
+	decree_config *cfg = NULL;
+	char name[80], inbox[PATH_MAX + 16];
+	int ret;
+
+	wo.from = j->ck;
+	wo.name = name;
+	for (int k = 1;; k++) {
+		if (k == 1)
+			snprintf(name, sizeof(name), "run-%s", j->id);
+		else
+			snprintf(name, sizeof(name), "run-%s.%d", j->id, k);
+		ret = decree_workspace_create(&j->wi, r->s, &wo);
+		if (ret != DECREE_EEXISTS || k == 100)
+			break;
+		decree_error_clear();
+	}
+	if (ret < 0)
+		return ret;
+	/* its config.yml names the store and the project's scan rules */
+	if ((ret = decree_config_load(&cfg, j->wi.path)) < 0)
+		return ret;
+	decree_config_store_options(&so, cfg, j->wi.path);
+	so.lock_timeout_ms = r->p->lock_timeout_ms;
+	so.threads = r->p->threads;
+	ret = decree_store_open(&j->wss, &so);
+	decree_config_free(cfg);
+	if (ret < 0)
+		return ret;
+	co.session = SESSION;
+	co.message = j->id;
+	co.label = j->file;
+	if ((ret = decree_checkpoint_create(j->wck, NULL, j->wss, &co)) < 0)
+		return ret;
+	/* follow-ups written to .decree/inbox/ land here (job_ws_followups) */
+	snprintf(inbox, sizeof(inbox), "%s/.decree/inbox", j->wi.path);
+	return fs_mkdirs(inbox, 0755);
+}
+
+/* Remove the workspace (captured first: decree undo brings it back). */
+static int job_ws_discard(job *j, runner *r)
+{
+	int ret;
+
+	if (!j->wi.name)
+		return 0;
+	decree_store_free(j->wss);
+	j->wss = NULL;
+	if ((ret = decree_workspace_discard(NULL, r->s, j->wi.name)) < 0)
+		return ret;
+	decree_workspace_info_release(&j->wi);
+	return 0;
+}
+
+/* spec_file for a routine: relative to the root it runs in; in a
+ * workspace that does not hold it (an ignored spec), the project's. */
+static const char *job_spec_file(char *out, size_t len, const job *j,
+				 const runner *r)
+{
+	char probe[PATH_MAX * 2];
+	struct stat st;
+
+	if (!j->input)
+		return "";
+	if (!j->ws || j->input[0] == '/')
+		return j->input;
+	snprintf(probe, sizeof(probe), "%s/%s", j->wi.path, j->input);
+	if (lstat(probe, &st) == 0)
+		return j->input;
+	snprintf(out, len, "%s/%s", r->p->root, j->input);
+	return out;
+}
+
+/* Move the follow-ups a routine wrote to the workspace's .decree/inbox/
+ * into the project's inbox.  A name taken there is a warning, and the
+ * file stays in the workspace. */
+static void job_ws_followups(job *j, runner *r)
+{
+	char dir[PATH_MAX + 16];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/.decree/inbox", j->wi.path);
+	if (!(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char from[PATH_MAX * 2], to[PATH_MAX * 2];
+		buf text = BUF_INIT;
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(from, sizeof(from), "%s/%s", dir, de->d_name);
+		snprintf(to, sizeof(to), "%s/.decree/inbox/%s", r->p->root,
+			 de->d_name);
+		if (lstat(from, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (lstat(to, &st) == 0) {
+			decree_error_set(DECREE_EEXISTS,
+					 "follow-up '%s' of workspace '%s' not "
+					 "queued: .decree/inbox/%s exists",
+					 de->d_name, j->wi.name, de->d_name);
+			warn_last_error(r);
+			continue;
+		}
+		/* the store may be on another file system: copy, then remove */
+		if (fs_read_path(from, &text) < 0 ||
+		    fs_write_atomic(to, text.ptr, text.len, 0644) < 0 ||
+		    (unlink(from) < 0 &&
+		     decree_error_os("cannot remove '%s'", from) < 0))
+			warn_last_error(r);
+		buf_release(&text);
+	}
+	closedir(d);
+}
+
+typedef struct {
+	buf *out;
+	size_t n;
+} conflict_report;
+
+static void on_apply_report(void *payload, const char *path,
+			    decree_apply_action action, const char *detail)
+{
+	conflict_report *c = payload;
+
+	if (action != DECREE_APPLY_CONFLICT)
+		return;
+	c->n++;
+	buf_printf(c->out, "- `%s`: %s\n", path, detail ? detail : "conflict");
+}
+
+/*
+ * Apply the workspace of a successful run to the project.  *conflicted
+ * (nothing was written): conflicts.md in the run directory, and the
+ * reason in why.
+ */
+static int job_ws_apply(job *j, runner *r, bool *conflicted, char *why,
+			size_t len)
+{
+	decree_apply_options ao = DECREE_APPLY_OPTIONS_INIT;
+	decree_apply_result res;
+	buf report = BUF_INIT;
+	conflict_report c = { &report, 0 };
+	int ret;
+
+	*conflicted = false;
+	ao.session = SESSION;
+	ao.report = on_apply_report;
+	ao.payload = &c;
+	/* the workspace's files are read by the apply: no handle writes
+	 * to its root meanwhile */
+	decree_store_free(j->wss);
+	j->wss = NULL;
+	ret = decree_workspace_apply(&res, r->s, j->wi.name, &ao);
+	if (ret == DECREE_ECONFLICT) {
+		char path[PATH_MAX + 32];
+		buf doc = BUF_INIT;
+		buf_printf(
+			&doc,
+			"# Conflicts\n\nThe routine succeeded in workspace "
+			"`%s`, but its changes conflict with what changed in "
+			"the project meanwhile, so nothing was applied.\n\n",
+			j->wi.name);
+		buf_put(&doc, report.ptr, report.len);
+		buf_printf(
+			&doc,
+			"\nThe workspace is kept: `decree workspace diff "
+			"%s`, `decree workspace conflicts %s`; resolve in the "
+			"project or the workspace, then `decree workspace "
+			"apply %s`, or `decree workspace discard %s`.\n",
+			j->wi.name, j->wi.name, j->wi.name, j->wi.name);
+		snprintf(path, sizeof(path), "%s/conflicts.md", j->rundir);
+		ret = fs_write_atomic(path, doc.ptr, doc.len, 0644);
+		buf_release(&doc);
+		if (ret == 0) {
+			decree_error_clear();
+			*conflicted = true;
+			snprintf(
+				why, len,
+				"routine '%s' succeeded in workspace '%s', but "
+				"%zu path(s) conflict with changes made in the "
+				"project meanwhile; nothing was applied "
+				"(conflicts.md in %s)",
+				j->routine, j->wi.name, c.n, j->rel);
+		}
+	} else if (ret == 0) {
+		j->applied = true;
+		/* the project has its changes: the workspace goes (a failure
+		 * to remove it is a warning, the run is done) */
+		if (job_ws_discard(j, r) < 0)
+			warn_last_error(r);
+	}
+	buf_release(&report);
+	return ret;
 }
 
 /*
@@ -429,13 +692,14 @@ static int job_clean_slate(job *j, runner *r, char *fc, size_t len)
 	char path[PATH_MAX + 32];
 	int ret;
 
-	if ((ret = run_revert_to(r->s, j->ck)) < 0)
+	if ((ret = run_revert_to(job_store(j, r), job_ck(j))) < 0)
 		return ret;
 	snprintf(path, sizeof(path), "%s/failure-context.md", j->rundir);
 	if ((ret = fs_write_atomic(path, j->failures.ptr, j->failures.len,
 				   0644)) < 0)
 		return ret;
-	snprintf(fc, len, "%s/failure-context.md", j->rel);
+	/* a routine in a workspace is told where it is in the project */
+	snprintf(fc, len, "%s/failure-context.md", j->ws ? j->rundir : j->rel);
 	ev.id = j->id;
 	ev.file = j->file;
 	ev.attempt = j->attempts;
@@ -452,9 +716,10 @@ static int job_interrupted(job *j, runner *r, int k)
 	int ret;
 
 	snprintf(diffp, sizeof(diffp), "%s/changes-%d.diff", j->rundir, k);
-	if (run_write_diff(r->s, j->ck, diffp, NULL) < 0)
+	if (run_write_diff(job_store(j, r), job_ck(j), diffp, NULL) < 0)
 		warn_last_error(r);
-	if ((ret = run_revert_to(r->s, j->ck)) < 0)
+	if ((ret = j->ws ? job_ws_discard(j, r) : run_revert_to(r->s, j->ck)) <
+	    0)
 		return ret;
 	j->outcome = DECREE_RUN_INTERRUPTED;
 	job_outcome(j, r, j->outcome,
@@ -479,7 +744,7 @@ static int job_attempt_failed(job *j, runner *r, int k, int status,
 	int ret;
 
 	snprintf(diffp, sizeof(diffp), "%s/changes-%d.diff", j->rundir, k);
-	if ((ret = run_write_diff(r->s, j->ck, diffp, NULL)) < 0)
+	if ((ret = run_write_diff(job_store(j, r), job_ck(j), diffp, NULL)) < 0)
 		return ret;
 	ev.id = j->id;
 	ev.file = j->file;
@@ -517,18 +782,18 @@ static void on_output(void *payload, const char *data, size_t len)
 static int job_attempts(job *j, runner *r, bool *ok)
 {
 	int max = (int)r->p->cfg->max_retries;
-	char fc[PATH_MAX + 32];
+	char fc[PATH_MAX + 32], spec[PATH_MAX];
 	int ret;
 
 	*ok = false;
 	for (int k = 1; k <= max + 1; k++) {
 		routine_attempt x = {
-			.root = r->p->root,
+			.root = j->ws ? j->wi.path : r->p->root,
 			.id = j->id,
-			.dir_rel = j->rel,
+			.dir_rel = j->ws ? j->rundir : j->rel,
 			.chain = j->chain,
 			.seq = j->seqs,
-			.spec_file = j->input ? j->input : "",
+			.spec_file = job_spec_file(spec, sizeof(spec), j, r),
 			.m = &j->m,
 			.ri = j->ri,
 			.attempt = k,
@@ -557,6 +822,8 @@ static int job_attempts(job *j, runner *r, bool *ok)
 			return ret;
 		if ((ret = job_restore_dir(j, r)) < 0)
 			return ret;
+		if (j->ws)
+			job_ws_followups(j, r);
 		if (interrupted)
 			return job_interrupted(j, r, k);
 		if (status == 0) {
@@ -566,8 +833,8 @@ static int job_attempts(job *j, runner *r, bool *ok)
 			char diffp[PATH_MAX + 32], rel[PATH_MAX + 32];
 			snprintf(diffp, sizeof(diffp), "%s/changes.diff",
 				 j->rundir);
-			if ((ret = run_write_diff(r->s, j->ck, diffp,
-						  &ev.files)) < 0)
+			if ((ret = run_write_diff(job_store(j, r), job_ck(j),
+						  diffp, &ev.files)) < 0)
 				return ret;
 			*ok = true;
 			snprintf(rel, sizeof(rel), "%s/changes.diff", j->rel);
@@ -590,6 +857,20 @@ static int job_finish(job *j, runner *r, bool ok)
 	char why[512];
 	int ret;
 
+	if (ok && j->ws) {
+		bool conflicted;
+		if ((ret = job_ws_apply(j, r, &conflicted, why, sizeof(why))) <
+		    0)
+			return ret;
+		if (conflicted) {
+			job_outcome(j, r, DECREE_RUN_DEAD, why);
+			if ((ret = dead_letter(r, j->file, j->rundir, why)) < 0)
+				return ret;
+			dead_letter_followups(r, j->chain,
+					      strtol(j->seqs, NULL, 10), j->id);
+			return 0;
+		}
+	}
 	if (ok) {
 		j->outcome = DECREE_RUN_DONE;
 		if (!strcmp(message_get(&j->m, "type"), "spec") && j->input &&
@@ -601,12 +882,22 @@ static int job_finish(job *j, runner *r, bool ok)
 		job_outcome(j, r, j->outcome, NULL);
 		return 0;
 	}
-	if ((ret = run_revert_to(r->s, j->ck)) < 0)
+	if ((ret = j->ws ? job_ws_discard(j, r) : run_revert_to(r->s, j->ck)) <
+	    0)
 		return ret;
-	snprintf(why, sizeof(why),
-		 "routine '%s' failed %d time(s), the last with a clean slate; "
-		 "the tree was reverted (logs and diffs in %s)",
-		 j->routine, j->attempts, j->rel);
+	if (j->ws)
+		snprintf(
+			why, sizeof(why),
+			"routine '%s' failed %d time(s), the last with a clean "
+			"slate, in a workspace; the project was not touched "
+			"(logs and diffs in %s)",
+			j->routine, j->attempts, j->rel);
+	else
+		snprintf(
+			why, sizeof(why),
+			"routine '%s' failed %d time(s), the last with a clean "
+			"slate; the tree was reverted (logs and diffs in %s)",
+			j->routine, j->attempts, j->rel);
 	job_outcome(j, r, DECREE_RUN_DEAD, why);
 	if ((ret = dead_letter(r, j->file, j->rundir, why)) < 0)
 		return ret;
@@ -628,6 +919,23 @@ static void job_put_back(job *j, runner *r)
 	int code = error_last_code();
 
 	snprintf(msg, sizeof(msg), "%s", error_last());
+	if (j->ws && !j->applied) {
+		/* the project was never written: the workspace goes */
+		char name[80];
+		snprintf(name, sizeof(name), "%s",
+			 j->wi.name ? j->wi.name : "");
+		if (job_ws_discard(j, r) < 0) {
+			warn_last_error(r);
+			decree_error_set(code, "%s", msg);
+			return;
+		}
+		decree_error_set(code,
+				 "%s; the project was not touched (run %s ran "
+				 "in workspace '%s', discarded: decree undo "
+				 "brings it back)",
+				 msg, j->id, name);
+		return;
+	}
 	if (run_revert_to(r->s, j->ck) < 0) {
 		warn_last_error(r);
 		decree_error_set(code, "%s", msg);
@@ -666,7 +974,8 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 		ret = dead_letter(r, j.file, j.rundir, why);
 		goto done;
 	}
-	if ((ret = job_checkpoint(&j, r)) < 0)
+	if ((ret = job_checkpoint(&j, r)) < 0 ||
+	    (j.ws && (ret = job_ws_open(&j, r)) < 0))
 		goto done;
 	ev.id = j.id;
 	ev.file = j.file;
@@ -677,6 +986,18 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 	if (ret < 0 && ret != DECREE_ECANCELLED && j.attempts)
 		job_put_back(&j, r);
 done:
+	if (ret < 0 && j.ws && j.wi.name && !j.applied &&
+	    ret != DECREE_ECANCELLED && !j.attempts) {
+		/* made, but no routine ran in it: nothing worth keeping */
+		char msg[1024];
+		int code = error_last_code();
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		if (job_ws_discard(&j, r) < 0)
+			decree_error_clear();
+		decree_error_set(code, "%s", msg);
+	}
+	decree_store_free(j.wss);
+	decree_workspace_info_release(&j.wi);
 	if (j.m.fm.n) {
 		decree_pipeline_event fin = { .kind = DECREE_EVENT_FINISHED };
 		fin.id = message_get(&j.m, "id");

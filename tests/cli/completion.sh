@@ -3,16 +3,17 @@
 # zsh, fish) against the program they complete, so that they cannot
 # drift from it:
 #  - the commands of `decree --help` and the subcommands of `decree
-#    checkpoint|hook|projects --help` are exactly what each shell offers;
+#    checkpoint|hook|projects|workspace --help` are exactly what each shell
+#    offers;
 #  - every option of every command, as its --help text names it and as
 #    its option table in src/cli/*.c declares it, is offered for that
 #    command (bash, fish: by completing "decree CMD -"; zsh: in the
 #    command's function _decree_CMD), and bash offers no option the
 #    command does not have;
 #  - real completions: "decree chec" -> checkpoint, "decree checkpoint re"
-#    -> restore, checkpoint REFs and sessions from the store, run ids,
-#    routine= names, directories; and completing where there is no store
-#    creates none.
+#    -> restore, checkpoint REFs and sessions from the store, workspace
+#    names, run ids, routine= names, directories; and completing where
+#    there is no store creates none.
 # bash is always tested; zsh and fish when they are installed (else
 # skipped with a note).  tests/cli/install.sh tests the installed copies.
 . "$(dirname "$0")/lib.sh"
@@ -37,10 +38,12 @@ subs_of() { "$DECREE" "$1" --help | sed -n "s/^\(usage:\)\{0,1\} *decree $1 \([a
 CK_SUBS=$(subs_of checkpoint)
 HOOK_SUBS=$(subs_of hook)
 PROJ_SUBS=$(subs_of projects)
+WS_SUBS=$(subs_of workspace)
 check "decree --help lists commands ($(echo $COMMANDS | wc -w))" test "$(echo $COMMANDS | wc -w)" -ge 18
 check "checkpoint --help lists subcommands ($(echo $CK_SUBS))" test "$(echo $CK_SUBS | wc -w)" -ge 8
 same "hook --help: install, status, uninstall" "$(echo $HOOK_SUBS)" "install status uninstall"
 same "projects --help: move" "$(echo $PROJ_SUBS)" "move"
+same "workspace --help: its subcommands" "$(echo $WS_SUBS)" "apply conflicts create diff discard list path"
 # global options: the option lines of "global options:" ("  -q, --quiet",
 # "  --color[=WHEN]"; not the continuation lines, indented further)
 GLOBALS=$("$DECREE" --help | sed -n '/^global options:/,/^$/p' |
@@ -56,6 +59,7 @@ PATHS=$(for c in $COMMANDS; do
 	checkpoint) for s in $CK_SUBS; do echo "checkpoint:$s"; done ;;
 	hook) for s in $HOOK_SUBS; do echo "hook:$s"; done ;;
 	projects) echo projects; for s in $PROJ_SUBS; do echo "projects:$s"; done ;;
+	workspace) for s in $WS_SUBS; do echo "workspace:$s"; done ;;
 	*) echo "$c" ;;
 	esac
 done)
@@ -101,7 +105,8 @@ FUNCS="ck_create=checkpoint:create ck_list=checkpoint:list ck_restore=checkpoint
 ck_prune=checkpoint:prune ck_drop=checkpoint:drop cmd_checkpoint_diff=checkpoint:diff
 replay_cmd=undo,redo cmd_rollback=rollback cmd_rewind=rewind cmd_recover=recover
 cmd_gc=gc cmd_fsck=fsck install=hook:install,hook:uninstall cmd_apply=apply cmd_run=run
-cmd_process=process cmd_diff=diff"
+cmd_process=process cmd_diff=diff ws_create=workspace:create ws_diff=workspace:diff
+ws_apply=workspace:apply"
 awk '/^(static )?int [a-z_]+\(/ { fn = $0; sub(/\(.*/, "", fn); sub(/.* /, "", fn) }
 	match($0, /\{ "[a-z][a-z-]*", ('"'"'.'"'"'|0), (true|false), /) || match($0, /\{ "[a-z][a-z-]*", NULL, &/) {
 		s = substr($0, RSTART, RLENGTH); split(s, p, "\"")
@@ -164,7 +169,7 @@ block() { awk -v l="== $2" '$0 == l { on = 1; next } /^== / { on = 0 } on' "$1";
 t "bash -n decree.bash" bash -n "$COMP/decree.bash"
 cd "$SCRATCH" && mkdir -p empty && cd empty || exit 1
 lines=("decree " "decree chec" "decree checkpoint re" "decree checkpoint " "decree hook "
-	"decree projects " "decree --json " "decree -C . checkpoint list --" "decree -"
+	"decree projects " "decree workspace " "decree help workspace " "decree --json " "decree -C . checkpoint list --" "decree -"
 	"decree --color=" "decree --color=al" "decree --no-pager --color status --"
 	"decree help " "decree help checkpoint " "decree help hook " "decree help log ")
 while IFS= read -r p; do lines+=("decree ${p/:/ } -"); done <<<"$PATHS"
@@ -175,6 +180,8 @@ same "bash: decree checkpoint re<TAB> -> restore" "$(block "$SCRATCH/bash.out" "
 same "bash: decree checkpoint <TAB> offers exactly its subcommands" "$(block "$SCRATCH/bash.out" "decree checkpoint ")" "$CK_SUBS"
 same "bash: decree hook <TAB>" "$(block "$SCRATCH/bash.out" "decree hook ")" "$HOOK_SUBS"
 same "bash: decree projects <TAB>" "$(block "$SCRATCH/bash.out" "decree projects ")" "$PROJ_SUBS"
+same "bash: decree workspace <TAB>" "$(block "$SCRATCH/bash.out" "decree workspace ")" "$WS_SUBS"
+same "bash: decree help workspace <TAB>" "$(block "$SCRATCH/bash.out" "decree help workspace ")" "$WS_SUBS"
 same "bash: global options before the command: decree --json <TAB>" "$(block "$SCRATCH/bash.out" "decree --json ")" "$COMMANDS"
 same "bash: -C DIR before the command: checkpoint list --<TAB>" \
 	"$(block "$SCRATCH/bash.out" "decree -C . checkpoint list --")" \
@@ -288,6 +295,7 @@ ok "zsh: _decree_globals has every global option"
 same "zsh: the commands of _decree" "$(zfunc _decree | sed -n "s/^[[:space:]]*'\([a-z-]*\):.*/\1/p" | sort -u)" "$COMMANDS"
 same "zsh: the subcommands of _decree_checkpoint" "$(zfunc _decree_checkpoint | sed -n "s/^[[:space:]]*'\([a-z-]*\):.*/\1/p" | sort -u)" "$CK_SUBS"
 same "zsh: the subcommands of _decree_hook" "$(zfunc _decree_hook | sed -n "s/^[[:space:]]*'\([a-z-]*\):.*/\1/p" | sort -u)" "$HOOK_SUBS"
+same "zsh: the subcommands of _decree_workspace" "$(zfunc _decree_workspace | sed -n "s/^[[:space:]]*'\([a-z-]*\):.*/\1/p" | sort -u)" "$WS_SUBS"
 while IFS= read -r p; do
 	f=_decree_${p/:/_}
 	body=$(zfunc "$f")
@@ -364,6 +372,7 @@ if command -v fish >/dev/null; then
 			"$COMP/decree.fish" "$@" 2>&1
 	}
 	flines=("decree " "decree chec" "decree checkpoint re" "decree checkpoint " "decree hook " "decree projects "
+		"decree workspace " "decree help workspace "
 		"decree checkpoint show chat:" "decree checkpoint list -s " "decree log " "decree run -v "
 		"decree --" "decree --color=" "decree help " "decree help checkpoint " "decree help projects "
 		"decree help log " "decree rollback " "decree rollback -s chat " "decree diff ")
@@ -375,6 +384,8 @@ if command -v fish >/dev/null; then
 	same "fish: decree checkpoint <TAB>" "$(block "$SCRATCH/fish.out" "decree checkpoint ")" "$CK_SUBS"
 	same "fish: decree hook <TAB>" "$(block "$SCRATCH/fish.out" "decree hook ")" "$HOOK_SUBS"
 	same "fish: decree projects <TAB>" "$(block "$SCRATCH/fish.out" "decree projects ")" "$PROJ_SUBS"
+	same "fish: decree workspace <TAB>" "$(block "$SCRATCH/fish.out" "decree workspace ")" "$WS_SUBS"
+	same "fish: decree help workspace <TAB>" "$(block "$SCRATCH/fish.out" "decree help workspace ")" "$WS_SUBS"
 	same "fish: checkpoint show chat:<TAB>" "$(block "$SCRATCH/fish.out" "decree checkpoint show chat:")" chat:msg-1
 	same "fish: -s <TAB>: the sessions" "$(block "$SCRATCH/fish.out" "decree checkpoint list -s ")" "$(printf 'chat\nother')"
 	same "fish: log <TAB>: run ids" "$(block "$SCRATCH/fish.out" "decree log ")" "$(printf '2026000000000001-1\n2026000000000001-2')"
@@ -396,6 +407,46 @@ if command -v fish >/dev/null; then
 	done <<<"$PATHS"
 else
 	ok "fish: syntax and completions # SKIP fish is not installed"
+fi
+# ===== workspace names (all three shells) ======================================
+cd "$SCRATCH/empty" || exit 1
+bcomp "decree workspace path " >"$SCRATCH/w.out"
+same "bash: workspace path <TAB> where there is no store: nothing" "$(block "$SCRATCH/w.out" "decree workspace path ")" ""
+same "... and created none" "$(ls -A "$SCRATCH/empty")" ""
+WP=$SCRATCH/wsp
+mkdir -p "$WP" && cd "$WP" || exit 1
+echo a >a.txt
+t "a workspace fix" D -q workspace create fix
+t "a workspace ws-1" D -q workspace create
+wlines=("decree workspace path " "decree workspace apply f" "decree workspace diff --stat "
+	"decree workspace conflicts " "decree workspace discard " "decree workspace discard fix "
+	"decree workspace create " "decree workspace create --from " "decree workspace apply fix -s ")
+bcomp "${wlines[@]}" >"$SCRATCH/w.out"
+WS_NAMES=$(D --json workspace list | python3 -c 'import json,sys; print("\n".join(w["name"] for w in json.load(sys.stdin)["workspaces"]))')
+same "the workspaces are fix and ws-1" "$(echo $WS_NAMES)" "fix ws-1"
+for l in "decree workspace path " "decree workspace diff --stat " "decree workspace conflicts " "decree workspace discard "; do
+	same "bash: $l<TAB>: the workspace names" "$(block "$SCRATCH/w.out" "$l")" "$WS_NAMES"
+done
+same "bash: workspace apply f<TAB> -> fix" "$(block "$SCRATCH/w.out" "decree workspace apply f")" fix
+same "bash: workspace discard NAME <TAB>: nothing" "$(block "$SCRATCH/w.out" "decree workspace discard fix ")" ""
+same "bash: workspace create <TAB>: nothing (a new name)" "$(block "$SCRATCH/w.out" "decree workspace create ")" ""
+same "bash: workspace create --from <TAB>: the checkpoints (the two bases)" \
+	"$(block "$SCRATCH/w.out" "decree workspace create --from " | grep -c '^[0-9a-f]\{12\}$')" 2
+same "bash: workspace apply NAME -s <TAB>: the sessions" "$(block "$SCRATCH/w.out" "decree workspace apply fix -s ")" workspace
+if command -v zsh >/dev/null && command -v python3 >/dev/null; then
+	t_out ok "zsh: a real TAB: decree workspace pa -> path" ztab "decree workspace pa" "decree workspace path "
+	t_out ok "zsh: a real TAB: decree workspace apply f -> fix" ztab "decree workspace apply f" "decree workspace apply fix "
+else
+	ok "zsh: workspace names # SKIP zsh is not installed"
+fi
+if command -v fish >/dev/null; then
+	fcomp "decree workspace path " "decree workspace apply f" "decree workspace create --from " >"$SCRATCH/wf.out"
+	same "fish: workspace path <TAB>: the workspace names" "$(block "$SCRATCH/wf.out" "decree workspace path ")" "$WS_NAMES"
+	same "fish: workspace apply f<TAB> -> fix" "$(block "$SCRATCH/wf.out" "decree workspace apply f")" fix
+	same "fish: workspace create --from <TAB>: the checkpoints" \
+		"$(block "$SCRATCH/wf.out" "decree workspace create --from " | grep -c '^[0-9a-f]\{12\}$')" 2
+else
+	ok "fish: workspace names # SKIP fish is not installed"
 fi
 same "no completion created a store or file in the project" "$(ls -A "$P/.decree" | sort | tr '\n' ' ')" "routines runs store "
 done_testing

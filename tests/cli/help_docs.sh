@@ -3,7 +3,8 @@
 # docs/decree.1 name the same commands and options.
 #
 # For every command of 'decree --help' and every subcommand its own help
-# lists (checkpoint create, ..., projects move, hook install, ...):
+# lists (checkpoint create, ..., projects move, hook install, workspace
+# create, ...):
 #   - its help is there ('decree CMD [SUB] --help', exit 0, on stdout);
 #   - docs/cli has a synopsis line for it (the first ``` block of a file:
 #     lines "decree CMD [SUB] ...", with their continuation lines), and
@@ -105,10 +106,10 @@ for c in cmds:
     subs = []
     for l in h.splitlines():
         m = re.match(r"^\s*(?:usage:\s*)?decree " + re.escape(c) + r" ([a-z][a-z-]+)\b", l)
-        if m and m.group(1) not in subs and c in ("checkpoint", "projects", "hook"):
+        if m and m.group(1) not in subs and c in ("checkpoint", "projects", "hook", "workspace"):
             subs.append(m.group(1))
     SUBS[c] = subs
-    if c == "checkpoint":
+    if c in ("checkpoint", "workspace"):
         paths += [([c, s], None) for s in subs]
     else:
         paths.append(([c], h))
@@ -237,7 +238,7 @@ for o in sorted(man_global - GLOBAL):
 check("global options: 'decree --help', docs/cli/decree.md and the man page agree", miss)
 
 # every synopsis of docs/cli names a command that exists
-known = {" ".join(p) for p, _ in paths} | {"", "help", "checkpoint"}
+known = {" ".join(p) for p, _ in paths} | {"", "help", "checkpoint", "workspace"}
 extra = [k for k in syn if k not in known and k.split()[0] not in ("hook",)]
 check("every command docs/cli shows exists", [f"docs/cli shows 'decree {k}', which is no command" for k in extra])
 extra = [k for k in man_entry if k not in known]

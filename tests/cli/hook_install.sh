@@ -35,7 +35,8 @@ $code" "$@" 2>&1); then ok "$name"; else not_ok "$name" "$why"; fi
 CHECK='
 import json, os, shlex, sys
 AGENTS = {
-  "claude-code": (("UserPromptSubmit", None), ("PreToolUse", "*"), ("PostToolUse", "*")),
+  "claude-code": (("UserPromptSubmit", None), ("PreToolUse", "*"), ("PostToolUse", "*"),
+                  ("WorktreeCreate", None), ("WorktreeRemove", None)),
   "codex": (("UserPromptSubmit", None), ("PreToolUse", "*"), ("PostToolUse", "*")),
   "gemini": (("BeforeAgent", None), ("BeforeTool", ".*"), ("AfterTool", ".*")),
 }
@@ -190,7 +191,7 @@ cat >.claude/settings.json <<'EOF'
 EOF
 chmod 640 .claude/settings.json
 cp .claude/settings.json "$SCRATCH/busy-orig.json"
-t_match "updated decree's claude-code hooks in '$P/.claude/settings.json' (UserPromptSubmit, PreToolUse, PostToolUse)" \
+t_match "updated decree's claude-code hooks in '$P/.claude/settings.json' (UserPromptSubmit, PreToolUse, PostToolUse, WorktreeCreate, WorktreeRemove)" \
 	"install into a busy file replaces the old decree's entry (it says updated)" "$DECREE" hook install claude-code
 py "every other setting and hook is kept: values and key order" '
 a, b = load(sys.argv[1]), load(sys.argv[2])
@@ -370,14 +371,14 @@ py "status --json after: claude project and gemini user installed, codex project
 d = json.loads(sys.argv[1]); prog = sys.argv[2]
 h = {(x["agent"], x["scope"]): x for x in d["hooks"]}
 c = h[("claude-code", "project")]
-assert c["installed"] and c["exists"] and c["events"] == ["UserPromptSubmit", "PreToolUse", "PostToolUse"], c
+assert c["installed"] and c["exists"] and c["events"] == ["UserPromptSubmit", "PreToolUse", "PostToolUse", "WorktreeCreate", "WorktreeRemove"], c
 assert c["programs"] == [{"path": prog, "exists": True}] and not c["disabled"], c
 g = h[("gemini", "user")]
 assert g["installed"] and g["events"] == ["BeforeAgent", "BeforeTool", "AfterTool"], g
 x = h[("codex", "project")]
 assert not x["installed"] and "is not valid JSON" in x["error"], x
 assert not h[("codex", "user")]["installed"]' "$OUT" "$PROG"
-t_match "*claude-code  project  installed (UserPromptSubmit, PreToolUse, PostToolUse) in '$P/.claude/settings.json'*gemini       user     installed*" \
+t_match "*claude-code  project  installed (UserPromptSubmit, PreToolUse, PostToolUse, WorktreeCreate, WorktreeRemove) in '$P/.claude/settings.json'*gemini       user     installed*" \
 	"status (text) after" "$DECREE" hook status
 [ "$before" != "$OUT" ] && ok "status changed with the installs" || not_ok "status changed" ""
 rm "$P/.codex/hooks.json"
@@ -392,7 +393,7 @@ for ev in d["hooks"].values():
             h["command"] = h["command"].replace(sys.argv[2], "/gone/decree")
 del d["hooks"]["PostToolUse"]
 json.dump(d, open(p, "w"))' "$P/.claude/settings.json" "$PROG"
-t_match "*partly installed (UserPromptSubmit, PreToolUse)*its decree '/gone/decree' does not exist*" \
+t_match "*partly installed (UserPromptSubmit, PreToolUse, WorktreeCreate, WorktreeRemove)*its decree '/gone/decree' does not exist*" \
 	"status: a partial install and a missing decree binary" "$DECREE" hook status
 t_match "updated decree's claude-code hooks*" "install repairs it" "$DECREE" hook install claude
 

@@ -10,6 +10,8 @@
 #   - a failure (exit != 0) has an "error" object whose message is a
 #     "decree: " line of stderr and whose code fits the exit status (usage
 #     2, interrupted and cancelled 130, any other 1); a success has none;
+#     (workspace conflicts: exit 1 exactly when "clean" is false, and no
+#     error object, docs/schema/README.md);
 #   - every schema is itself a valid schema and strict: each object lists
 #     its required members and allows no others;
 #   - a document that drifts from its schema (a member renamed, removed,
@@ -66,7 +68,13 @@ d = L[-1] if L else None
 err = d.get("error") if isinstance(d, dict) else None
 if rc == 0 and err is not None:
     bad.append("exit 0 with an error: %r" % err)
-if rc != 0:
+# workspace conflicts: exit 1 says "there are conflicts", which is what
+# was asked for, not a failure: its document has clean:false, no error
+conflicts_doc = schema_path.endswith("/workspace-conflicts.schema.json")
+if conflicts_doc and isinstance(d, dict) and "error" not in d:
+    if (rc == 1) != (d.get("clean") is False):
+        bad.append("workspace conflicts: exit %d with clean %r" % (rc, d.get("clean")))
+elif rc != 0:
     if not isinstance(err, dict):
         bad.append("exit %d without an error object" % rc)
     else:
@@ -474,6 +482,78 @@ je "rewind a turn that does not exist" 1 not_found -- D --json rewind 7
 je "rewind --agent-only without a turn" 2 usage -- D --json rewind --agent-only
 cd "$P" || exit 1
 
+# ===== workspaces ================================================================================
+W=$SCRATCH/wsproj
+mkdir -p "$W/src" && cd "$W" || exit 1
+printf 'one\ntwo\nthree\nfour\nfive\n' >src/a.txt
+printf 'gone\n' >old.txt
+printf 'a\0b\n' >bin.dat
+ln -s src/a.txt link
+jv "workspace list: none yet" workspace-list 0 'd == {"workspaces": []}' -- D --json workspace list
+jv "workspace create" workspace 0 \
+	'd["name"] == "fix" and d["project"] == "'"$W"'" and d["path"].endswith("/workspaces/fix") and d["copy"]["links"] == 1 and d["copy"]["cloned"] + d["copy"]["copied"] + d["copy"]["from_store"] == 3' \
+	-- D --json workspace create fix
+WSP=$(printf '%s' "$OUT" | $PY -c 'import json,sys; print(json.load(sys.stdin)["path"])')
+BASE=$(printf '%s' "$OUT" | $PY -c 'import json,sys; print(json.load(sys.stdin)["base"])')
+jv "workspace create --from REF --no-reflink, no name: ws-1, copied" workspace 0 \
+	'd["name"] == "ws-1" and d["base"] == "'"$BASE"'" and d["mode"] == "copy" and d["copy"]["cloned"] == 0' \
+	-- D --json workspace create --from "$BASE" --no-reflink
+je "workspace create of a name that is taken" 1 exists -- D --json workspace create fix
+je "workspace create of an invalid name" 1 invalid -- D --json workspace create ../x
+je "workspace create --from an unknown checkpoint" 1 not_found -- D --json workspace create other --from ffffffff
+je "workspace create with two names" 2 usage -- D --json workspace create a b
+je "workspace without a subcommand" 2 usage -- D --json workspace
+je "workspace frob" 2 usage -- D --json workspace frob
+jv "workspace list" workspace-list 0 '[w["name"] for w in d["workspaces"]] == ["fix", "ws-1"]' -- D --json workspace list
+je "workspace list with an argument" 2 usage -- D --json workspace list x
+jv "workspace path" workspace 0 'd["name"] == "fix" and d["path"] == "'"$WSP"'"' -- D --json workspace path fix
+je "workspace path of no workspace" 1 not_found -- D --json workspace path nope
+je "workspace path without NAME" 2 usage -- D --json workspace path
+jv "workspace diff: nothing changed yet" checkpoint-diff 0 'd == {"files": [], "files_changed": 0, "insertions": 0, "deletions": 0}' \
+	-- D --json workspace diff fix
+printf 'one\nTWO\nthree\nfour\nfive\n' >"$WSP/src/a.txt"
+rm "$WSP/old.txt"
+printf 'new\n' >"$WSP/new.txt"
+printf 'a\0c\n' >"$WSP/bin.dat"
+jv "workspace diff" checkpoint-diff 0 \
+	'sorted((f["path"], f["status"]) for f in d["files"]) == [("bin.dat", "M"), ("new.txt", "A"), ("old.txt", "D"), ("src/a.txt", "M")] and all("diff" in f for f in d["files"])' \
+	-- D --json workspace diff fix
+jv "workspace diff --stat" checkpoint-diff 0 'd["files_changed"] == 4 and all("diff" not in f for f in d["files"])' -- D --json workspace diff fix --stat
+jv "workspace diff --name-status" checkpoint-diff 0 -- D --json workspace diff fix --name-status
+je "workspace diff --stat --name-status" 2 usage -- D --json workspace diff fix --stat --name-status
+je "workspace diff of no workspace" 1 not_found -- D --json workspace diff nope
+printf 'one\ntwo\nthree\nfour\nFIVE\n' >src/a.txt
+jv "workspace conflicts: clean (edits apart merge)" workspace-conflicts 0 'd == {"clean": True, "files": 4, "conflicts": []}' \
+	-- D --json workspace conflicts fix
+printf 'a\0d\n' >bin.dat
+jv "workspace conflicts: a binary file changed on both sides, exit 1" workspace-conflicts 1 \
+	'd["clean"] is False and [c["path"] for c in d["conflicts"]] == ["bin.dat"] and d["conflicts"][0]["detail"]' \
+	-- D --json workspace conflicts fix
+je "workspace conflicts of no workspace" 1 not_found -- D --json workspace conflicts nope
+jv "workspace apply with a conflict: the done event carries the error" apply-event 1 \
+	'd["ok"] is False and d["conflicts"] == 1 and d["error"]["code"] == "conflict" and L[0]["action"] == "conflict"' \
+	-- D --json workspace apply fix
+printf 'a\0b\n' >bin.dat
+jv "workspace apply --check" apply-event 0 'd["check"] is True and d["ok"] and all(o["phase"] == "checking" for o in L[:-1])' \
+	-- D --json workspace apply fix --check
+jv "workspace apply --exec that fails: rolled back" apply-event 1 \
+	'd["exec_status"] == 3 and any(o["phase"] == "rolling_back" for o in L) and d["error"]["code"] == "exec"' \
+	-- D --json workspace apply fix --exec 'touch swept.txt; exit 3'
+jv "workspace apply" apply-event 0 'd["ok"] and (d["created"], d["modified"], d["deleted"]) == (1, 2, 1) and d["error"] is None' \
+	-- D --json workspace apply fix
+jv "workspace apply of no workspace: the done event carries the error" apply-event 1 'd["error"]["code"] == "not_found"' \
+	-- D --json workspace apply nope
+je "workspace apply --check --exec" 2 usage -- D --json workspace apply fix --check --exec true
+jv "workspace discard" workspace-discard 0 'd["discarded"] == "fix"' -- D --json workspace discard fix
+je "workspace discard of no workspace" 1 not_found -- D --json workspace discard fix
+jv "undo of the discard: a workspace notice, made" checkpoint-restore 0 \
+	'd["changes"] == [] and [(n["code"], n["workspace"], n["path"], n["made"]) for n in d["notices"]] == [("workspace", "fix", "'"$WSP"'", True)]' \
+	-- D --json undo
+jv "redo of the discard: a workspace notice, not made" checkpoint-restore 0 \
+	'[(n["code"], n["workspace"], n["made"]) for n in d["notices"]] == [("workspace", "fix", False)]' \
+	-- D --json redo
+cd "$P" || exit 1
+
 # ===== every schema was used ======================================================================
 for f in "$SCHEMAS"/*.schema.json; do
 	n=$(basename "$f" .schema.json)
@@ -508,6 +588,17 @@ drift "a local time" checkpoint-list '{"checkpoints":[{"id":"'"$ID"'",'"${CK/T20
 drift "a Unix time" checkpoint-list '{"checkpoints":[{"id":"'"$ID"'",'"${CK/\"2026-11-27T20:41:03Z\"/1795898463}"',"has_changes":true}]}'
 drift "an unknown error code" error '{"error":{"code":"oops","message":"m"}}'
 drift "a mode in git notation" checkpoint-show '{"id":"'"$ID"'",'"$CK"',"files":[{"path":"a","sha256":"'"$ID"'","size":1,"mode":"100644"}],"skipped":[]}'
+WS='{"name":"fix","path":"/p/.decree/store/workspaces/fix","project":"/p","base":"'"$ID"'","base_tree":"'"$ID"'","created_at":"2026-11-27T20:41:03Z","mode":"copy","reflink_verified":false,"copy":{"cloned":0,"copied":1,"from_store":0,"links":0,"dirs":0,"bytes":2}}'
+printf '%s\n' "$WS" >"$SCRATCH/drift.out"
+if $PY "$SCRATCH/validate.py" "$SCHEMAS/workspace.schema.json" doc 0 "$SCRATCH/drift.out" "$SCRATCH/drift.err" >/dev/null 2>&1; then
+	ok "the control workspace validates"
+else
+	not_ok "the control workspace validates"
+fi
+drift "a workspace without its copy counts" workspace "${WS/,\"copy\":*/\}}"
+drift "a workspace copy mode it does not have" workspace "${WS/\"copy\",/\"clone\",}"
+drift "a workspace name with a slash" workspace-list '{"workspaces":['"${WS/\"fix\"/\"a\/b\"}"']}'
+drift "a workspace notice without made" checkpoint-restore '{"operation":"undo","checkpoint":null,"dry_run":false,"pre_checkpoint":null,"created":[],"restored":[],"deleted":[],"skipped_user_edits":[],"changes":[],"notices":[{"code":"workspace","message":"m","workspace":"fix","path":"/p"}]}'
 drift "two documents on stdout" gc '{"dry_run":true,"objects_freed":0,"bytes_freed":0,"objects_kept":0}
 {"error":{"code":"error","message":"m"}}'
 

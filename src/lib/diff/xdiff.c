@@ -291,6 +291,102 @@ static void xd_reduce(xd_env *e)
 	}
 }
 
+/* git's xdl_bogosqrt: the power of two at least sqrt(n), roughly. */
+static size_t bogosqrt(size_t n)
+{
+	size_t r = 1;
+
+	for (; n > 0; n >>= 2)
+		r <<= 1;
+	return r;
+}
+
+#define XD_SIMSCAN_WINDOW 100
+#define XD_KPDIS_RUN	  4
+#define XD_MAX_EQLIMIT	  1024
+
+/*
+ * Line i has many matches (dis 2): keep it out of the core when it sits
+ * in a run of lines that have no match (dis 0) or many (dis 2) on both
+ * sides, and fewer than 1 in XD_KPDIS_RUN of that run have many: it would
+ * only add ambiguous diagonals.  [lo, hi] bounds the scan (inclusive).
+ */
+static bool xd_discard_multi(const char *dis, size_t i, size_t lo, size_t hi)
+{
+	size_t r, none = 0, multi = 2;
+	bool before = false, after = false;
+
+	if (i - lo > XD_SIMSCAN_WINDOW)
+		lo = i - XD_SIMSCAN_WINDOW;
+	if (hi - i > XD_SIMSCAN_WINDOW)
+		hi = i + XD_SIMSCAN_WINDOW;
+	for (r = 1; r <= i - lo; r++) {
+		if (dis[i - r] == 1)
+			break;
+		if (!dis[i - r]) {
+			none++;
+			before = true;
+		} else {
+			multi++;
+		}
+	}
+	if (!before)
+		return false;
+	for (r = 1; r <= hi - i; r++) {
+		if (dis[i + r] == 1)
+			break;
+		if (!dis[i + r]) {
+			none++;
+			after = true;
+		} else {
+			multi++;
+		}
+	}
+	if (!after)
+		return false;
+	return multi * XD_KPDIS_RUN < multi + none;
+}
+
+/*
+ * XDIFF_GIT_PREPARE: the whole files were classified; keep for the core
+ * only lines [pre, n - suf) that occur in the other file, and of those
+ * with many occurrences (at least bogosqrt of the file's line count) only
+ * the ones xd_discard_multi() keeps.
+ */
+static int xd_reduce_git(xd_env *e, size_t pre, size_t suf)
+{
+	int which;
+
+	for (which = 0; which < 2; which++) {
+		xd_file *f = &e->f[which];
+		size_t i, hi = f->n - suf, mlim = bogosqrt(f->n);
+		char *dis;
+
+		if (mlim > XD_MAX_EQLIMIT)
+			mlim = XD_MAX_EQLIMIT;
+		if (!(dis = decree_calloc(f->n + 1, 1)))
+			return DECREE_ERROR;
+		for (i = pre; i < hi; i++) {
+			uint32_t nm = e->classes[f->cls[i]].count[!which];
+
+			dis[i] = !nm ? 0 : nm >= mlim ? 2 : 1;
+		}
+		f->rn = 0;
+		for (i = pre; i < hi; i++) {
+			if (dis[i] == 1 ||
+			    (dis[i] == 2 &&
+			     !xd_discard_multi(dis, i, pre, hi - 1))) {
+				f->rcls[f->rn] = f->cls[i];
+				f->ridx[f->rn++] = i;
+			} else {
+				f->chg[i] = 1;
+			}
+		}
+		decree_free(dis);
+	}
+	return 0;
+}
+
 static size_t isqrt(size_t n)
 {
 	size_t r = 1;
@@ -633,11 +729,17 @@ int xdiff_diff(const char *old, size_t old_len, const char *new, size_t new_len,
 	if (!new_len)
 		new = "";
 
-	pre_bytes = common_prefix(old, old_len, new, new_len, &pre_lines);
-	if (pre_bytes == old_len && pre_bytes == new_len)
-		return 0;
-	limit = (old_len < new_len ? old_len : new_len) - pre_bytes;
-	suf_bytes = common_suffix(old, old_len, new, new_len, limit);
+	if (params->flags & XDIFF_GIT_PREPARE) {
+		/* trimmed below, by lines, after counting every line */
+		pre_bytes = pre_lines = suf_bytes = 0;
+	} else {
+		pre_bytes =
+			common_prefix(old, old_len, new, new_len, &pre_lines);
+		if (pre_bytes == old_len && pre_bytes == new_len)
+			return 0;
+		limit = (old_len < new_len ? old_len : new_len) - pre_bytes;
+		suf_bytes = common_suffix(old, old_len, new, new_len, limit);
+	}
 
 	memset(&e, 0, sizeof(e));
 	e.minimal = (params->flags & XDIFF_MINIMAL) != 0;
@@ -647,7 +749,20 @@ int xdiff_diff(const char *old, size_t old_len, const char *new, size_t new_len,
 			      new_len - pre_bytes - suf_bytes)) < 0 ||
 	    (r = xd_classify(&e)) < 0)
 		goto done;
-	xd_reduce(&e);
+	if (params->flags & XDIFF_GIT_PREPARE) {
+		size_t n0 = e.f[0].n, n1 = e.f[1].n, lim = n0 < n1 ? n0 : n1;
+		size_t pre = 0, suf = 0;
+
+		while (pre < lim && e.f[0].cls[pre] == e.f[1].cls[pre])
+			pre++;
+		while (suf < lim - pre &&
+		       e.f[0].cls[n0 - 1 - suf] == e.f[1].cls[n1 - 1 - suf])
+			suf++;
+		if ((r = xd_reduce_git(&e, pre, suf)) < 0)
+			goto done;
+	} else {
+		xd_reduce(&e);
+	}
 	e.max_cost = params->max_cost;
 	if (!e.max_cost) {
 		e.max_cost = isqrt(e.f[0].rn + e.f[1].rn);

@@ -46,6 +46,15 @@ enum xdiff_flags {
 	/* Keep the change groups where the core puts them instead of
 	 * sliding them down over equal lines (for tests). */
 	XDIFF_NO_SLIDE = 1 << 1,
+	/* Prepare the lines as git's xdiff does before its core runs:
+	 * occurrences counted over the whole files (not only between the
+	 * common prefix and suffix), and a line with many matches that sits
+	 * in a run of changed lines kept out of the core (git's
+	 * xdl_cleanup_records).  With XDIFF_NO_SLIDE the script is the one
+	 * git's core gives, which git's three-way merge then compacts and
+	 * lays over another script (merge/merge3.c): its answers depend on
+	 * that exact script, not just on its length. */
+	XDIFF_GIT_PREPARE = 1 << 2,
 };
 
 typedef struct {

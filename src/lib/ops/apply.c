@@ -27,6 +27,7 @@
 #include "util/common.h"
 #include "decree/apply.h"
 #include "util/alloc.h"
+#include "ops/apply.h"
 #include "ops/checkpoint.h"
 #include "scan/worktree.h"
 #include "util/error.h"
@@ -56,11 +57,12 @@ typedef struct {
 	char *problem; /* conflict message, or NULL */
 } pstate;
 
-typedef struct {
+struct apply_set {
 	pstate *v;
 	size_t n, cap;
 	strset index; /* path -> position in v */
-} pstates;
+};
+typedef struct apply_set pstates;
 
 static void pstates_release(pstates *t)
 {
@@ -831,6 +833,8 @@ typedef struct {
 	const decree_apply_options *o;
 	decree_apply_result *res;
 	const char *name;    /* of the patch, for messages */
+	const char *what;    /* the history's description (NULL: "apply
+				NAME") */
 	const char *session; /* of safety captures */
 	pstates st;	     /* every path the patch touches (phase 2) */
 	txn_change *ch;	     /* the changed ones, in path order (phase 3) */
@@ -841,8 +845,7 @@ typedef struct {
 	bool locked;
 } apply_run;
 
-/* Phase 2: check every file patch against the current bytes, report each
- * path, and refuse the whole patch if any path conflicts. */
+/* Phase 2: check every file patch against the current bytes. */
 static int check_patch(apply_run *a, const patch_set *ps)
 {
 	unsigned flags = PATCH_ALLOW_OFFSET |
@@ -854,6 +857,15 @@ static int check_patch(apply_run *a, const patch_set *ps)
 		if ((r = check_one(&a->st, a->s, &ps->files[i], flags)) < 0)
 			return r;
 	}
+	return 0;
+}
+
+/* Phase 2, end: report every path, and refuse the whole set if any
+ * path conflicts. */
+static int check_set(apply_run *a)
+{
+	int r;
+
 	if ((r = check_shapes(&a->st)) < 0)
 		return r;
 	for (size_t i = 0; i < a->st.n; i++)
@@ -905,8 +917,11 @@ static int write_patch(apply_run *a)
 		char what[256];
 		memset(&e, 0, sizeof(e));
 		memset(&sp, 0, sizeof(sp));
-		snprintf(what, sizeof(what), "apply %s%s",
-			 o->reverse ? "-R " : "", a->name);
+		if (a->what)
+			snprintf(what, sizeof(what), "%s", a->what);
+		else
+			snprintf(what, sizeof(what), "apply %s%s",
+				 o->reverse ? "-R " : "", a->name);
 		e.kind = OPLOG_APPLY;
 		e.time_ns = fs_now_ns();
 		e.session = (char *)a->session;
@@ -974,6 +989,64 @@ static int run_exec(apply_run *a)
 		res->swept, note);
 }
 
+/* Options and result as every entry point checks them. */
+static int apply_begin(apply_run *a, decree_apply_result **res,
+		       const decree_apply_options **o,
+		       decree_apply_options *def, decree_apply_result *dummy,
+		       decree_store *s, const char *name)
+{
+	if (!*o)
+		*o = def;
+	if (!*res)
+		*res = dummy;
+	memset(*res, 0, sizeof(**res));
+	memset(a, 0, sizeof(*a));
+	a->pre = (snap)SNAP_INIT;
+	a->made_dirs = (strset)STRSET_INIT;
+	a->st.index = (strset)STRSET_INIT;
+	if ((*o)->version != 1 && (*o)->version != DECREE_APPLY_OPTIONS_VERSION)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid apply options");
+	if ((*o)->check_only && (*o)->exec)
+		return decree_error_set(DECREE_EINVALID,
+					"a check runs no command");
+	a->s = s;
+	a->o = *o;
+	a->res = *res;
+	a->name = name ? name : "<patch>";
+	a->session = (*o)->session ? (*o)->session : "default";
+	return 0;
+}
+
+/* Phases 2 (end), 3 and 4: report, refuse conflicts, verify, write, run
+ * the command. */
+static int apply_finish(apply_run *a)
+{
+	int r;
+
+	if ((r = check_set(a)) < 0)
+		return r;
+	if (a->o->verify && (r = verify_all(a->o, &a->st)) < 0)
+		return r;
+	if (a->o->check_only)
+		return 0;
+	if ((r = write_patch(a)) < 0 || !a->o->exec)
+		return r;
+	return run_exec(a);
+}
+
+static void apply_end(apply_run *a)
+{
+	if (a->locked)
+		repo_unlock(a->s);
+	for (size_t i = 0; i < a->nch; i++)
+		decree_free(a->ch[i].path);
+	decree_free(a->ch);
+	snap_release(&a->pre);
+	strset_release(&a->made_dirs);
+	pstates_release(&a->st);
+}
+
 int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 		 const char *text, size_t len, const decree_apply_options *o)
 {
@@ -988,54 +1061,91 @@ int decree_apply(decree_apply_result *res, decree_store *s, const char *name,
 	DECREE_ASSERT_ARG(text || !len);
 	if ((r = repo_need_root(s)) < 0)
 		return r;
-	if (!o)
-		o = &def;
-	if (!res)
-		res = &dummy;
-	memset(res, 0, sizeof(*res));
-	memset(&a, 0, sizeof(a));
-	a.pre = (snap)SNAP_INIT;
-	a.made_dirs = (strset)STRSET_INIT;
-	if (o->version != 1 && o->version != DECREE_APPLY_OPTIONS_VERSION)
-		return decree_error_set(DECREE_EINVALID,
-					"invalid apply options");
-	if (o->check_only && o->exec)
-		return decree_error_set(DECREE_EINVALID,
-					"a check runs no command");
-	a.s = s;
-	a.o = o;
-	a.res = res;
-	a.name = name ? name : "<patch>";
-	a.session = o->session ? o->session : "default";
+	if ((r = apply_begin(&a, &res, &o, &def, &dummy, s, name)) < 0)
+		goto done;
 	po.strip = o->strip;
 	/* 1. parse */
 	if ((r = patch_parse(&ps, a.name, text ? text : "", len, &po)) < 0)
-		return r;
+		goto done;
 	if (!o->check_only) {
 		if ((r = txn_lock(NULL, NULL, s)) < 0)
 			goto done;
 		a.locked = true;
 	}
-	/* 2. check */
-	if ((r = check_patch(&a, ps)) < 0)
-		goto done;
-	if (o->verify && (r = verify_all(o, &a.st)) < 0)
-		goto done;
-	if (o->check_only)
-		goto done;
-	/* 3. write, 4. exec */
-	if ((r = write_patch(&a)) < 0 || !o->exec)
-		goto done;
-	r = run_exec(&a);
+	/* 2. check, 3. write, 4. exec */
+	if ((r = check_patch(&a, ps)) == 0)
+		r = apply_finish(&a);
 done:
-	if (a.locked)
-		repo_unlock(s);
-	for (size_t i = 0; i < a.nch; i++)
-		decree_free(a.ch[i].path);
-	decree_free(a.ch);
-	snap_release(&a.pre);
-	strset_release(&a.made_dirs);
-	pstates_release(&a.st);
+	apply_end(&a);
 	patch_set_free(ps);
+	return r;
+}
+
+/* --- apply_set (ops/apply.h) ------------------------------------------------
+ */
+
+int apply_set_new(apply_set **out)
+{
+	if (!(*out = decree_calloc(1, sizeof(**out))))
+		return DECREE_ERROR;
+	(*out)->index = (strset)STRSET_INIT;
+	return 0;
+}
+
+void apply_set_free(apply_set *t)
+{
+	if (!t)
+		return;
+	pstates_release(t);
+	decree_free(t);
+}
+
+int apply_set_path(apply_set *t, decree_store *s, const char *path, bool exists,
+		   uint32_t mode, const void *data, size_t len)
+{
+	pstate *p;
+	int r;
+
+	if ((r = state_of(&p, t, s, path)) < 0)
+		return r;
+	p->exists = exists;
+	p->mode = exists ? mode : 0;
+	buf_clear(&p->data);
+	if (exists && len && buf_put(&p->data, data, len) < 0)
+		return DECREE_ERROR;
+	return 0;
+}
+
+int apply_set_conflict(apply_set *t, decree_store *s, const char *path,
+		       const char *why)
+{
+	pstate *p;
+	int r;
+
+	if ((r = state_of(&p, t, s, path)) < 0)
+		return r;
+	return conflict_at(p, "%s", why);
+}
+
+int apply_set_run(decree_apply_result *res, decree_store *s, apply_set *t,
+		  const char *name, const char *what,
+		  const decree_apply_options *o, bool *locked)
+{
+	decree_apply_options def = DECREE_APPLY_OPTIONS_INIT;
+	decree_apply_result dummy;
+	apply_run a;
+	int r;
+
+	if ((r = apply_begin(&a, &res, &o, &def, &dummy, s, name)) == 0) {
+		a.what = what;
+		a.st = *t; /* taken over: t is left empty */
+		memset(t, 0, sizeof(*t));
+		t->index = (strset)STRSET_INIT;
+		a.locked = *locked;
+		r = apply_finish(&a);
+		*locked = a.locked;
+		a.locked = false; /* the caller's to release */
+	}
+	apply_end(&a);
 	return r;
 }

@@ -19,6 +19,7 @@
 #include "decree/diff.h"
 #include "util/alloc.h"
 #include "ops/checkpoint.h"
+#include "ops/diff.h"
 #include "store/record.h"
 #include "scan/worktree.h"
 #include "util/error.h"
@@ -337,53 +338,47 @@ static int run_items(diff_ctx *c, unsigned nthreads)
 	return r;
 }
 
-int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
-			   const decree_diff_options *o, decree_diff_cb cb,
-			   void *payload)
+static int check_diff_options(const decree_diff_options *o)
 {
-	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
-	record a, b;
-	const snap *sa;
-	snap sb = SNAP_INIT;
-	diff_ctx c;
-	int r;
-
-	DECREE_ASSERT_ARG(s);
-	DECREE_ASSERT_ARG(ref);
-	DECREE_ASSERT_ARG(cb);
-	if (!o)
-		o = &def;
 	if (o->version != DECREE_DIFF_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
 					"invalid diff options");
 	for (size_t i = 0; o->paths && o->paths[i]; i++)
 		if (!fs_path_is_safe(o->paths[i], false))
 			return DECREE_EINVALID;
-	memset(&b, 0, sizeof(b));
+	return 0;
+}
+
+/* Tree ta against tree tb, or (tb NULL) against the working tree scanned
+ * with ta's rules and `view`. */
+static int diff_trees(decree_store *s, const oid *ta, const oid *tb,
+		      const worktree_view *view, const decree_diff_options *o,
+		      decree_diff_cb cb, void *payload)
+{
+	const snap *sa;
+	snap sb = SNAP_INIT;
+	diff_ctx c;
+	int r;
+
 	memset(&c, 0, sizeof(c));
-	if ((r = record_resolve(&a, s, ref)) < 0)
-		return r;
 	pthread_mutex_init(&c.mu, NULL);
 	c.s = s;
 	c.o = o;
 	c.cb = cb;
 	c.payload = payload;
-	c.worktree = ref2 == NULL;
-	/* (the cached snapshot when `ref` was just created: a pipeline run) */
+	c.worktree = tb == NULL;
+	/* (the cached snapshot when `ta` was just created: a pipeline run) */
 	if ((r = repo_odb(&c.db, s, false)) < 0 ||
-	    (r = repo_tree(&sa, s, &a.tree)) < 0)
+	    (r = repo_tree(&sa, s, ta)) < 0)
 		goto done;
-	if (ref2) {
-		if ((r = record_resolve(&b, s, ref2)) < 0 ||
-		    (r = tree_read(&sb, c.db, &b.tree)) < 0)
+	if (tb) {
+		if ((r = tree_read(&sb, c.db, tb)) < 0)
 			goto done;
 	} else {
 		/* the working tree as the checkpoint's rules see it (lazy:
 		 * changed files are read once, by the diff itself) */
-		worktree_view view;
-		checkpoint_view(&view, &a);
 		if ((r = worktree_scan_view(&sb, s, NULL, NULL, sa, !o->no_text,
-					    &view)) < 0)
+					    view)) < 0)
 			goto done;
 	}
 	if ((r = snap_diff(sa, &sb, collect, &c)) == 0) {
@@ -403,9 +398,49 @@ done:
 	decree_free(c.items);
 	pthread_mutex_destroy(&c.mu);
 	snap_release(&sb);
+	return r;
+}
+
+int decree_checkpoint_diff(decree_store *s, const char *ref, const char *ref2,
+			   const decree_diff_options *o, decree_diff_cb cb,
+			   void *payload)
+{
+	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
+	worktree_view view;
+	record a, b;
+	int r;
+
+	DECREE_ASSERT_ARG(s);
+	DECREE_ASSERT_ARG(ref);
+	DECREE_ASSERT_ARG(cb);
+	if (!o)
+		o = &def;
+	if ((r = check_diff_options(o)) < 0)
+		return r;
+	memset(&b, 0, sizeof(b));
+	if ((r = record_resolve(&a, s, ref)) < 0)
+		return r;
+	checkpoint_view(&view, &a);
+	if (!ref2 || (r = record_resolve(&b, s, ref2)) == 0)
+		r = diff_trees(s, &a.tree, ref2 ? &b.tree : NULL, &view, o, cb,
+			       payload);
 	record_release(&a);
 	record_release(&b);
 	return r;
+}
+
+int diff_tree_worktree(decree_store *s, const oid *tree,
+		       const worktree_view *view, const decree_diff_options *o,
+		       decree_diff_cb cb, void *payload)
+{
+	decree_diff_options def = DECREE_DIFF_OPTIONS_INIT;
+	int r;
+
+	if (!o)
+		o = &def;
+	if ((r = check_diff_options(o)) < 0)
+		return r;
+	return diff_trees(s, tree, NULL, view, o, cb, payload);
 }
 
 /* --- the records of a patch ---------------------------------------------- */

@@ -247,12 +247,23 @@ static int mark_id(marker *m, const oid *id, const char *what)
 	return need(m, id, NULL, 0, what);
 }
 
-static int mark_changes(marker *m, const txn_change *c, size_t n,
-			const char *what)
+/* The objects of one history entry.  A workspace entry's change names
+ * the discarded workspace's whole tree (ops/workspace.c): walked, since
+ * its undo makes every file again. */
+static int mark_changes(marker *m, const oplog_entry *e, const char *what)
 {
+	const txn_change *c = e->changes;
+	size_t n = e->n;
 	int r;
 	for (size_t i = 0; i < n; i++) {
-		if (c[i].has_old && (r = mark_id(m, &c[i].old_id, what)) < 0)
+		if (c[i].has_old && e->kind == OPLOG_WORKSPACE) {
+			buf_clear(&m->prefix);
+			r = mark_tree(m, &c[i].old_id);
+			buf_clear(&m->prefix);
+			if (r < 0)
+				return r;
+		} else if (c[i].has_old &&
+			   (r = mark_id(m, &c[i].old_id, what)) < 0)
 			return r;
 		if (c[i].has_new && (r = mark_id(m, &c[i].new_id, what)) < 0)
 			return r;
@@ -456,11 +467,9 @@ static int mark_root(marker *m, const char *rootdir)
 		r = 0;
 	}
 	for (size_t i = 0; r == 0 && i < l.nundo; i++)
-		r = mark_changes(m, l.undo[i].changes, l.undo[i].n,
-				 "the undo history");
+		r = mark_changes(m, &l.undo[i], "the undo history");
 	for (size_t i = 0; r == 0 && i < l.nredo; i++)
-		r = mark_changes(m, l.redo[i].changes, l.redo[i].n,
-				 "the redo history");
+		r = mark_changes(m, &l.redo[i], "the redo history");
 	oplog_release(&l);
 	if (r < 0)
 		return r;

@@ -22,6 +22,7 @@
 #include "util/alloc.h"
 #include "ops/agent.h"
 #include "ops/checkpoint.h"
+#include "ops/workspace.h"
 #include "store/record.h"
 #include "scan/worktree.h"
 #include "util/error.h"
@@ -505,6 +506,12 @@ static int replay(decree_restore_result *res, decree_store *s,
 			"damaged (%s); nothing was changed",
 			undo ? "undo" : "redo", undo ? "undo" : "redo", path,
 			e->damage);
+		goto done;
+	}
+	if (e->kind == OPLOG_WORKSPACE) {
+		/* a discarded workspace: made again, or discarded again */
+		if (!o->dry_run)
+			r = workspace_replay(s, e, undo, res);
 		goto done;
 	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||

@@ -34,6 +34,8 @@ const char *oplog_kind_name(unsigned kind)
 		return "apply";
 	case OPLOG_REVERT:
 		return "revert";
+	case OPLOG_WORKSPACE:
+		return "workspace discard";
 	}
 	return "operation";
 }

@@ -32,6 +32,10 @@ enum oplog_kind {
 	OPLOG_RESTORE = 1,
 	OPLOG_APPLY = 2,
 	OPLOG_REVERT = 3,
+	/* decree_workspace_discard: one change, path = the workspace's
+	 * name, old side = the capture's tree (mode MODE_DIR); undo makes
+	 * the workspace again (ops/workspace.c) */
+	OPLOG_WORKSPACE = 4,
 };
 
 typedef struct {

@@ -122,11 +122,23 @@ static bool at_or_below(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+/* `root` is <dir>/workspaces/NAME or below it. */
+static bool is_workspace_of(const char *root, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(root, dir, n) &&
+	       !strncmp(root + n, "/workspaces/", 12) && root[n + 12] != '\0' &&
+	       root[n + 12] != '.';
+}
+
 static int store_locate(decree_store *s, const char *dir)
 {
 	size_t rl = strlen(s->root);
 
-	if (at_or_below(s->root, dir))
+	/* (a workspace of this store is a root inside it, beside the
+	 * store's own files: ops/workspace.c) */
+	if (at_or_below(s->root, dir) && !is_workspace_of(s->root, dir))
 		return decree_error_set(
 			DECREE_EINVALID,
 			"cannot use '%s' as the store: it %s the project root '%s'",

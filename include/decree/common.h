@@ -66,6 +66,11 @@ DECREE_API int decree_error_last_code(void);
 /** Forget the last error of this thread. */
 DECREE_API void decree_error_clear(void);
 
+/** A stable lowercase name for a decree_error_code ("not_found",
+ * "conflict", ...; "error" for DECREE_ERROR and unknown codes): the
+ * "code" of `decree --json` failures and of the bindings' errors. */
+DECREE_API const char *decree_error_name(int code);
+
 /**
  * Warnings: a call that succeeded (returned 0) but could not finish
  * something its caller should know about leaves one line here, and the

@@ -155,6 +155,21 @@ bool cli_pager_active(void);
 int cli_pager_finish(int status);
 bool cli_output_closed(void);
 
+/* A command group's subcommands (checkpoint, workspace): name, function,
+ * usage (after "decree "), the name errors use, more --help text (or
+ * NULL); a table ends with a NULL name.  cli_subcommand runs the one
+ * ctx->argv[0] names (its --help with ctx->help), or reports a missing
+ * or unknown one with group_help and a did-you-mean. */
+typedef struct {
+	const char *name;
+	int (*fn)(cli_ctx *ctx);
+	const char *usage;
+	const char *cmdname;
+	const char *help;
+} cli_sub;
+int cli_subcommand(cli_ctx *ctx, const cli_sub *subs, const char *group,
+		   void (*group_help)(FILE *f));
+
 /* apply's output (cmd_patch.c), for decree apply and decree workspace
  * apply: `produce` runs the apply with the options filled here (report,
  * progress, cancel, check, exec, session); then the store is closed, the

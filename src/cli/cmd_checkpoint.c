@@ -1187,13 +1187,7 @@ static const char delete_help[] =
 	"\nDelete one checkpoint record (all or nothing; 'decree gc' frees its\n"
 	"storage).  --json: {\"deleted\":\"<id>\"}";
 
-static const struct {
-	const char *name;
-	int (*fn)(cli_ctx *);
-	const char *usage;
-	const char *cmdname;
-	const char *help; /* more for --help, or NULL */
-} subs[] = {
+static const cli_sub subs[] = {
 	{ "create", ck_create,
 	  "checkpoint create [--session S] [--message M] [--label TEXT]\n"
 	  "         [--if-changed] [--exclude PATTERN]... "
@@ -1238,35 +1232,7 @@ static void checkpoint_help(FILE *f)
 
 int cmd_checkpoint(cli_ctx *ctx)
 {
-	if (ctx->argc < 1 || ctx->argv[0][0] == '-') {
-		if (ctx->help) {
-			checkpoint_help(stdout);
-			return EXIT_OK;
-		}
-		checkpoint_help(stderr);
-		return usage_error(ctx, "no checkpoint command given");
-	}
-	for (size_t i = 0; subs[i].name; i++) {
-		if (strcmp(ctx->argv[0], subs[i].name))
-			continue;
-		if (ctx->help) {
-			printf("usage: decree %s\n", subs[i].usage);
-			if (subs[i].help)
-				puts(subs[i].help);
-			return EXIT_OK;
-		}
-		ctx->argc--;
-		ctx->argv++;
-		ctx->cmdname = subs[i].cmdname;
-		return subs[i].fn(ctx);
-	}
-	{
-		const char *names[ARRAY_SIZE(subs)];
-		for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
-			names[i] = subs[i].name;
-		return usage_unknown(ctx, "checkpoint command", ctx->argv[0], 0,
-				     names, "");
-	}
+	return cli_subcommand(ctx, subs, "checkpoint", checkpoint_help);
 }
 
 /* --- recover, gc, fsck

@@ -412,13 +412,7 @@ static const char discard_help[] =
 	"Remove the workspace.  Its files are captured first (a checkpoint of\n"
 	"the workspace, label 'discarded'); 'decree undo' brings it back.";
 
-static const struct {
-	const char *name;
-	int (*fn)(cli_ctx *);
-	const char *usage;
-	const char *cmdname;
-	const char *help;
-} subs[] = {
+static const cli_sub subs[] = {
 	{ "create", ws_create,
 	  "workspace create [NAME] [--from REF] [--no-reflink]",
 	  "workspace create", create_help },
@@ -450,33 +444,5 @@ static void workspace_help(FILE *f)
 
 int cmd_workspace(cli_ctx *ctx)
 {
-	if (ctx->argc < 1 || ctx->argv[0][0] == '-') {
-		if (ctx->help) {
-			workspace_help(stdout);
-			return EXIT_OK;
-		}
-		workspace_help(stderr);
-		return usage_error(ctx, "no workspace command given");
-	}
-	for (size_t i = 0; subs[i].name; i++) {
-		if (strcmp(ctx->argv[0], subs[i].name))
-			continue;
-		if (ctx->help) {
-			printf("usage: decree %s\n", subs[i].usage);
-			if (subs[i].help)
-				puts(subs[i].help);
-			return EXIT_OK;
-		}
-		ctx->argc--;
-		ctx->argv++;
-		ctx->cmdname = subs[i].cmdname;
-		return subs[i].fn(ctx);
-	}
-	{
-		const char *names[ARRAY_SIZE(subs)];
-		for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
-			names[i] = subs[i].name;
-		return usage_unknown(ctx, "workspace command", ctx->argv[0], 0,
-				     names, "");
-	}
+	return cli_subcommand(ctx, subs, "workspace", workspace_help);
 }

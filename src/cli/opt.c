@@ -21,7 +21,7 @@
  * Every failure is one line "decree: <message>" on stderr.  With --json
  * it is also a document on stdout, {"error":{"code":"...","message":"..."}}
  * (docs/schema/error.schema.json): the code names the class of failure
- * (code_name), the message is the stderr line without "decree: ".  One
+ * (decree_error_name), the message is the stderr line without "decree: ".  One
  * failure document per run: a command that has printed or captured one
  * prints no second.  A document that reports its own failure (fsck's
  * report, run's, apply's "done" event) captures the object instead
@@ -41,41 +41,6 @@ void cli_json_errors(bool on)
 void cli_error_capture(buf *b)
 {
 	error_capture = b;
-}
-
-/* The "code" of a failure: one per decree_error_code. */
-static const char *code_name(int code)
-{
-	switch (code) {
-	case DECREE_ENOTFOUND:
-		return "not_found";
-	case DECREE_EEXISTS:
-		return "exists";
-	case DECREE_ELOCKED:
-		return "locked";
-	case DECREE_ECONFLICT:
-		return "conflict";
-	case DECREE_ECORRUPT:
-		return "corrupt";
-	case DECREE_EAPPLY:
-		return "apply";
-	case DECREE_EINVALID:
-		return "invalid";
-	case DECREE_EAMBIGUOUS:
-		return "ambiguous";
-	case DECREE_EVERIFY:
-		return "verify";
-	case DECREE_EEXEC:
-		return "exec";
-	case DECREE_EUNFINISHED:
-		return "unfinished";
-	case DECREE_ECANCELLED:
-		return "cancelled";
-	case DECREE_ELOGDAMAGED:
-		return "log_damaged";
-	default:
-		return "error";
-	}
 }
 
 /* "decree: " + the message with control bytes escaped (quote.c) + tail on
@@ -150,7 +115,7 @@ int fail_code(int code, const char *fmt, ...)
 	int r;
 
 	va_start(ap, fmt);
-	r = vfail(code_name(code),
+	r = vfail(decree_error_name(code),
 		  code == DECREE_ECANCELLED ? EXIT_CANCELLED : EXIT_FAIL, fmt,
 		  ap);
 	va_end(ap);
@@ -208,7 +173,7 @@ int lib_fail_hint(int code, const char *hint)
 		       "still names";
 	snprintf(tail, sizeof(tail), "%s%s", hint ? "; " : "",
 		 hint ? hint : "");
-	report(code_name(code), *msg ? msg : "operation failed", tail);
+	report(decree_error_name(code), *msg ? msg : "operation failed", tail);
 	return EXIT_FAIL;
 }
 
@@ -757,5 +722,43 @@ const char *cli_phase_name(decree_phase ph)
 		return "rolling_back";
 	default:
 		return "done";
+	}
+}
+
+int cli_subcommand(cli_ctx *ctx, const cli_sub *subs, const char *group,
+		   void (*group_help)(FILE *f))
+{
+	const char *names[32];
+	size_t n = 0;
+
+	if (ctx->argc < 1 || ctx->argv[0][0] == '-') {
+		if (ctx->help) {
+			group_help(stdout);
+			return EXIT_OK;
+		}
+		group_help(stderr);
+		return usage_error(ctx, "no %s command given", group);
+	}
+	for (const cli_sub *c = subs; c->name; c++) {
+		if (n + 1 < ARRAY_SIZE(names))
+			names[n++] = c->name;
+		if (strcmp(ctx->argv[0], c->name))
+			continue;
+		if (ctx->help) {
+			printf("usage: decree %s\n", c->usage);
+			if (c->help)
+				puts(c->help);
+			return EXIT_OK;
+		}
+		ctx->argc--;
+		ctx->argv++;
+		ctx->cmdname = c->cmdname;
+		return c->fn(ctx);
+	}
+	names[n] = NULL;
+	{
+		char what[64];
+		snprintf(what, sizeof(what), "%s command", group);
+		return usage_unknown(ctx, what, ctx->argv[0], 0, names, "");
 	}
 }

@@ -22,6 +22,40 @@ const char *decree_version(void)
 	return DECREE_VERSION_STRING;
 }
 
+const char *decree_error_name(int code)
+{
+	switch (code) {
+	case DECREE_ENOTFOUND:
+		return "not_found";
+	case DECREE_EEXISTS:
+		return "exists";
+	case DECREE_ELOCKED:
+		return "locked";
+	case DECREE_ECONFLICT:
+		return "conflict";
+	case DECREE_ECORRUPT:
+		return "corrupt";
+	case DECREE_EAPPLY:
+		return "apply";
+	case DECREE_EINVALID:
+		return "invalid";
+	case DECREE_EAMBIGUOUS:
+		return "ambiguous";
+	case DECREE_EVERIFY:
+		return "verify";
+	case DECREE_EEXEC:
+		return "exec";
+	case DECREE_EUNFINISHED:
+		return "unfinished";
+	case DECREE_ECANCELLED:
+		return "cancelled";
+	case DECREE_ELOGDAMAGED:
+		return "log_damaged";
+	default:
+		return "error";
+	}
+}
+
 const char *decree_error_last(void)
 {
 	return error_last();

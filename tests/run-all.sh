@@ -117,6 +117,8 @@ done
 for a in claude codex gemini; do
 	run_suite "agents/$a" tap bash "$top/tests/agents/e2e.sh" "$a"
 done
+# claude --worktree answered with a decree workspace
+run_suite "agents/claude-worktree" tap bash "$top/tests/agents/claude_worktree.sh"
 
 # The sampled fault-injection run of every mutating command (a few points
 # per syscall kind, random ones: the seed is in the log); `make torture`

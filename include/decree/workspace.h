@@ -130,6 +130,21 @@ DECREE_API int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 DECREE_API int decree_workspace_discard(char id_out[DECREE_ID_HEXLEN + 1],
 					decree_store *s, const char *name);
 
+/** decree_workspace_discard_ext flags */
+enum decree_workspace_discard_flags {
+	/** The workspace was applied (its changes are in the project and
+	 *  on the undo history): remove it without a capture and without
+	 *  an undo entry of its own, so that `decree undo` after a run in a
+	 *  workspace undoes the apply, not the removal. */
+	DECREE_WORKSPACE_DISCARD_APPLIED = 1 << 0,
+};
+
+/** decree_workspace_discard with flags; id_out is "" with
+ *  DECREE_WORKSPACE_DISCARD_APPLIED (nothing is captured). */
+DECREE_API int decree_workspace_discard_ext(char id_out[DECREE_ID_HEXLEN + 1],
+					    decree_store *s, const char *name,
+					    unsigned flags);
+
 DECREE_END_DECL
 
 #endif

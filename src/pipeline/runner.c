@@ -491,7 +491,8 @@ static int job_ws_open(job *j, runner *r)
 	return fs_mkdirs(inbox, 0755);
 }
 
-/* Remove the workspace (captured first: decree undo brings it back). */
+/* Remove the workspace: captured first (decree undo brings it back),
+ * unless it was applied (then the apply is what decree undo undoes). */
 static int job_ws_discard(job *j, runner *r)
 {
 	int ret;
@@ -500,7 +501,9 @@ static int job_ws_discard(job *j, runner *r)
 		return 0;
 	decree_store_free(j->wss);
 	j->wss = NULL;
-	if ((ret = decree_workspace_discard(NULL, r->s, j->wi.name)) < 0)
+	if ((ret = decree_workspace_discard_ext(
+		     NULL, r->s, j->wi.name,
+		     j->applied ? DECREE_WORKSPACE_DISCARD_APPLIED : 0)) < 0)
 		return ret;
 	decree_workspace_info_release(&j->wi);
 	return 0;

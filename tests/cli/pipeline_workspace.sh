@@ -66,6 +66,12 @@ t "GNU patch -p1 applies changes.diff to a copy of the pre-run tree" patch -p1 -
 same "... giving the project as it is now" "$(tree_state "$SCRATCH/copy")" "$(tree_state "$P")"
 same "... the workspace is gone" "$(wslist)" ""
 check "... and its directory" test ! -e "$STORE/workspaces/run-$id"
+after=$(tree_state "$P")
+t "decree undo right after the run" D -q undo
+same "... undoes the apply (the workspace's removal made no undo entry)" "$(tree_state "$P")" "$pre"
+same "... and brings no workspace back" "$(wslist)" ""
+t "decree redo" D -q redo
+same "... applies it again" "$(tree_state "$P")" "$after"
 t "decree revert of the workspace run" D -q revert "$id"
 same "... puts the project back" "$(tree_state "$P")" "$pre"
 

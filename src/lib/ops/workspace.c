@@ -1388,9 +1388,11 @@ static int discard_locked(decree_store *s, const ws_meta *m, const oid *tree,
 	return r < 0 ? r : remove_ws(s, m);
 }
 
-int decree_workspace_discard(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
-			     const char *name)
+int decree_workspace_discard_ext(char id_out[DECREE_ID_HEXLEN + 1],
+				 decree_store *s, const char *name,
+				 unsigned flags)
 {
+	bool applied = (flags & DECREE_WORKSPACE_DISCARD_APPLIED) != 0;
 	ws_meta m;
 	oid tree;
 	int r;
@@ -1398,15 +1400,25 @@ int decree_workspace_discard(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	DECREE_ASSERT_ARG(name);
 	if (id_out)
 		id_out[0] = '\0';
+	if (flags & ~(unsigned)DECREE_WORKSPACE_DISCARD_APPLIED)
+		return decree_error_set(DECREE_EINVALID,
+					"invalid workspace discard flags");
 	if ((r = need_project(s)) < 0 || (r = meta_load(&m, s, name)) < 0)
 		return r;
-	if ((r = capture_ws(&tree, id_out, s, &m)) == 0 &&
+	if ((applied || (r = capture_ws(&tree, id_out, s, &m)) == 0) &&
 	    (r = txn_lock(NULL, NULL, s)) == 0) {
-		r = discard_locked(s, &m, &tree, NULL);
+		r = applied ? remove_ws(s, &m)
+			    : discard_locked(s, &m, &tree, NULL);
 		repo_unlock(s);
 	}
 	meta_release(&m);
 	return r;
+}
+
+int decree_workspace_discard(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+			     const char *name)
+{
+	return decree_workspace_discard_ext(id_out, s, name, 0);
 }
 
 /* Say what the undo or redo did (the tree did not change). */

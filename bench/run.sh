@@ -11,6 +11,12 @@
 # the medians, the ratio decree/git and the target.  docs/bench.md explains
 # every case and how to read the table.
 #
+# The workspace group times `decree workspace create` against `git worktree
+# add` (of a shadow repository of the same tree) and `cp -a`, on ext4 and on
+# an XFS file system with reflink (a loop file, when root), on gen10k and the
+# Linux tree, with the extra disk each uses (df before/after), and `decree
+# workspace apply` of 10 changed files against a shadow-git checkpoint.
+#
 # Two small groups compare diff and apply with their usual tools: diff
 # (`decree checkpoint diff` against `git diff --no-index` on a 1 MiB complete
 # rewrite and on a 30 MiB file with 2,000 edited lines) and apply (`decree
@@ -30,7 +36,7 @@
 # --quick     skip the Linux tree (and the pipeline group's Linux part)
 # --only NAME a tree (tiny small gen10k linux), a case (first nochange
 #             change restore list) or a group (diff apply pipeline hooks
-#             bindings); may be
+#             bindings, workspace); may be
 #             repeated
 # --reps N    repetitions per operation (default: 15 for the small trees, 5
 #             for the large ones, 3 for a Linux first checkpoint; diff: 15
@@ -82,7 +88,7 @@ case $REPS in '' | *[!0-9]*) [ -z "$REPS" ] || usage ;; esac
 for n in $ONLY; do
 	case $n in
 	tiny | small | gen10k | linux | first | nochange | change | restore | list) ;;
-	diff | apply | pipeline | hooks | bindings) ;;
+	diff | apply | pipeline | hooks | bindings | workspace) ;;
 	*)
 		echo "run.sh: unknown --only '$n'" >&2
 		usage
@@ -158,14 +164,14 @@ selected_tree() {
 			st_any=1
 			[ "$n" = "$1" ] && return 0
 			;;
-		diff | apply | pipeline | hooks | bindings) st_grp=1 ;;
+		diff | apply | pipeline | hooks | bindings | workspace) st_grp=1 ;;
 		*) st_case=1 ;;
 		esac
 	done
 	# no tree named: all trees, unless only groups were named
 	[ $st_any = 0 ] && { [ $st_case = 1 ] || [ $st_grp = 0 ]; }
 }
-# selected_group diff|apply|pipeline|hooks|bindings: with no --only, or
+# selected_group diff|apply|pipeline|hooks|bindings|workspace: with no --only, or
 # when named
 selected_group() {
 	[ -z "$ONLY" ] && return 0
@@ -269,6 +275,10 @@ target() {
 	pipeline:linuxover) echo "ratio 2.5" ;;
 	pipeline:genover) echo "abs 172" ;;
 	hooks:filetool) echo "abs 5" ;;
+	ws-xfs-*:create) echo "ratio 0.25" ;;
+	ws-xfs-*:createcp) echo "ratio 0.1" ;;
+	ws-ext4-*:createcp) echo "ratio 1.0" ;;
+	ws-*:apply10) echo "ratio 0.5" ;;
 	hooks:shellpost) echo "both 300:0.5" ;;
 	small:nochange) echo "abs 2" ;;
 	tiny:list | small:list | tiny:listjson | small:listjson) echo "abs 3" ;;
@@ -293,7 +303,7 @@ table_head() {
 #   UNIT ms: DSTATS/GSTATS are "median min max n" from stats(), or ERR/NA
 #   UNIT MiB: DSTATS/GSTATS are a single number (MiB)
 row() {
-	r_tgt=$(target "$1" "$2")
+	r_tgt=${ROW_TARGET:-$(target "$1" "$2")}
 	r_line=$(awk -v label="$3" -v unit="$4" -v d="$5" -v g="$6" \
 		-v kind="${r_tgt% *}" -v tv="${r_tgt#* }" -v fmt="$TABLE_FMT" \
 		-v tree="$1" -v tsv="$TSV" -v sum="$SUMMARY" -v case_="$2" '
@@ -1276,6 +1286,191 @@ bench_bindings() {
 	while IFS= read -r l; do out "$l"; done <"$BB/work/bindings.out"
 }
 
+# ---------------------------------------------------------------- workspace
+
+# An XFS file system with reflink on a loop file under build/bench/work
+# (root only): xfs_up SIZE_GIB sets XFS_MNT; xfs_down undoes it.
+XFS_IMG=$BB/work/xfs.img XFS_MNT=$BB/work/xfs XFS_LOOP=""
+xfs_down() {
+	if [ -n "$XFS_LOOP" ]; then
+		cd "$BB" || :
+		umount "$XFS_MNT" 2>>"$LOG" || umount -l "$XFS_MNT" 2>>"$LOG"
+		losetup -d "$XFS_LOOP" 2>>"$LOG"
+		XFS_LOOP=""
+	fi
+	rm -f "$XFS_IMG"
+}
+xfs_up() {
+	[ "$(id -u)" = 0 ] || {
+		xu_why="not root"
+		return 1
+	}
+	for c in mkfs.xfs losetup mount; do
+		command -v $c >/dev/null 2>&1 || {
+			xu_why="no $c (scripts/deps.sh installs xfsprogs)"
+			return 1
+		}
+	done
+	rm -f "$XFS_IMG" && truncate -s "${1}G" "$XFS_IMG" &&
+		mkfs.xfs -q -f -m reflink=1 "$XFS_IMG" >>"$LOG" 2>&1 || {
+		xu_why="mkfs.xfs -m reflink=1 failed"
+		rm -f "$XFS_IMG"
+		return 1
+	}
+	XFS_LOOP=$(losetup -f --show "$XFS_IMG" 2>>"$LOG") || {
+		xu_why="no loop device"
+		XFS_LOOP=""
+		rm -f "$XFS_IMG"
+		return 1
+	}
+	mkdir -p "$XFS_MNT" && mount -t xfs "$XFS_LOOP" "$XFS_MNT" 2>>"$LOG" || {
+		xu_why="cannot mount XFS"
+		xfs_down
+		return 1
+	}
+	trap 'xfs_down' EXIT
+	trap 'exit 130' INT TERM
+}
+
+# KiB used on the file system holding $1, after a sync
+used_kib() {
+	sync
+	df -k --output=used "$1" | tail -1 | tr -d ' '
+}
+
+# bench_ws FS BASE NAME SRC REPS: on the file system of BASE (a directory),
+# a copy of SRC as the project (store and shadow GIT_DIR beside it, on the
+# same file system); REPS times: decree workspace create, git worktree add,
+# cp -a (and on XFS cp -a --reflink=never), each timed and its extra disk
+# measured with df; then decree workspace apply of 10 changed files against
+# a shadow-git checkpoint of the same change.
+bench_ws() {
+	WF=$1 NAME=ws-$1-$3
+	W=$2/$NAME
+	T=$W/tree S=$W/store GD=$W/git RD=$BB/work/res-$NAME
+	rm -rf "$W" "$RD"
+	mkdir -p "$W" "$RD" || die "cannot create $W"
+	say "[$NAME] copying the tree into $T"
+	cp -a --reflink=never "$4" "$T" || die "cannot copy $4"
+	"$WALK" --read "$T" >"$RD/tree.info" 2>>"$LOG" ||
+		die "lstatwalk --read failed on $T"
+	say "[$NAME] a checkpoint and a shadow-git commit of it (untimed)"
+	decree checkpoint create >/dev/null 2>>"$LOG" ||
+		die "decree checkpoint create failed (see $LOG)"
+	git_init >>"$LOG" 2>&1 && git_ckpt >>"$LOG" 2>&1 ||
+		die "git checkpoint failed"
+	TREE_KIB=$(du -sk "$T" | awk '{ print $1 }')
+	WR=$5
+	[ -n "$REPS" ] && WR=$REPS
+	table_head "$NAME: $(awk '{ printf "%d files + %d symlinks, %.1f MiB", $2, $4, $8 / 1048576 }' "$RD/tree.info") on $(stat -f -c %T "$W"), reps $WR" \
+		"ref median"
+	i=1
+	while [ $i -le "$WR" ]; do
+		say "[$NAME] create $i/$WR"
+		u0=$(used_kib "$W")
+		tm "$RD/c.d" "$DECREE" -q --store "$S" -C "$T" workspace create "w$i"
+		u1=$(used_kib "$W")
+		echo $((u1 - u0)) >>"$RD/disk.d"
+		tm "$RD/c.g" git --git-dir="$GD" worktree add -q --detach "$W/wt.$i"
+		u2=$(used_kib "$W")
+		echo $((u2 - u1)) >>"$RD/disk.g"
+		tm "$RD/c.c" cp -a "$T" "$W/cp.$i"
+		u3=$(used_kib "$W")
+		echo $((u3 - u2)) >>"$RD/disk.c"
+		if [ "$WF" = xfs ]; then
+			tm "$RD/c.n" cp -a --reflink=never "$T" "$W/cpn.$i"
+			u4=$(used_kib "$W")
+			echo $((u4 - u3)) >>"$RD/disk.n"
+		fi
+		i=$((i + 1))
+	done
+	WSJ=$("$DECREE" --store "$S" -C "$T" --json workspace list 2>>"$LOG")
+	WSP=$(printf '%s' "$WSJ" | python3 -c 'import json, sys
+w = json.load(sys.stdin)["workspaces"][0]
+print(w["path"])
+print("mode %s, reflink_verified %s, cloned %d, copied %d, from the store %d" % (w["mode"], w["reflink_verified"], w["copy"]["cloned"], w["copy"]["copied"], w["copy"]["from_store"]))' 2>>"$LOG")
+	out "   decree: $(printf '%s\n' "$WSP" | sed -n 2p); cp: $(cp --version | head -1) (--reflink=auto by default)"
+	if diff -r -q --no-dereference -x .decree "$T" "$(printf '%s\n' "$WSP" | head -1)" >>"$LOG" 2>&1; then
+		out "   verified: workspace w1 = the tree (diff -r)"
+	else
+		problem "$NAME" "workspace w1 differs from the tree (see $LOG)"
+	fi
+	row "$NAME" create "workspace create (ref: git worktree add)" ms \
+		"$(stats "$RD/c.d")" "$(stats "$RD/c.g")"
+	row "$NAME" createcp "  same, ref = cp -a" ms \
+		"$(stats "$RD/c.d")" "$(stats "$RD/c.c")"
+	[ "$WF" = xfs ] && row "$NAME" createcpn "  same, ref = cp -a --reflink=never" ms \
+		"$(stats "$RD/c.d")" "$(stats "$RD/c.n")"
+	# extra disk: medians in MiB; the target is 1% of the tree on XFS
+	dmed() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] / 1024 }'; }
+	if [ "$WF" = xfs ]; then
+		disk_tgt="abs $(echo "$TREE_KIB" | awk '{ printf "%.1f", $1 / 1024 / 100 }')"
+	else
+		disk_tgt="none 0"
+	fi
+	ROW_TARGET=$disk_tgt
+	row "$NAME" disk "extra disk, df (ref: git worktree)" MiB \
+		"$(dmed "$RD/disk.d")" "$(dmed "$RD/disk.g")"
+	ROW_TARGET="none 0"
+	row "$NAME" diskcp "  same, ref = cp -a" MiB \
+		"$(dmed "$RD/disk.d")" "$(dmed "$RD/disk.c")"
+	[ "$WF" = xfs ] && row "$NAME" diskcpn \
+		"  same, ref = cp -a --reflink=never" MiB \
+		"$(dmed "$RD/disk.d")" "$(dmed "$RD/disk.n")"
+	unset ROW_TARGET
+	out "   tree: $(echo "$TREE_KIB" | awk '{ printf "%.1f MiB (du)", $1 / 1024 }')"
+
+	# apply of 10 changed files vs a shadow-git checkpoint of the same change
+	"$DECREE" -q --store "$S" -C "$T" workspace create wa >/dev/null 2>>"$LOG" ||
+		die "decree workspace create wa failed (see $LOG)"
+	WA=$("$DECREE" --store "$S" -C "$T" workspace path wa 2>>"$LOG")
+	i=1
+	while [ $i -le "$WR" ]; do
+		say "[$NAME] apply 10 changed files $i/$WR"
+		$GEN --out "$WA" --seed $((700 + i)) --mutate 10 >>"$LOG" 2>&1 ||
+			die "gen-tree --mutate failed"
+		sync
+		tm "$RD/a.d" "$DECREE" -q --store "$S" -C "$T" workspace apply wa
+		sync
+		tm "$RD/a.g" git --git-dir="$GD" --work-tree="$T" add -A --- \
+			git --git-dir="$GD" --work-tree="$T" commit -q --allow-empty -m x
+		i=$((i + 1))
+	done
+	if diff -r -q --no-dereference -x .decree "$T" "$WA" >>"$LOG" 2>&1; then
+		out "   verified: after the applies the project = workspace wa (diff -r)"
+	else
+		problem "$NAME" "after the applies the project differs from workspace wa (see $LOG)"
+	fi
+	row "$NAME" apply10 "workspace apply, 10 files changed (ref: shadow-git checkpoint)" ms \
+		"$(stats "$RD/a.d")" "$(stats "$RD/a.g")"
+	cd "$BB" || exit 1
+	if [ "$KEEP" != 1 ]; then
+		git --git-dir="$GD" worktree prune >/dev/null 2>&1
+		rm -rf "$W"
+	fi
+}
+
+bench_workspace() {
+	wsd=$(gen_tree gen10k 1 10000 104857600)
+	wsl=""
+	if [ "$QUICK" != 1 ] && prepare_linux; then
+		wsl=$LINUX
+	fi
+	mkdir -p "$BB/work/ext4"
+	bench_ws "$(stat -f -c %T "$BB/work" | sed 's/ext2\/ext3/ext4/')" "$BB/work/ext4" gen10k "$wsd" 5
+	[ -z "$wsl" ] || bench_ws "$(stat -f -c %T "$BB/work" | sed 's/ext2\/ext3/ext4/')" "$BB/work/ext4" linux "$wsl" 3
+	rmdir "$BB/work/ext4" 2>/dev/null
+	# XFS: the tree, store, shadow repository, worktrees and full copies
+	if xfs_up "$([ -n "$wsl" ] && echo 14 || echo 4)"; then
+		bench_ws xfs "$XFS_MNT" gen10k "$wsd" 5
+		[ -z "$wsl" ] || bench_ws xfs "$XFS_MNT" linux "$wsl" 3
+		xfs_down
+	else
+		out ""
+		out "== workspace on XFS reflink: SKIPPED - $xu_why"
+	fi
+}
+
 # ---------------------------------------------------------------- main
 
 out "decree benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -1334,6 +1529,9 @@ if selected_group hooks; then
 fi
 if selected_group bindings; then
 	bench_bindings
+fi
+if selected_group workspace; then
+	bench_workspace
 fi
 
 # ---------------------------------------------------------------- summary

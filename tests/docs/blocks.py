@@ -267,7 +267,10 @@ def make_sample(root):
 DROP_ENV = ("DECREE_STORE", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
             "GEMINI_CLI_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME",
             "XDG_DATA_HOME", "XDG_CACHE_HOME", "GIT_DIR", "GIT_WORK_TREE",
-            "DECREE_HOOK_BUDGET", "CDPATH", "BASH_ENV", "ENV")
+            "DECREE_HOOK_BUDGET", "CDPATH", "BASH_ENV", "ENV",
+            # a user at a terminal has no calling make: a block's own
+            # make must not print "Entering directory" (make check)
+            "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
 
 _sandboxes = 0
 

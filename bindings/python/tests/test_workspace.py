@@ -237,3 +237,32 @@ def test_discard_then_undo_brings_it_back(store, tree):
     assert not os.path.exists(ws.path)
     with pytest.raises(decree.NotFoundError):
         store.workspace_discard("w")
+
+
+def test_the_readme_example(project, tmp_path, capsys):
+    """The workspace example of README.md runs as written on a project
+    (its root substituted) and does what it says."""
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    m = re.search(r"## Example: work in a workspace[^\n]*\n+```python\n(.*?)```", readme, re.S)
+    assert m, "README.md has the workspace example"
+    code = m.group(1).replace('"/work/app"', repr(str(project)))
+    write(project / "app.py", "app()\n")
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "[('M', 'app.py')]\n"
+    assert read(project / "app.py") == b"app(fixed=True)\n"
+    assert read(project / "main.py") == b"print('hello')\n"
+    with decree.Store(project) as s:
+        assert s.workspace_list() == []  # discarded
+        r = s.undo()  # the discard
+        assert [n.kind for n in r.notices] == ["workspace"]
+        assert os.path.isdir(s.workspace_path("try-fix"))
+
+    # the same line edited in the project meanwhile: the conflict is
+    # printed and nothing is written
+    code2 = code.replace("    c = s.workspace_conflicts", "    open(%r, 'w').write('app(other=True)\\n')\n    c = s.workspace_conflicts" % str(project / "app.py"))
+    code2 = code2.replace('"try-fix"', '"try-2"')
+    write(project / "app.py", "app()\n")
+    exec(compile(code2, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.startswith("[('M', 'app.py')]\n'app.py': ")
+    assert read(project / "app.py") == b"app(other=True)\n"

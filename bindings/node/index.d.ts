@@ -14,7 +14,8 @@ export class DecreeError extends Error {
   code: DecreeErrorCode;
   /** decree's negative error code (DECREE_ENOTFOUND = -3, ...). */
   errno: number;
-  /** apply: the per-path report (conflicts have a detail). */
+  /** apply, workspaceApply: the per-path report (conflicts have a
+   *  detail). */
   files?: ApplyFile[];
   /** apply with exec whose command failed: its status and the rollback. */
   execStatus?: number;
@@ -50,7 +51,7 @@ export interface OpenOptions {
 
 /** Something a call did that the user would not expect. */
 export interface Notice {
-  kind: 'mostly_ignored' | 'existing' | 'too_large' | 'edits_saved' | 'other';
+  kind: 'mostly_ignored' | 'existing' | 'too_large' | 'edits_saved' | 'workspace' | 'other';
   message: string;
   checkpoint: string | null;
   count?: number;
@@ -64,8 +65,20 @@ export interface Notice {
   path?: string | null;
   size?: number;
   limit?: number;
+  /** edits_saved: the capture's label; workspace: the workspace's name. */
   label?: string | null;
   paths?: string[];
+}
+
+/** undo() / redo() of a workspace discard. */
+export interface WorkspaceNotice extends Notice {
+  kind: 'workspace';
+  /** The workspace's name. */
+  label: string | null;
+  /** Its directory. */
+  path: string | null;
+  /** 1: made again (undo); 0: discarded again (redo). */
+  count: number;
 }
 
 /** Set on a result when the call succeeded but left a warning. */
@@ -306,6 +319,72 @@ export interface RewindList {
   turns: Turn[];
 }
 
+export interface WorkspaceCreateOptions {
+  /** Default: ws-1, ws-2, ... (the first free). */
+  name?: string;
+  /** The base checkpoint (a reference); default: a new checkpoint of the
+   *  project now (session "workspace"). */
+  from?: string;
+  /** Never clone, always copy. */
+  noReflink?: boolean;
+}
+
+/** How a workspace's files were made. */
+export interface WorkspaceCopy {
+  /** Reflink clones of the project's files. */
+  cloned: number;
+  /** Byte copies of the project's files. */
+  copied: number;
+  /** Written from the store (the file differed from the base, or was gone). */
+  fromStore: number;
+  links: number;
+  dirs: number;
+  /** Of the regular files. */
+  bytes: number;
+}
+
+/** A workspace (decree_workspace_info). */
+export interface Workspace {
+  name: string;
+  /** Its absolute directory. */
+  path: string;
+  /** The project root it was made from. */
+  project: string;
+  /** The base checkpoint (in the project) and its tree. */
+  base: string;
+  baseTree: string;
+  createdNs: bigint;
+  /** reflink: every file taken from the project was cloned, and a clone
+   *  was verified; copy: none was; mixed. */
+  mode: 'reflink' | 'copy' | 'mixed';
+  reflinkVerified: boolean;
+  copy: WorkspaceCopy;
+}
+
+export interface WorkspaceConflicts {
+  /** No conflict: an apply now would go through. */
+  clean: boolean;
+  /** Paths the apply would report. */
+  files: number;
+  /** Paths it would create, modify or delete. */
+  changes: number;
+  /** action "conflict", detail "'PATH': reason". */
+  conflicts: ApplyFile[];
+  /** Every path, as workspaceApply reports it. */
+  report: ApplyFile[];
+}
+
+export interface WorkspaceApplyOptions {
+  /** Check and report only. */
+  check?: boolean;
+  /** Run with /bin/sh -c in the project after the writes; if it fails the
+   *  project is put back and the call rejects with code "exec". */
+  exec?: string;
+  /** Session of the safety captures. */
+  session?: string;
+  signal?: AbortSignal;
+}
+
 export class Store {
   private constructor(nativeStore: unknown, info: { root: string; storePath: string });
   static open(options: OpenOptions): Promise<Store>;
@@ -345,8 +424,15 @@ export class Store {
   rewindList(session?: string | null): Promise<RewindList>;
   rewind(turn: number, options?: AgentRestoreOptions & { session?: string }): Promise<RestoreResult>;
 
-  // Workspaces (include/decree/workspace.h, issue 13): typed here once
-  // the package binds them.
+  workspaceCreate(options?: WorkspaceCreateOptions): Promise<Workspace & Warned>;
+  workspaceList(): Promise<Workspace[]>;
+  workspaceGet(name: string): Promise<Workspace>;
+  workspacePath(name: string): Promise<string>;
+  workspaceDiff(name: string, options?: DiffOptions): Promise<DiffFile[]>;
+  workspaceDiffText(name: string, options?: Omit<DiffOptions, 'noText'>): Promise<string>;
+  workspaceConflicts(name: string): Promise<WorkspaceConflicts>;
+  workspaceApply(name: string, options?: WorkspaceApplyOptions): Promise<ApplyResult>;
+  workspaceDiscard(name: string): Promise<{ capture: string } & Warned>;
 }
 
 /** Store.open(options). */

@@ -1,5 +1,5 @@
 // decree for Node: checkpoints, restore, undo/redo, diff and apply, agent
-// turns and rewind, over libdecree (build/Release/decree.node).
+// turns and rewind, workspaces, over libdecree (build/Release/decree.node).
 //
 // Every method returns a Promise; the decree call runs on libuv's thread
 // pool, never on the main thread.  The calls of one Store run one after
@@ -39,7 +39,7 @@ function opts(o, name) {
 }
 
 // An AbortSignal as decree's cancel flag (restore, rollback, undo, redo,
-// rewind, apply): aborting before the transaction commits rolls it back
+// rewind, apply, workspaceApply): aborting before the transaction commits rolls it back
 // and the call rejects with code "cancelled".
 function withCancel(o) {
   const { signal, ...rest } = o;
@@ -283,9 +283,67 @@ export class Store {
     return this.#cancellable(opts(options, 'rewind'), (n, o) => n.rewind(turn, o));
   }
 
-  // --- workspaces (include/decree/workspace.h, issue 13) ---------------
-  // Methods over the workspace API go here once the library has it; the
-  // package binds nothing of it yet.
+  // --- workspaces (decree/workspace.h, docs/workspaces.md) -------------
+
+  /** Make a workspace: a copy of the project's scanned tree in
+   *  <store>/workspaces/NAME (`name`: default ws-1, ws-2, ...; `from`: the
+   *  base checkpoint, default a new one of the project now; `noReflink`:
+   *  always copy).  Resolves with its info: path, base, mode,
+   *  reflinkVerified and the copy counts. */
+  workspaceCreate(options) {
+    const o = opts(options, 'workspaceCreate');
+    return this.#run((n) => n.workspaceCreate(o));
+  }
+
+  /** The workspaces of this project, by name. */
+  workspaceList() {
+    return this.#run((n) => n.workspaceList());
+  }
+
+  /** One workspace (code "not_found" if there is none by that name). */
+  workspaceGet(name) {
+    return this.#run((n) => n.workspaceGet(name));
+  }
+
+  /** The absolute directory of a workspace. */
+  async workspacePath(name) {
+    return (await this.workspaceGet(name)).path;
+  }
+
+  /** The workspace's changes: its base checkpoint against its files now,
+   *  the same records as diff(). */
+  workspaceDiff(name, options) {
+    const o = opts(options, 'workspaceDiff');
+    return this.#run((n) => n.workspaceDiff(name, o));
+  }
+
+  /** The workspace's changes as one text. */
+  async workspaceDiffText(name, options) {
+    const files = await this.workspaceDiff(name, { ...opts(options, 'workspaceDiffText'), noText: false });
+    return files.map((f) => f.text ?? '').join('');
+  }
+
+  /** What applying the workspace now would find, writing nothing:
+   *  {clean, files, changes, conflicts, report}.  Conflicts resolve
+   *  (clean false), they do not reject. */
+  workspaceConflicts(name) {
+    return this.#run((n) => n.workspaceConflicts(name));
+  }
+
+  /** Carry the workspace's changes onto the project as it is now, merged
+   *  path by path (`check`, `exec`, `session`, `signal`), as one
+   *  transaction undo() reverts.  A conflict rejects with code "conflict"
+   *  and the per-path report in `error.files`; nothing is written. */
+  workspaceApply(name, options) {
+    return this.#cancellable(opts(options, 'workspaceApply'), (n, o) => n.workspaceApply(name, o));
+  }
+
+  /** Remove a workspace after capturing it; resolves with {capture} (the
+   *  capture's id).  undo() makes it again (a "workspace" notice in its
+   *  result), redo() discards it again. */
+  workspaceDiscard(name) {
+    return this.#run((n) => n.workspaceDiscard(name));
+  }
 }
 
 /** Open a store: Store.open(options). */

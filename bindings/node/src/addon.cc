@@ -334,6 +334,8 @@ const char *notice_kind(int k)
 		return "too_large";
 	case DECREE_NOTICE_EDITS_SAVED:
 		return "edits_saved";
+	case DECREE_NOTICE_WORKSPACE:
+		return "workspace";
 	default:
 		return "other";
 	}
@@ -379,6 +381,13 @@ Napi::Array js_notices(Napi::Env env, const std::vector<Notice> &ns)
 			o.Set("paths", p);
 			break;
 		}
+		case DECREE_NOTICE_WORKSPACE:
+			// label: the workspace's name; path: its directory;
+			// count: 1 made again (undo), 0 discarded (redo)
+			o.Set("label", js_opt(env, n.label));
+			o.Set("path", js_opt(env, n.path));
+			o.Set("count", js_num(env, (double)n.count));
+			break;
 		default:
 			break;
 		}
@@ -707,9 +716,14 @@ class NativeStore : public Napi::ObjectWrap<NativeStore>
 	Napi::Value AgentSessions(const Napi::CallbackInfo &info);
 	Napi::Value RewindList(const Napi::CallbackInfo &info);
 	Napi::Value Rewind(const Napi::CallbackInfo &info);
-	// Workspaces (include/decree/workspace.h, issue 13): their methods
-	// go here once that header is part of the library; nothing of it is
-	// bound yet.
+	// Workspaces (include/decree/workspace.h)
+	Napi::Value WorkspaceCreate(const Napi::CallbackInfo &info);
+	Napi::Value WorkspaceList(const Napi::CallbackInfo &info);
+	Napi::Value WorkspaceGet(const Napi::CallbackInfo &info);
+	Napi::Value WorkspaceDiff(const Napi::CallbackInfo &info);
+	Napi::Value WorkspaceConflicts(const Napi::CallbackInfo &info);
+	Napi::Value WorkspaceApply(const Napi::CallbackInfo &info);
+	Napi::Value WorkspaceDiscard(const Napi::CallbackInfo &info);
 };
 
 std::string arg_str(const Napi::CallbackInfo &info, size_t i, const char *what)
@@ -1079,86 +1093,97 @@ Napi::Value NativeStore::Show(const Napi::CallbackInfo &info)
 	});
 }
 
+// One diff record (decree_diff_file), copied.
+struct DiffRecord {
+	std::string path;
+	char status;
+	unsigned old_mode, new_mode;
+	bool binary, skipped;
+	uint64_t added, removed;
+	std::optional<std::string> text;
+};
+
+int collect_diff(void *p, const decree_diff_file *f)
+{
+	static_cast<std::vector<DiffRecord> *>(p)->push_back(
+		{ nz(f->path), f->status, f->old_mode, f->new_mode, f->binary,
+		  f->skipped, f->added, f->removed,
+		  f->text ? std::optional<std::string>(
+				    std::string(f->text, f->len))
+			  : std::nullopt });
+	return 0;
+}
+
+Napi::Array js_diff(Napi::Env env, const std::vector<DiffRecord> &files)
+{
+	Napi::Array a = Napi::Array::New(env, files.size());
+	for (size_t k = 0; k < files.size(); k++) {
+		const DiffRecord &f = files[k];
+		Napi::Object o = Napi::Object::New(env);
+		o.Set("path", f.path);
+		o.Set("status", std::string(1, f.status));
+		o.Set("oldMode", js_num(env, f.old_mode));
+		o.Set("newMode", js_num(env, f.new_mode));
+		o.Set("binary", f.binary);
+		o.Set("skipped", f.skipped);
+		o.Set("added", js_num(env, (double)f.added));
+		o.Set("removed", js_num(env, (double)f.removed));
+		o.Set("text", js_opt(env, f.text));
+		a.Set((uint32_t)k, o);
+	}
+	return a;
+}
+
+// {context, noText, paths} of a diff call.
+struct DiffSpec {
+	unsigned context = 3;
+	bool no_text = false;
+	StrList paths;
+
+	decree_diff_options options()
+	{
+		decree_diff_options d = DECREE_DIFF_OPTIONS_INIT;
+		d.context = context;
+		d.no_text = no_text;
+		d.paths = paths.cstrs();
+		return d;
+	}
+};
+
+DiffSpec diff_spec(Napi::Object o)
+{
+	DiffSpec d;
+	d.context = (unsigned)std::min<uint64_t>(opt_u64(o, "context", 3),
+						 1u << 20);
+	d.no_text = opt_bool(o, "noText");
+	d.paths = opt_strs(o, "paths");
+	return d;
+}
+
 // diff(ref, ref2, {context, noText, paths}) -> [file]
 Napi::Value NativeStore::Diff(const Napi::CallbackInfo &info)
 {
 	return call(info, [&](decree_store *s) {
-		struct File {
-			std::string path;
-			char status;
-			unsigned old_mode, new_mode;
-			bool binary, skipped;
-			uint64_t added, removed;
-			std::optional<std::string> text;
-		};
 		struct St {
 			std::string ref;
 			std::optional<std::string> ref2;
-			unsigned context;
-			bool no_text;
-			StrList paths;
-			std::vector<File> files;
+			DiffSpec spec;
+			std::vector<DiffRecord> files;
 		};
 		auto st = std::make_shared<St>();
 		st->ref = arg_str(info, 0, "ref");
 		st->ref2 = arg_opt_str(info, 1, "ref2");
-		Napi::Object o = opts_arg(info, 2);
-		st->context = (unsigned)std::min<uint64_t>(
-			opt_u64(o, "context", 3), 1u << 20);
-		st->no_text = opt_bool(o, "noText");
-		st->paths = opt_strs(o, "paths");
+		st->spec = diff_spec(opts_arg(info, 2));
 		return start(
 			info.Env(),
 			[s, st]() {
-				decree_diff_options d =
-					DECREE_DIFF_OPTIONS_INIT;
-				d.context = st->context;
-				d.no_text = st->no_text;
-				d.paths = st->paths.cstrs();
+				decree_diff_options d = st->spec.options();
 				return decree_checkpoint_diff(
 					s, st->ref.c_str(), c_str(st->ref2), &d,
-					[](void *p, const decree_diff_file *f) {
-						auto *v = static_cast<
-							std::vector<File> *>(p);
-						v->push_back(
-							{ nz(f->path),
-							  f->status,
-							  f->old_mode,
-							  f->new_mode,
-							  f->binary, f->skipped,
-							  f->added, f->removed,
-							  f->text ? std::optional<
-									    std::string>(std::string(
-									    f->text,
-									    f->len))
-								  : std::nullopt });
-						return 0;
-					},
-					&st->files);
+					collect_diff, &st->files);
 			},
 			[st](Napi::Env env) {
-				Napi::Array a =
-					Napi::Array::New(env, st->files.size());
-				for (size_t k = 0; k < st->files.size(); k++) {
-					const File &f = st->files[k];
-					Napi::Object o = Napi::Object::New(env);
-					o.Set("path", f.path);
-					o.Set("status",
-					      std::string(1, f.status));
-					o.Set("oldMode",
-					      js_num(env, f.old_mode));
-					o.Set("newMode",
-					      js_num(env, f.new_mode));
-					o.Set("binary", f.binary);
-					o.Set("skipped", f.skipped);
-					o.Set("added",
-					      js_num(env, (double)f.added));
-					o.Set("removed",
-					      js_num(env, (double)f.removed));
-					o.Set("text", js_opt(env, f.text));
-					a.Set((uint32_t)k, o);
-				}
-				return a;
+				return js_diff(env, st->files);
 			});
 	});
 }
@@ -1484,19 +1509,94 @@ const char *apply_action_name(decree_apply_action a)
 	return "other";
 }
 
+// What an apply-engine call (decree_apply, decree_workspace_apply) takes
+// and gives back: the options, the per-path report, the counts, and the
+// fields a failure's DecreeError carries.
+struct ApplyState {
+	bool check = false, reverse = false;
+	int strip = -1;
+	std::optional<std::string> exec, session;
+	std::shared_ptr<volatile int> cancel;
+	decree_apply_result res{};
+	std::vector<PathAction> files;
+
+	void read(Napi::Object o, bool patch_options)
+	{
+		check = opt_bool(o, "check");
+		if (patch_options) {
+			reverse = opt_bool(o, "reverse");
+			Napi::Value sv = o.Get("strip");
+			strip = absent(sv)
+					? -1
+					: (int)std::min<uint64_t>(
+						  opt_u64(o, "strip", 0), 64);
+		}
+		exec = opt_str(o, "exec");
+		session = opt_str(o, "session");
+		cancel = opt_cancel(o);
+	}
+
+	decree_apply_options options()
+	{
+		decree_apply_options ao = DECREE_APPLY_OPTIONS_INIT;
+		ao.check_only = check;
+		ao.reverse = reverse;
+		ao.strip = strip;
+		ao.exec = c_str(exec);
+		ao.exec_stdout_to_stderr = false;
+		ao.session = c_str(session);
+		ao.cancel = cancel.get();
+		ao.payload = this;
+		ao.report = [](void *p, const char *path, decree_apply_action a,
+			       const char *detail) {
+			static_cast<ApplyState *>(p)->files.push_back(
+				{ nz(path), apply_action_name(a),
+				  opt_of(detail) });
+		};
+		return ao;
+	}
+
+	Napi::Value js(Napi::Env e) const
+	{
+		const decree_apply_result &a = res;
+		Napi::Object r = Napi::Object::New(e);
+		r.Set("check", check);
+		r.Set("created", js_num(e, (double)a.created));
+		r.Set("modified", js_num(e, (double)a.modified));
+		r.Set("deleted", js_num(e, (double)a.deleted));
+		r.Set("skipped", js_num(e, (double)a.skipped));
+		r.Set("conflicts", js_num(e, (double)a.conflicts));
+		r.Set("execRan", a.exec_ran);
+		r.Set("execStatus", js_num(e, a.exec_status));
+		r.Set("files", js_path_actions(e, files));
+		return r;
+	}
+
+	void decorate(Napi::Env e, Napi::Object err) const
+	{
+		const decree_apply_result &a = res;
+		err.Set("files", js_path_actions(e, files));
+		if (a.exec_ran) {
+			err.Set("execStatus", js_num(e, a.exec_status));
+			err.Set("restored", js_num(e, (double)a.restored));
+			err.Set("removed", js_num(e, (double)a.removed));
+			err.Set("swept", js_num(e, (double)a.swept));
+			err.Set("execCheckpoint",
+				a.exec_checkpoint[0]
+					? Napi::Value(Napi::String::New(
+						  e, a.exec_checkpoint))
+					: e.Null());
+		}
+	}
+};
+
 // apply(patch: string | Uint8Array, {check, reverse, strip, exec,
 //       session, name, cancel})
 Napi::Value NativeStore::Apply(const Napi::CallbackInfo &info)
 {
 	return call(info, [&](decree_store *s) {
-		struct St {
+		struct St : ApplyState {
 			std::string text, name;
-			bool check, reverse;
-			int strip;
-			std::optional<std::string> exec, session;
-			std::shared_ptr<volatile int> cancel;
-			decree_apply_result res{};
-			std::vector<PathAction> files;
 		};
 		Napi::Env env = info.Env();
 		auto st = std::make_shared<St>();
@@ -1514,79 +1614,19 @@ Napi::Value NativeStore::Apply(const Napi::CallbackInfo &info)
 				env, "patch must be a string or a Uint8Array");
 		Napi::Object o = opts_arg(info, 1);
 		st->name = opt_str(o, "name").value_or("<patch>");
-		st->check = opt_bool(o, "check");
-		st->reverse = opt_bool(o, "reverse");
-		Napi::Value sv = o.Get("strip");
-		st->strip = absent(sv) ? -1
-				       : (int)std::min<uint64_t>(
-						 opt_u64(o, "strip", 0), 64);
-		st->exec = opt_str(o, "exec");
-		st->session = opt_str(o, "session");
-		st->cancel = opt_cancel(o);
-		auto files = [st](Napi::Env e) {
-			return js_path_actions(e, st->files);
-		};
+		st->read(o, true);
 		return start(
 			env,
 			[s, st]() {
-				decree_apply_options ao =
-					DECREE_APPLY_OPTIONS_INIT;
-				ao.check_only = st->check;
-				ao.reverse = st->reverse;
-				ao.strip = st->strip;
-				ao.exec = c_str(st->exec);
-				ao.exec_stdout_to_stderr = false;
-				ao.session = c_str(st->session);
-				ao.cancel = st->cancel.get();
-				ao.payload = st.get();
-				ao.report = [](void *p, const char *path,
-					       decree_apply_action a,
-					       const char *detail) {
-					static_cast<St *>(p)->files.push_back(
-						{ nz(path),
-						  apply_action_name(a),
-						  opt_of(detail) });
-				};
+				decree_apply_options ao = st->options();
 				return decree_apply(&st->res, s,
 						    st->name.c_str(),
 						    st->text.data(),
 						    st->text.size(), &ao);
 			},
-			[st, files](Napi::Env e) {
-				const decree_apply_result &a = st->res;
-				Napi::Object r = Napi::Object::New(e);
-				r.Set("check", st->check);
-				r.Set("created", js_num(e, (double)a.created));
-				r.Set("modified",
-				      js_num(e, (double)a.modified));
-				r.Set("deleted", js_num(e, (double)a.deleted));
-				r.Set("skipped", js_num(e, (double)a.skipped));
-				r.Set("conflicts",
-				      js_num(e, (double)a.conflicts));
-				r.Set("execRan", a.exec_ran);
-				r.Set("execStatus", js_num(e, a.exec_status));
-				r.Set("files", files(e));
-				return r;
-			},
-			[st, files](Napi::Env e, Napi::Object err) {
-				const decree_apply_result &a = st->res;
-				err.Set("files", files(e));
-				if (a.exec_ran) {
-					err.Set("execStatus",
-						js_num(e, a.exec_status));
-					err.Set("restored",
-						js_num(e, (double)a.restored));
-					err.Set("removed",
-						js_num(e, (double)a.removed));
-					err.Set("swept",
-						js_num(e, (double)a.swept));
-					err.Set("execCheckpoint",
-						a.exec_checkpoint[0]
-							? Napi::Value(Napi::String::New(
-								  e,
-								  a.exec_checkpoint))
-							: e.Null());
-				}
+			[st](Napi::Env e) { return st->js(e); },
+			[st](Napi::Env e, Napi::Object err) {
+				st->decorate(e, err);
 			});
 	});
 }
@@ -1997,6 +2037,266 @@ Napi::Value NativeStore::Rewind(const Napi::CallbackInfo &info)
 	});
 }
 
+// --- workspaces (include/decree/workspace.h, docs/workspaces.md)
+// --------------------------------------------------------------
+
+struct Workspace {
+	std::string name, path, project, base, base_tree, mode;
+	int64_t created_ns = 0;
+	bool reflink_verified = false;
+	decree_workspace_copy copy{};
+};
+
+Workspace copy_workspace(const decree_workspace_info *w)
+{
+	Workspace c;
+	c.name = nz(w->name);
+	c.path = nz(w->path);
+	c.project = nz(w->project);
+	c.base = w->base;
+	c.base_tree = w->base_tree;
+	c.mode = w->mode;
+	c.created_ns = w->created_ns;
+	c.reflink_verified = w->reflink_verified;
+	c.copy = w->copy;
+	return c;
+}
+
+Napi::Object js_workspace(Napi::Env env, const Workspace &w)
+{
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("name", w.name);
+	o.Set("path", w.path);
+	o.Set("project", w.project);
+	o.Set("base", w.base);
+	o.Set("baseTree", w.base_tree);
+	o.Set("createdNs", Napi::BigInt::New(env, w.created_ns));
+	o.Set("mode", w.mode);
+	o.Set("reflinkVerified", w.reflink_verified);
+	Napi::Object c = Napi::Object::New(env);
+	c.Set("cloned", js_num(env, (double)w.copy.cloned));
+	c.Set("copied", js_num(env, (double)w.copy.copied));
+	c.Set("fromStore", js_num(env, (double)w.copy.from_store));
+	c.Set("links", js_num(env, (double)w.copy.links));
+	c.Set("dirs", js_num(env, (double)w.copy.dirs));
+	c.Set("bytes", js_num(env, (double)w.copy.bytes));
+	o.Set("copy", c);
+	return o;
+}
+
+// workspaceCreate({name, from, noReflink}) -> workspace
+Napi::Value NativeStore::WorkspaceCreate(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		struct St {
+			std::optional<std::string> name, from;
+			bool no_reflink;
+			Workspace out;
+		};
+		auto st = std::make_shared<St>();
+		Napi::Object o = opts_arg(info, 0);
+		st->name = opt_str(o, "name");
+		st->from = opt_str(o, "from");
+		st->no_reflink = opt_bool(o, "noReflink");
+		return start(
+			info.Env(),
+			[s, st]() {
+				decree_workspace_create_options co =
+					DECREE_WORKSPACE_CREATE_OPTIONS_INIT;
+				decree_workspace_info w;
+				co.name = c_str(st->name);
+				co.from = c_str(st->from);
+				co.no_reflink = st->no_reflink;
+				int r = decree_workspace_create(&w, s, &co);
+				if (r < 0)
+					return r;
+				st->out = copy_workspace(&w);
+				decree_workspace_info_release(&w);
+				return 0;
+			},
+			[st](Napi::Env env) {
+				return js_workspace(env, st->out);
+			});
+	});
+}
+
+// workspaceList() -> [workspace], by name
+Napi::Value NativeStore::WorkspaceList(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		auto st = std::make_shared<std::vector<Workspace>>();
+		return start(
+			info.Env(),
+			[s, st]() {
+				decree_workspace_info *v;
+				size_t n;
+				int r = decree_workspace_list(&v, &n, s);
+				if (r < 0)
+					return r;
+				for (size_t k = 0; k < n; k++)
+					st->push_back(copy_workspace(&v[k]));
+				decree_workspace_list_free(v, n);
+				return 0;
+			},
+			[st](Napi::Env env) {
+				Napi::Array a =
+					Napi::Array::New(env, st->size());
+				for (size_t k = 0; k < st->size(); k++)
+					a.Set((uint32_t)k,
+					      js_workspace(env, (*st)[k]));
+				return a;
+			});
+	});
+}
+
+// workspaceGet(name) -> workspace
+Napi::Value NativeStore::WorkspaceGet(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		struct St {
+			std::string name;
+			Workspace out;
+		};
+		auto st = std::make_shared<St>();
+		st->name = arg_str(info, 0, "name");
+		return start(
+			info.Env(),
+			[s, st]() {
+				decree_workspace_info w;
+				int r = decree_workspace_get(&w, s,
+							     st->name.c_str());
+				if (r < 0)
+					return r;
+				st->out = copy_workspace(&w);
+				decree_workspace_info_release(&w);
+				return 0;
+			},
+			[st](Napi::Env env) {
+				return js_workspace(env, st->out);
+			});
+	});
+}
+
+// workspaceDiff(name, {context, noText, paths}) -> [file]
+Napi::Value NativeStore::WorkspaceDiff(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		struct St {
+			std::string name;
+			DiffSpec spec;
+			std::vector<DiffRecord> files;
+		};
+		auto st = std::make_shared<St>();
+		st->name = arg_str(info, 0, "name");
+		st->spec = diff_spec(opts_arg(info, 1));
+		return start(
+			info.Env(),
+			[s, st]() {
+				decree_diff_options d = st->spec.options();
+				return decree_workspace_diff(s,
+							     st->name.c_str(),
+							     &d, collect_diff,
+							     &st->files);
+			},
+			[st](Napi::Env env) {
+				return js_diff(env, st->files);
+			});
+	});
+}
+
+// workspaceConflicts(name) -> {clean, files, changes, conflicts, report}:
+// an apply with check_only; conflicts resolve (they are the answer)
+Napi::Value NativeStore::WorkspaceConflicts(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		struct St : ApplyState {
+			std::string name;
+		};
+		auto st = std::make_shared<St>();
+		st->name = arg_str(info, 0, "name");
+		st->check = true;
+		return start(
+			info.Env(),
+			[s, st]() {
+				decree_apply_options ao = st->options();
+				int r = decree_workspace_apply(
+					&st->res, s, st->name.c_str(), &ao);
+				return r == DECREE_ECONFLICT ? 0 : r;
+			},
+			[st](Napi::Env env) {
+				std::vector<PathAction> conflicts;
+				for (const PathAction &p : st->files)
+					if (p.action == std::string("conflict"))
+						conflicts.push_back(p);
+				const decree_apply_result &a = st->res;
+				Napi::Object r = Napi::Object::New(env);
+				r.Set("clean", conflicts.empty());
+				r.Set("files",
+				      js_num(env, (double)st->files.size()));
+				r.Set("changes",
+				      js_num(env,
+					     (double)(a.created + a.modified +
+						      a.deleted)));
+				r.Set("conflicts",
+				      js_path_actions(env, conflicts));
+				r.Set("report",
+				      js_path_actions(env, st->files));
+				return r;
+			});
+	});
+}
+
+// workspaceApply(name, {check, exec, session, cancel}): as apply()
+Napi::Value NativeStore::WorkspaceApply(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		struct St : ApplyState {
+			std::string name;
+		};
+		auto st = std::make_shared<St>();
+		st->name = arg_str(info, 0, "name");
+		st->read(opts_arg(info, 1), false);
+		return start(
+			info.Env(),
+			[s, st]() {
+				decree_apply_options ao = st->options();
+				return decree_workspace_apply(
+					&st->res, s, st->name.c_str(), &ao);
+			},
+			[st](Napi::Env e) { return st->js(e); },
+			[st](Napi::Env e, Napi::Object err) {
+				st->decorate(e, err);
+			});
+	});
+}
+
+// workspaceDiscard(name) -> {capture}
+Napi::Value NativeStore::WorkspaceDiscard(const Napi::CallbackInfo &info)
+{
+	return call(info, [&](decree_store *s) {
+		struct St {
+			std::string name, id;
+		};
+		auto st = std::make_shared<St>();
+		st->name = arg_str(info, 0, "name");
+		return start(
+			info.Env(),
+			[s, st]() {
+				char id[DECREE_ID_HEXLEN + 1] = "";
+				int r = decree_workspace_discard(
+					id, s, st->name.c_str());
+				if (r == 0)
+					st->id = id;
+				return r;
+			},
+			[st](Napi::Env env) {
+				Napi::Object r = Napi::Object::New(env);
+				r.Set("capture", st->id);
+				return r;
+			});
+	});
+}
+
 Napi::Function NativeStore::Init(Napi::Env env)
 {
 	return DefineClass(
@@ -2035,6 +2335,20 @@ Napi::Function NativeStore::Init(Napi::Env env)
 				       &NativeStore::AgentSessions),
 			InstanceMethod("rewindList", &NativeStore::RewindList),
 			InstanceMethod("rewind", &NativeStore::Rewind),
+			InstanceMethod("workspaceCreate",
+				       &NativeStore::WorkspaceCreate),
+			InstanceMethod("workspaceList",
+				       &NativeStore::WorkspaceList),
+			InstanceMethod("workspaceGet",
+				       &NativeStore::WorkspaceGet),
+			InstanceMethod("workspaceDiff",
+				       &NativeStore::WorkspaceDiff),
+			InstanceMethod("workspaceConflicts",
+				       &NativeStore::WorkspaceConflicts),
+			InstanceMethod("workspaceApply",
+				       &NativeStore::WorkspaceApply),
+			InstanceMethod("workspaceDiscard",
+				       &NativeStore::WorkspaceDiscard),
 		});
 }
 

@@ -412,6 +412,41 @@ class Config(Structure):
 
 INIT_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_bool)
 
+
+class WorkspaceCopy(Structure):
+    _fields_ = [
+        ("cloned", c_uint64),
+        ("copied", c_uint64),
+        ("from_store", c_uint64),
+        ("links", c_uint64),
+        ("dirs", c_uint64),
+        ("bytes", c_uint64),
+    ]
+
+
+class WorkspaceInfo(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("path", c_char_p),
+        ("project", c_char_p),
+        ("base", c_char * ID_LEN),
+        ("base_tree", c_char * ID_LEN),
+        ("created_ns", c_int64),
+        ("mode", c_char * 8),
+        ("reflink_verified", c_bool),
+        ("copy", WorkspaceCopy),
+    ]
+
+
+class WorkspaceCreateOptions(Structure):
+    VERSION = 1
+    _fields_ = [
+        ("version", c_uint),
+        ("name", c_char_p),
+        ("from_", c_char_p),
+        ("no_reflink", c_bool),
+    ]
+
 # ----------------------------------------------------------------- functions
 
 _vp = c_void_p  # opaque handles
@@ -511,6 +546,18 @@ _fn("decree_config_load", c_int, _P(_P(Config)), c_char_p)
 _fn("decree_config_free", None, _P(Config))
 _fn("decree_project_find_root", c_int, c_char_p, c_size_t, c_char_p)
 _fn("decree_project_init", c_int, _P(c_size_t), c_char_p, INIT_CB, c_void_p)
+
+_fn("decree_workspace_info_release", None, _P(WorkspaceInfo))
+_fn("decree_workspace_create", c_int, _P(WorkspaceInfo), _vp,
+    _P(WorkspaceCreateOptions))
+_fn("decree_workspace_list", c_int, _P(_P(WorkspaceInfo)), _P(c_size_t), _vp)
+_fn("decree_workspace_list_free", None, _P(WorkspaceInfo), c_size_t)
+_fn("decree_workspace_get", c_int, _P(WorkspaceInfo), _vp, c_char_p)
+_fn("decree_workspace_diff", c_int, _vp, c_char_p, _P(DiffOptions), DIFF_CB,
+    c_void_p)
+_fn("decree_workspace_apply", c_int, _P(ApplyResult), _vp, c_char_p,
+    _P(ApplyOptions))
+_fn("decree_workspace_discard", c_int, c_char_p, _vp, c_char_p)
 
 
 def cstrings(items) -> Optional["ctypes.Array[c_char_p]"]:

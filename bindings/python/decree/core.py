@@ -53,6 +53,9 @@ __all__ = [
     "TurnInfo",
     "RewindList",
     "ProgressInfo",
+    "WorkspaceCopy",
+    "Workspace",
+    "WorkspaceConflicts",
     "Cancel",
     "version",
     "find_root",
@@ -104,7 +107,13 @@ APPLY_ACTIONS = {1: "create", 2: "modify", 3: "delete", 4: "skip", 5: "conflict"
 PHASES = {1: "staging", 2: "applying", 3: "committing", 4: "rolling_back", 5: "done"}
 STAGES = {1: "scan", 2: "check", 3: "write", 4: "verify"}
 FSCK_KINDS = {1: "damaged", 2: "unfinished", 3: "repaired", 4: "lost", 5: "unrepaired"}
-NOTICE_KINDS = {1: "mostly_ignored", 2: "existing", 3: "too_large", 4: "edits_saved"}
+NOTICE_KINDS = {
+    1: "mostly_ignored",
+    2: "existing",
+    3: "too_large",
+    4: "edits_saved",
+    5: "workspace",
+}
 
 
 @dataclass
@@ -312,7 +321,7 @@ class Notice:
     """Something a call did that the user would not expect
     (``decree_notice``)."""
 
-    kind: str  #: mostly_ignored, existing, too_large, edits_saved
+    kind: str  #: mostly_ignored, existing, too_large, edits_saved, workspace
     message: str
     count: int
     files: int
@@ -400,6 +409,63 @@ class ProgressInfo:
     bytes: int
     bytes_total: int
     total_known: bool
+
+
+@dataclass
+class WorkspaceCopy:
+    """How a workspace's files were made (``decree_workspace_copy``)."""
+
+    cloned: int  #: reflink clones of the project's files
+    copied: int  #: byte copies of the project's files
+    from_store: int  #: written from the store (differed from the base, or gone)
+    links: int  #: symlinks
+    dirs: int  #: directories
+    bytes: int  #: of the regular files
+
+
+@dataclass
+class Workspace:
+    """One workspace of the project (``decree_workspace_info``):
+    docs/workspaces.md."""
+
+    name: str
+    path: str  #: the absolute directory of the workspace
+    project: str  #: the project root it was made from
+    base: str  #: the base checkpoint (in the project)
+    base_tree: str  #: its tree id
+    created_ns: int  #: Unix time, nanoseconds
+    mode: str  #: "reflink", "copy" or "mixed"
+    reflink_verified: bool  #: a clone was checked to share extents
+    copy: WorkspaceCopy
+
+    @classmethod
+    def _from(cls, w: "_lib.WorkspaceInfo") -> "Workspace":
+        c = w.copy
+        return cls(
+            _dec(w.name) or "",
+            _dec(w.path) or "",
+            _dec(w.project) or "",
+            w.base.decode(),
+            w.base_tree.decode(),
+            w.created_ns,
+            w.mode.decode(),
+            w.reflink_verified,
+            WorkspaceCopy(c.cloned, c.copied, c.from_store, c.links, c.dirs, c.bytes),
+        )
+
+
+@dataclass
+class WorkspaceConflicts:
+    """:meth:`Store.workspace_conflicts`: what an apply would find."""
+
+    clean: bool  #: no conflict: an apply now would go through
+    files: int  #: paths the apply would report (all actions)
+    changes: int  #: paths it would create, modify or delete
+    conflicts: List[ApplyReport]  #: action "conflict"; detail "'PATH': reason"
+    report: List[ApplyReport]  #: every path, as :meth:`Store.workspace_apply` reports it
+
+    def __bool__(self) -> bool:  # truthy when there are conflicts
+        return not self.clean
 
 
 class Cancel:
@@ -844,6 +910,17 @@ class Store:
         put back and :class:`decree.ExecError` is raised (its ``result``
         says what was restored).  Undo with :meth:`undo`."""
         data = patch.encode() if isinstance(patch, str) else bytes(patch)
+        h = self._handle()
+        nm = _enc(name)
+        return self._run_apply(
+            lambda res, o: lib.decree_apply(res, h, nm, data, len(data), o),
+            check, reverse, strip, exec, session, cancel, on_progress,
+        )
+
+    def _run_apply(self, call, check, reverse, strip, exec, session, cancel, on_progress) -> ApplyResult:
+        """One apply-engine call (decree_apply, decree_workspace_apply):
+        the options, the per-path report, the result or the exception
+        carrying both."""
         report: List[ApplyReport] = []
         err: List[BaseException] = []
 
@@ -866,7 +943,7 @@ class Store:
             o.progress = _txn_progress(on_progress, flag, err)
         res = _lib.ApplyResult()
         self._mutating()
-        rc = lib.decree_apply(byref(res), self._handle(), _enc(name), data, len(data), byref(o))
+        rc = call(byref(res), byref(o))
         result = ApplyResult(
             res.created,
             res.modified,
@@ -1266,12 +1343,169 @@ class Store:
             paths, dry_run, agent_only, cancel, on_plan, None,
         )
 
-    # -- workspaces
-    #
-    # WORKSPACES: include/decree/workspace.h is being written on another
-    # branch; its binding (workspace create/list/path/diff/conflicts/
-    # apply/discard) goes here once that header is merged.  Nothing is
-    # declared before the C API exists.
+    # -- workspaces (decree/workspace.h, docs/workspaces.md)
+
+    def workspace_create(
+        self,
+        name: Optional[str] = None,
+        *,
+        from_: Optional[str] = None,
+        no_reflink: bool = False,
+    ) -> Workspace:
+        """Make a workspace: a copy of the project's scanned tree in
+        ``<store>/workspaces/NAME`` (``decree_workspace_create``).
+
+        ``name`` None: ``ws-1``, ``ws-2``, ... (the first free).
+        ``from_``: the base checkpoint (a reference); None checkpoints the
+        project now (session ``workspace``).  Files are reflink clones
+        where the file system really shares extents (checked), copies
+        otherwise; ``no_reflink`` always copies.  The result says how
+        (``mode``, ``reflink_verified``, ``copy``).  Raises
+        :class:`decree.ExistsError` for a name in use,
+        :class:`decree.InvalidError` for a bad one,
+        :class:`decree.NotFoundError` for an unknown ``from_``."""
+        o = _lib.WorkspaceCreateOptions()
+        o.version = _lib.WorkspaceCreateOptions.VERSION
+        o.name = _enc(name)
+        o.from_ = _enc(from_)
+        o.no_reflink = no_reflink
+        out = _lib.WorkspaceInfo()
+        self._mutating()
+        rc = lib.decree_workspace_create(byref(out), self._handle(), byref(o))
+        if rc < 0:
+            _raise(rc)
+        try:
+            ws = Workspace._from(out)
+        finally:
+            lib.decree_workspace_info_release(byref(out))
+        self._check_warning()
+        return ws
+
+    def workspace_list(self) -> List[Workspace]:
+        """The workspaces of this project, by name."""
+        v = ctypes.POINTER(_lib.WorkspaceInfo)()
+        n = c_size_t(0)
+        rc = lib.decree_workspace_list(byref(v), byref(n), self._handle())
+        if rc < 0:
+            _raise(rc)
+        try:
+            return [Workspace._from(v[i]) for i in range(n.value)]
+        finally:
+            lib.decree_workspace_list_free(v, n.value)
+
+    def workspace_get(self, name: str) -> Workspace:
+        """One workspace (:class:`decree.NotFoundError` if there is none
+        by that name)."""
+        out = _lib.WorkspaceInfo()
+        rc = lib.decree_workspace_get(byref(out), self._handle(), _enc(name))
+        if rc < 0:
+            _raise(rc)
+        try:
+            return Workspace._from(out)
+        finally:
+            lib.decree_workspace_info_release(byref(out))
+
+    def workspace_path(self, name: str) -> str:
+        """The absolute directory of a workspace (``decree workspace
+        path``): work there, then :meth:`workspace_diff` /
+        :meth:`workspace_apply`."""
+        return self.workspace_get(name).path
+
+    def workspace_diff(
+        self,
+        name: str,
+        *,
+        context: int = 3,
+        no_text: bool = False,
+        paths: Optional[Sequence[PathLike]] = None,
+    ) -> Diff:
+        """The workspace's changes: its base checkpoint against its files
+        now, the same records as :meth:`diff` (docs/diff-format.md)."""
+        o = _lib.DiffOptions()
+        o.version = _lib.DiffOptions.VERSION
+        o.context = context
+        o.no_text = no_text
+        arr = _lib.cstrings(paths)
+        if arr is not None:
+            o.paths = ctypes.cast(arr, _lib.c_char_pp)
+        files: List[DiffFile] = []
+        cb = _lib.DIFF_CB(lambda _p, f: _collect_diff(files, f))
+        rc = lib.decree_workspace_diff(self._handle(), _enc(name), byref(o), cb, None)
+        if rc < 0:
+            _raise(rc)
+        return Diff(files)
+
+    def workspace_conflicts(self, name: str) -> WorkspaceConflicts:
+        """What applying the workspace now would find, without writing
+        (``decree_workspace_apply`` with ``check_only``).  Conflicts are
+        the answer here, not an exception: ``clean`` is False and
+        ``conflicts`` has each path with its reason."""
+        report: List[ApplyReport] = []
+
+        def rep(_p, path, action, detail):
+            report.append(
+                ApplyReport(os.fsdecode(path), APPLY_ACTIONS.get(action, str(action)), _dec(detail))
+            )
+
+        o = _lib.ApplyOptions()
+        o.version = _lib.ApplyOptions.VERSION
+        o.check_only = True
+        o.strip = -1
+        o.report = _lib.APPLY_REPORT_CB(rep)
+        res = _lib.ApplyResult()
+        rc = lib.decree_workspace_apply(byref(res), self._handle(), _enc(name), byref(o))
+        if rc < 0 and rc != -6:  # DECREE_ECONFLICT: reported above
+            _raise(rc)
+        conflicts = [r for r in report if r.action == "conflict"]
+        return WorkspaceConflicts(
+            not conflicts,
+            len(report),
+            res.created + res.modified + res.deleted,
+            conflicts,
+            report,
+        )
+
+    def workspace_apply(
+        self,
+        name: str,
+        *,
+        check: bool = False,
+        exec: Optional[str] = None,
+        session: Optional[str] = None,
+        cancel: Optional[Cancel] = None,
+        on_progress: Optional[Callable[[str, Optional[str], Optional[str]], None]] = None,
+    ) -> ApplyResult:
+        """Carry the workspace's changes onto the project as it is now,
+        merged path by path with what changed there meanwhile
+        (``decree_workspace_apply``; docs/workspaces.md has the rules).
+
+        One transaction on the project's undo history (:meth:`undo`
+        reverts it).  A conflict anywhere raises
+        :class:`decree.ConflictError` and writes nothing; its ``report``
+        has every path, the conflicting ones with their reason.
+        ``check``: only report.  ``exec``: run afterwards in the project,
+        rolled back if it fails (:class:`decree.ExecError`).  The
+        workspace itself is left as it is."""
+        h = self._handle()
+        nm = _enc(name)
+        return self._run_apply(
+            lambda res, o: lib.decree_workspace_apply(res, h, nm, o),
+            check, False, -1, exec, session, cancel, on_progress,
+        )
+
+    def workspace_discard(self, name: str) -> str:
+        """Remove a workspace, after capturing it (a checkpoint of the
+        workspace root, label ``discarded``); returns that capture's id.
+        The removal is on the project's undo history: :meth:`undo` makes
+        the workspace again (its result has a ``workspace`` notice),
+        :meth:`redo` discards it again."""
+        buf = ctypes.create_string_buffer(_lib.ID_LEN)
+        self._mutating()
+        rc = lib.decree_workspace_discard(buf, self._handle(), _enc(name))
+        if rc < 0:
+            _raise(rc)
+        self._check_warning()
+        return buf.value.decode()
 
 
 def _collect_diff(files: List[DiffFile], fp) -> int:

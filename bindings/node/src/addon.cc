@@ -46,36 +46,7 @@ struct AddonData {
 
 const char *code_name(int code)
 {
-	switch (code) {
-	case DECREE_ENOTFOUND:
-		return "not_found";
-	case DECREE_EEXISTS:
-		return "exists";
-	case DECREE_ELOCKED:
-		return "locked";
-	case DECREE_ECONFLICT:
-		return "conflict";
-	case DECREE_ECORRUPT:
-		return "corrupt";
-	case DECREE_EAPPLY:
-		return "apply";
-	case DECREE_EINVALID:
-		return "invalid";
-	case DECREE_EAMBIGUOUS:
-		return "ambiguous";
-	case DECREE_EVERIFY:
-		return "verify";
-	case DECREE_EEXEC:
-		return "exec";
-	case DECREE_EUNFINISHED:
-		return "unfinished";
-	case DECREE_ECANCELLED:
-		return "cancelled";
-	case DECREE_ELOGDAMAGED:
-		return "log_damaged";
-	default:
-		return "error";
-	}
+	return decree_error_name(code); /* the CLI's --json codes */
 }
 
 Napi::Object make_error(Napi::Env env, int code, const std::string &msg)

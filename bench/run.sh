@@ -1293,7 +1293,7 @@ xfs_up() {
 		return 1
 	}
 	trap 'xfs_down' EXIT
-	trap 'exit 130' INT TERM
+	trap 'exit 130' INT TERM HUP PIPE
 }
 
 # KiB used on the file system holding $1, after a sync

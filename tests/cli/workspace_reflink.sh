@@ -41,7 +41,7 @@ cleanup() {
 	[ "${DECREE_TEST_PRESERVE:-0}" = 1 ] || rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP PIPE
 # the loop file lives on a disk file system, not in memory
 [ "$(stat -f -c %T "$SCRATCH")" != tmpfs ] || {
 	IMG=$(mktemp /var/tmp/decree-xfs.XXXXXX) || skip "no room for a loop file"

@@ -164,8 +164,8 @@ static bool has_temps(const decree_store *s)
 }
 
 /* Take a workspace out of sight at once (renamed to .trash-NAME-*; the
- * lock is held), then delete it.  Gone for good: the caller has the
- * error to report, if any. */
+ * lock is held), then delete it.  When the rename cannot be made durable
+ * it is renamed back: a failure leaves the workspace in place. */
 static int unmake(const decree_store *s, const char *name, const char *path)
 {
 	char dir[PATH_MAX], trash[PATH_MAX + 100];
@@ -179,8 +179,12 @@ static int unmake(const decree_store *s, const char *name, const char *path)
 		 dir, name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 	if (rename(path, trash) < 0)
 		return decree_error_os("cannot remove '%s'", path);
-	if ((r = fs_fsync_dir_path(dir)) < 0)
+	if ((r = fs_fsync_dir_path(dir)) < 0) {
+		/* not durably gone: failed, so back in place */
+		if (rename(trash, path) < 0)
+			error_clear(); /* gone then; the error stands */
 		return r;
+	}
 	if (fs_remove_path(trash) < 0)
 		error_clear(); /* out of sight; the next call sweeps it */
 	return 0;

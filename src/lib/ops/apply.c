@@ -36,6 +36,7 @@
 #include "diff/unidiff.h"
 #include "store/repo.h"
 #include "util/strset.h"
+#include "util/trace.h"
 #include "txn/txn.h"
 
 #include <signal.h>
@@ -903,6 +904,7 @@ static int write_patch(apply_run *a)
 	    (r = odb_writer_new(&w, db)) < 0 ||
 	    (r = stage_changes(&a->ch, &a->nch, w, &a->st)) < 0)
 		goto done;
+	trace_phase("apply: staged");
 	if (a->nch > 1)
 		qsort(a->ch, a->nch, sizeof(*a->ch), cmp_change);
 	if (o->exec &&
@@ -911,6 +913,7 @@ static int write_patch(apply_run *a)
 		goto done;
 	if ((r = odb_writer_commit(w)) < 0)
 		goto done;
+	trace_phase("apply: objects committed");
 	if (a->nch) {
 		oplog_entry e;
 		txn_spec sp;

@@ -40,6 +40,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/strset.h"
+#include "util/trace.h"
 #include "ops/apply.h"
 #include "ops/checkpoint.h"
 #include "ops/diff.h"
@@ -1715,17 +1716,20 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	mg.theirs = (snap)SNAP_INIT;
 	if ((r = need_project(s)) < 0 || (r = meta_load(&meta, s, name)) < 0)
 		return r;
+	trace_phase("workspace apply: start");
 	meta_view(&view, &meta);
 	snprintf(label, sizeof(label), "base of workspace %s", name);
 	/* a create killed after its rename left the root without its base */
 	if ((r = attach_root(s, &meta, NULL, label)) < 0 ||
 	    (r = ws_open(&mg.sw, s, meta.info.path)) < 0)
 		goto done;
+	trace_phase("workspace apply: root attached");
 	if (!o->check_only) {
 		if ((r = txn_lock(NULL, NULL, s)) < 0)
 			goto done;
 		locked = true;
 	}
+	trace_phase("workspace apply: locked");
 	mg.s = s;
 	/* the workspace scanned with the base's rules (an edited .gitignore
 	 * cannot make the apply delete what was ignored); no stat cache is
@@ -1741,6 +1745,7 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 			    : s->max_file_size ? s->max_file_size
 					       : SCAN_DEFAULT_MAX_SIZE)) < 0)
 		goto done;
+	trace_phase("workspace apply: scanned");
 	to.ours_label = "project";
 	to.theirs_label = "workspace";
 	if ((r = treemerge(&plan, &base, &mg.ours, &mg.theirs, &to, load_blob,
@@ -1748,9 +1753,11 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	    (r = apply_set_new(&set)) < 0 ||
 	    (r = plan_to_set(set, &mg, &plan)) < 0)
 		goto done;
+	trace_phase("workspace apply: merged");
 	snprintf(label, sizeof(label), "workspace %s", name);
 	snprintf(what, sizeof(what), "workspace apply %s", name);
 	r = apply_set_run(res, s, set, label, what, o, &locked);
+	trace_phase("workspace apply: written");
 done:
 	if (locked)
 		repo_unlock(s);

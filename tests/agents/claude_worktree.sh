@@ -59,7 +59,9 @@ printf '{"session_id":"%s","transcript_path":"/x.jsonl","cwd":"%s","hook_event_n
 same "WorktreeRemove (Claude Code's payload): exit 0, nothing printed" "$? $(cat "$ART/wt-remove.out")" "0 "
 check "... the workspace is gone" test ! -e "$WS"
 t "decree hook uninstall claude-code" "$DECREE" -q hook uninstall claude-code
+# (decree's entries run "DECREE hook claude-code EVENT"; the harness's
+# own logging hooks, kept, may have "decree" in their paths)
 same "... removes decree's WorktreeCreate and WorktreeRemove entries" \
-	"$(jx .claude/settings.json '[e for e in ("WorktreeCreate", "WorktreeRemove") if any("decree" in h["command"] for g in d["hooks"].get(e, []) for h in g["hooks"])]')" "[]"
+	"$(jx .claude/settings.json '[e for e in ("WorktreeCreate", "WorktreeRemove") if any(" hook claude-code " in h["command"] for g in d["hooks"].get(e, []) for h in g["hooks"])]')" "[]"
 sanitizer_reports "no hook run left a sanitizer report"
 done_testing

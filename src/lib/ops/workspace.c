@@ -918,8 +918,11 @@ static int build(ws_meta *m, decree_store *s, snap *t, bool reflink)
 	if ((r = copy_tree(&m->info, s, fd, t, reflink)) < 0 ||
 	    (r = write_meta_files(fd, m)) < 0)
 		goto fail;
+	trace_phase("workspace: copied");
 	/* every file's bytes durable before the name appears */
-	if (syncfs(fd) < 0) {
+	r = syncfs(fd);
+	trace_phase("workspace: synced");
+	if (r < 0) {
 		r = decree_error_os("cannot sync the workspace");
 		goto fail;
 	}

@@ -1268,43 +1268,14 @@ static void discarded_meta(char out[PATH_MAX + 64], const decree_store *s,
 
 /* Push `e` (a new operation: the redo history is cleared) or move the
  * top entry with id `moved` from one stack to the other (undo: from the
- * undo stack), then save.  Idempotent as txn.c's history update. */
+ * undo stack), then save; idempotent (oplog_push, oplog_move). */
 static int history_update(decree_store *s, const oplog_entry *e,
 			  const char *moved, bool undo)
 {
 	char path[PATH_MAX];
-	oplog l = OPLOG_INIT;
-	int r;
 
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load_all(&l, path)) < 0)
-		return r;
-	if (e) {
-		size_t cap = l.nundo;
-		for (size_t i = 0; i < l.nredo; i++)
-			oplog_entry_release(&l.redo[i]);
-		l.nredo = 0;
-		if ((r = GROW(l.undo, cap, l.nundo + 1)) < 0 ||
-		    (r = oplog_entry_copy(&l.undo[l.nundo], e)) < 0)
-			goto done;
-		l.nundo++;
-	} else {
-		oplog_entry **from = undo ? &l.undo : &l.redo;
-		size_t *nfrom = undo ? &l.nundo : &l.nredo;
-		oplog_entry **to = undo ? &l.redo : &l.undo;
-		size_t *nto = undo ? &l.nredo : &l.nundo;
-		size_t cap = *nto;
-		if (!*nfrom || (*from)[*nfrom - 1].damaged ||
-		    strncmp((*from)[*nfrom - 1].id, moved, 16))
-			goto done; /* already moved */
-		if ((r = GROW(*to, cap, *nto + 1)) < 0)
-			goto done;
-		(*to)[(*nto)++] = (*from)[--*nfrom];
-	}
-	r = oplog_save(&l, path);
-done:
-	oplog_release(&l);
-	return r;
+	return oplog_update(path, e, undo, moved);
 }
 
 /* Remove workspace `m` (the caller holds the lock, and its history

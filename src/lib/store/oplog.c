@@ -523,3 +523,56 @@ size_t oplog_drop_damaged(oplog *l)
 	l->ndamaged = 0;
 	return dropped;
 }
+
+int oplog_push(oplog *l, const oplog_entry *e)
+{
+	size_t cap = l->nundo;
+
+	if (l->nundo && !l->undo[l->nundo - 1].damaged &&
+	    !strcmp(l->undo[l->nundo - 1].id, e->id))
+		return 1; /* already done */
+	for (size_t i = 0; i < l->nredo; i++)
+		oplog_entry_release(&l->redo[i]);
+	l->nredo = 0;
+	if (GROW(l->undo, cap, l->nundo + 1) < 0 ||
+	    oplog_entry_copy(&l->undo[l->nundo], e) < 0)
+		return DECREE_ERROR;
+	l->nundo++;
+	return 0;
+}
+
+int oplog_move(oplog *l, bool undo, const char *id)
+{
+	oplog_entry **from = undo ? &l->undo : &l->redo;
+	size_t *nfrom = undo ? &l->nundo : &l->nredo;
+	oplog_entry **to = undo ? &l->redo : &l->undo;
+	size_t *nto = undo ? &l->nredo : &l->nundo;
+	size_t cap = *nto;
+
+	if (!*nfrom || (*from)[*nfrom - 1].damaged ||
+	    strncmp((*from)[*nfrom - 1].id, id, 16))
+		return 1; /* already moved */
+	if (GROW(*to, cap, *nto + 1) < 0)
+		return DECREE_ERROR;
+	(*to)[(*nto)++] = (*from)[--*nfrom];
+	return 0;
+}
+
+int oplog_update(const char *path, const oplog_entry *e, bool undo,
+		 const char *id)
+{
+	oplog l = OPLOG_INIT;
+	int r;
+
+	/* damaged entries stay as they are: a push or a move needs none
+	 * of them */
+	if ((r = oplog_load_all(&l, path)) < 0)
+		return r;
+	r = e ? oplog_push(&l, e) : oplog_move(&l, undo, id);
+	if (r == 0)
+		r = oplog_save(&l, path);
+	else if (r > 0)
+		r = 0; /* already done */
+	oplog_release(&l);
+	return r;
+}

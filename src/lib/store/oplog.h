@@ -93,6 +93,19 @@ int oplog_load_all(oplog *out, const char *path);
  * file and the entry (for gc and fsck, which need every entry). */
 int oplog_load(oplog *out, const char *path);
 int oplog_save(const oplog *l, const char *path);
+/* The history updates of a mutation, idempotent (a recovery may do one
+ * again): oplog_push puts a copy of e on the undo stack and clears the
+ * redo stack, unless e (by id) is on top already; oplog_move moves the
+ * entry `id` from the top of the undo stack to the redo stack (undo
+ * true) or back, unless it is not on top (moved already).  0: l changed
+ * (save it), 1: nothing to do, <0: out of memory. */
+int oplog_push(oplog *l, const oplog_entry *e);
+int oplog_move(oplog *l, bool undo, const char *id);
+/* The history at `path` (damaged entries kept as they are) with e pushed
+ * (e not NULL) or `id` moved, saved when that changed it. */
+int oplog_update(const char *path, const oplog_entry *e, bool undo,
+		 const char *id);
+
 /* Remove the damaged entries of both stacks; returns how many. */
 size_t oplog_drop_damaged(oplog *l);
 void oplog_release(oplog *l);

@@ -1061,49 +1061,13 @@ done:
 static int apply_history(decree_store *s, const plan *p)
 {
 	char path[PATH_MAX];
-	oplog l = OPLOG_INIT;
-	int r;
 
 	if (p->history == TXN_HISTORY_NONE)
 		return 0;
 	repo_file(path, s, "oplog");
-	/* damaged entries stay as they are: a push needs none of them */
-	if ((r = oplog_load_all(&l, path)) < 0)
-		return r;
-	if (p->history == TXN_HISTORY_PUSH) {
-		if (l.nundo && !l.undo[l.nundo - 1].damaged &&
-		    !strcmp(l.undo[l.nundo - 1].id, p->entry.id))
-			goto done; /* already done */
-		for (size_t i = 0; i < l.nredo; i++)
-			oplog_entry_release(&l.redo[i]);
-		l.nredo = 0;
-		size_t cap = l.nundo;
-		if ((r = GROW(l.undo, cap, l.nundo + 1)) < 0)
-			goto done;
-		if ((r = oplog_entry_copy(&l.undo[l.nundo], &p->entry)) < 0)
-			goto done;
-		l.nundo++;
-	} else {
-		oplog_entry **from = p->history == TXN_HISTORY_UNDO ? &l.undo
-								    : &l.redo;
-		size_t *nfrom = p->history == TXN_HISTORY_UNDO ? &l.nundo
-							       : &l.nredo;
-		oplog_entry **to = p->history == TXN_HISTORY_UNDO ? &l.redo
-								  : &l.undo;
-		size_t *nto = p->history == TXN_HISTORY_UNDO ? &l.nredo
-							     : &l.nundo;
-		size_t cap = *nto;
-		if (!*nfrom || (*from)[*nfrom - 1].damaged ||
-		    strncmp((*from)[*nfrom - 1].id, p->moved_id, 16))
-			goto done; /* already moved */
-		if ((r = GROW(*to, cap, *nto + 1)) < 0)
-			goto done;
-		(*to)[(*nto)++] = (*from)[--*nfrom];
-	}
-	r = oplog_save(&l, path);
-done:
-	oplog_release(&l);
-	return r;
+	return oplog_update(path,
+			    p->history == TXN_HISTORY_PUSH ? &p->entry : NULL,
+			    p->history == TXN_HISTORY_UNDO, p->moved_id);
 }
 
 /*

@@ -159,7 +159,8 @@ bool cli_output_closed(void);
  * usage (after "decree "), the name errors use, more --help text (or
  * NULL); a table ends with a NULL name.  cli_subcommand runs the one
  * ctx->argv[0] names (its --help with ctx->help), or reports a missing
- * or unknown one with group_help and a did-you-mean. */
+ * or unknown one with a did-you-mean; the group's help is the usage of
+ * each subcommand, then `about`. */
 typedef struct {
 	const char *name;
 	int (*fn)(cli_ctx *ctx);
@@ -168,7 +169,7 @@ typedef struct {
 	const char *help;
 } cli_sub;
 int cli_subcommand(cli_ctx *ctx, const cli_sub *subs, const char *group,
-		   void (*group_help)(FILE *f));
+		   const char *about);
 
 /* apply's output (cmd_patch.c), for decree apply and decree workspace
  * apply: `produce` runs the apply with the options filled here (report,

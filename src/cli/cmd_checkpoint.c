@@ -1214,25 +1214,19 @@ static const cli_sub subs[] = {
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-static void checkpoint_help(FILE *f)
-{
-	fputs("usage: decree checkpoint COMMAND ...\n\n", f);
-	for (size_t i = 0; subs[i].name; i++)
-		fprintf(f, "  decree %s\n", subs[i].usage);
-	fputs("\nREF is a checkpoint id, a unique prefix of 4+ hex digits, or SESSION:MESSAGE.\n"
-	      "create prints the new id; with --message, a second create for the same\n"
-	      "(session, message) returns the existing id.  restore is cascading: the\n"
-	      "scanned tree becomes exactly the checkpoint (files created since are\n"
-	      "deleted); the state before is captured (label pre-restore) and\n"
-	      "'decree undo' brings it back.  Ignored and too-large files are never\n"
-	      "deleted, nor files a checkpoint's own --exclude or --max-file-size\n"
-	      "left out.  drop --all, then 'decree gc', forgets this project.\n",
-	      f);
-}
+static const char checkpoint_about[] =
+	"REF is a checkpoint id, a unique prefix of 4+ hex digits, or SESSION:MESSAGE.\n"
+	"create prints the new id; with --message, a second create for the same\n"
+	"(session, message) returns the existing id.  restore is cascading: the\n"
+	"scanned tree becomes exactly the checkpoint (files created since are\n"
+	"deleted); the state before is captured (label pre-restore) and\n"
+	"'decree undo' brings it back.  Ignored and too-large files are never\n"
+	"deleted, nor files a checkpoint's own --exclude or --max-file-size\n"
+	"left out.  drop --all, then 'decree gc', forgets this project.\n";
 
 int cmd_checkpoint(cli_ctx *ctx)
 {
-	return cli_subcommand(ctx, subs, "checkpoint", checkpoint_help);
+	return cli_subcommand(ctx, subs, "checkpoint", checkpoint_about);
 }
 
 /* --- recover, gc, fsck

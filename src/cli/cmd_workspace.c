@@ -43,6 +43,20 @@ static void info_json(buf *b, const decree_workspace_info *w)
 		   (unsigned long long)w->copy.bytes);
 }
 
+/* What create and path print on stdout: the workspace's document with
+ * --json, else its path (what a script wants, also with -q). */
+static void print_workspace(const cli_ctx *ctx, const decree_workspace_info *w)
+{
+	if (ctx->json) {
+		buf b = BUF_INIT;
+		info_json(&b, w);
+		printf("%s\n", b.ptr);
+		buf_release(&b);
+	} else {
+		printf("%s\n", w->path);
+	}
+}
+
 /* One positional NAME, else a usage error. */
 static int one_name(cli_ctx *ctx, const char *usage)
 {
@@ -80,29 +94,18 @@ static int ws_create(cli_ctx *ctx)
 	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
-	if (ctx->json) {
-		buf b = BUF_INIT;
-		info_json(&b, &w);
-		printf("%s\n", b.ptr);
-		buf_release(&b);
-	} else {
-		/* the path is what a script wants: stdout, also with -q */
-		printf("%s\n", w.path);
-		if (!ctx->quiet)
-			fprintf(stderr,
-				"workspace %s: %llu file(s) from checkpoint "
-				"%.12s (%s: %llu cloned, %llu copied, %llu "
-				"from the store)\n",
-				w.name,
-				(unsigned long long)(w.copy.cloned +
-						     w.copy.copied +
-						     w.copy.from_store +
-						     w.copy.links),
-				w.base, w.mode,
-				(unsigned long long)w.copy.cloned,
-				(unsigned long long)w.copy.copied,
-				(unsigned long long)w.copy.from_store);
-	}
+	print_workspace(ctx, &w);
+	if (!ctx->json && !ctx->quiet)
+		fprintf(stderr,
+			"workspace %s: %llu file(s) from checkpoint "
+			"%.12s (%s: %llu cloned, %llu copied, %llu "
+			"from the store)\n",
+			w.name,
+			(unsigned long long)(w.copy.cloned + w.copy.copied +
+					     w.copy.from_store + w.copy.links),
+			w.base, w.mode, (unsigned long long)w.copy.cloned,
+			(unsigned long long)w.copy.copied,
+			(unsigned long long)w.copy.from_store);
 	decree_workspace_info_release(&w);
 	return EXIT_OK;
 }
@@ -166,14 +169,7 @@ static int ws_path(cli_ctx *ctx)
 	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
-	if (ctx->json) {
-		buf b = BUF_INIT;
-		info_json(&b, &w);
-		printf("%s\n", b.ptr);
-		buf_release(&b);
-	} else {
-		printf("%s\n", w.path);
-	}
+	print_workspace(ctx, &w);
 	decree_workspace_info_release(&w);
 	return EXIT_OK;
 }
@@ -430,19 +426,13 @@ static const cli_sub subs[] = {
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
-static void workspace_help(FILE *f)
-{
-	fputs("usage: decree workspace COMMAND ...\n\n", f);
-	for (size_t i = 0; subs[i].name; i++)
-		fprintf(f, "  decree %s\n", subs[i].usage);
-	fputs("\nA workspace is a private copy of the project's scanned tree under the\n"
-	      "store: an agent works there, 'workspace diff' shows what it did,\n"
-	      "'workspace apply' merges it into the project as one undoable\n"
-	      "transaction, 'workspace discard' removes it (undoable too).\n",
-	      f);
-}
+static const char workspace_about[] =
+	"A workspace is a private copy of the project's scanned tree under the\n"
+	"store: an agent works there, 'workspace diff' shows what it did,\n"
+	"'workspace apply' merges it into the project as one undoable\n"
+	"transaction, 'workspace discard' removes it (undoable too).\n";
 
 int cmd_workspace(cli_ctx *ctx)
 {
-	return cli_subcommand(ctx, subs, "workspace", workspace_help);
+	return cli_subcommand(ctx, subs, "workspace", workspace_about);
 }

@@ -725,18 +725,28 @@ const char *cli_phase_name(decree_phase ph)
 	}
 }
 
+/* The group's help: its subcommands' usages, then `about`. */
+static void group_help(FILE *f, const cli_sub *subs, const char *group,
+		       const char *about)
+{
+	fprintf(f, "usage: decree %s COMMAND ...\n\n", group);
+	for (const cli_sub *c = subs; c->name; c++)
+		fprintf(f, "  decree %s\n", c->usage);
+	fprintf(f, "\n%s", about);
+}
+
 int cli_subcommand(cli_ctx *ctx, const cli_sub *subs, const char *group,
-		   void (*group_help)(FILE *f))
+		   const char *about)
 {
 	const char *names[32];
 	size_t n = 0;
 
 	if (ctx->argc < 1 || ctx->argv[0][0] == '-') {
 		if (ctx->help) {
-			group_help(stdout);
+			group_help(stdout, subs, group, about);
 			return EXIT_OK;
 		}
-		group_help(stderr);
+		group_help(stderr, subs, group, about);
 		return usage_error(ctx, "no %s command given", group);
 	}
 	for (const cli_sub *c = subs; c->name; c++) {

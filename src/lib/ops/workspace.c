@@ -462,14 +462,20 @@ static bool same_stat(const struct stat *a, const struct stat *b)
 }
 
 /* Does the stat cache vouch that the file with stat `st` holds e's bytes? */
+/* Could the file with stat `st` hold e's bytes (a regular file of e's
+ * mode and size)? */
+static bool may_hold(const snap_entry *e, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && mode_of_file(st->st_mode) == e->mode &&
+	       (uint64_t)st->st_size == e->size;
+}
+
 static bool vouched(copier *c, const snap_entry *e, const struct stat *st)
 {
 	snap_entry probe;
 	oid id;
 
-	if (!c->cache || !S_ISREG(st->st_mode) ||
-	    mode_of_file(st->st_mode) != e->mode ||
-	    (uint64_t)st->st_size != e->size)
+	if (!c->cache || !may_hold(e, st))
 		return false;
 	memset(&probe, 0, sizeof(probe));
 	probe.path = e->path;
@@ -534,18 +540,23 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 		     int ddfd)
 {
 	struct stat before, after;
-	bool from_tree = false, cloned = false;
+	bool from_tree = false, cloned = false, verify = false;
 	int src = -1, dst, r = 0;
 
-	if (sdfd >= 0 && (src = openat(sdfd, base,
-				       O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-					       O_CLOEXEC)) >= 0) {
-		if (fstat(src, &before) == 0 &&
-		    (!snap_entry_is_stored(e) ? S_ISREG(before.st_mode)
-					      : vouched(c, e, &before)))
+	if (sdfd >= 0 &&
+	    (src = openat(sdfd, base,
+			  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >=
+		    0 &&
+	    fstat(src, &before) == 0) {
+		if (!snap_entry_is_stored(e))
+			from_tree = S_ISREG(before.st_mode);
+		else if (vouched(c, e, &before))
 			from_tree = true;
+		else /* a file the cache cannot vouch for yet (written in the
+		      * second it was last saved): taken, then hashed */
+			from_tree = verify = may_hold(e, &before);
 	}
-	dst = openat(ddfd, base, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	dst = openat(ddfd, base, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (dst < 0) {
 		r = decree_error_os("cannot create '%s' in the workspace",
 				    e->path);
@@ -572,9 +583,23 @@ static int make_file(copier *c, snap_entry *e, int sdfd, const char *base,
 		if (from_tree &&
 		    (fstat(src, &after) < 0 || !same_stat(&before, &after)))
 			from_tree = false;
+		if (from_tree && verify) {
+			oid got;
+			if (lseek(dst, 0, SEEK_SET) < 0 ||
+			    sha256_fd(&got, NULL, dst, e->path) < 0) {
+				r = decree_error_os("cannot read '%s' in the "
+						    "workspace",
+						    e->path);
+				goto done;
+			}
+			from_tree = !oid_cmp(&got, &e->id);
+		}
 		if (!from_tree) {
 			cloned = false;
-			if (ftruncate(dst, 0) < 0) {
+			/* (the copy moved the offset: the store's bytes go
+			 * at 0, not after a hole) */
+			if (ftruncate(dst, 0) < 0 ||
+			    lseek(dst, 0, SEEK_SET) < 0) {
 				r = decree_error_os("cannot truncate '%s'",
 						    e->path);
 				goto done;

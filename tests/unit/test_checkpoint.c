@@ -470,7 +470,8 @@ static void test_progress(void **state)
 	assert_int_equal(l.prev.files_total, 2);
 
 	memset(&l, 0, sizeof(l));
-	assert_int_equal(decree_fsck(f->s, NULL, NULL), 0);
+	if (decree_fsck(f->s, NULL, NULL) != 0)
+		fail_msg("fsck: %s", decree_error_last());
 	assert_true(l.verify >= 1);
 	assert_int_equal(l.prev.files, l.prev.files_total);
 

@@ -15,6 +15,7 @@
  * record, history and log, and resolves every reference.
  */
 #include "util/common.h"
+#include "scan/statcache.h"
 #include "decree/maint.h"
 #include "ops/checkpoint.h"
 #include "scan/worktree.h"
@@ -279,11 +280,13 @@ static int mark_unfinished(void *payload, const oid *id)
 
 /*
  * fsck: a file that starts with a magic and a version (1..max_version)
- * and ends with the SHA-256 of everything before (caches, packs/sealed).
- * A missing file is fine.  Reads without blocking on a FIFO.
+ * and ends with the SHA-256 of everything before (caches, packs/sealed),
+ * or that `verify` (when given) finds sound.  A missing file is fine.
+ * Reads without blocking on a FIFO.
  */
 static void check_sum_file(marker *m, const char *path, const char *magic,
 			   size_t mlen, uint32_t max_version,
+			   const char *(*verify)(const void *, size_t),
 			   bool (*removed)(marker *, const char *))
 {
 	buf data = BUF_INIT;
@@ -299,6 +302,8 @@ static void check_sum_file(marker *m, const char *path, const char *magic,
 		why = "not a regular file";
 	} else if (fs_read_fd(fd, &data, path) < 0) {
 		why = "cannot be read";
+	} else if (verify) {
+		why = verify(data.ptr, data.len);
 	} else if (data.len < mlen + 4 + SHA256_LEN ||
 		   memcmp(data.ptr, magic, mlen)) {
 		why = "bad header (magic)";
@@ -399,11 +404,11 @@ static int mark_root(marker *m, const char *rootdir)
 		snprintf(path, sizeof(path), "%s/checkpoints.cache", rootdir);
 		/* (a record cache of version 1 is an older decree's: intact,
 		 * ignored by listings and written again) */
-		check_sum_file(m, path, "DCKC", 4, 2, rm);
+		check_sum_file(m, path, "DCKC", 4, 2, NULL, rm);
 		snprintf(path, sizeof(path), "%s/statcache", rootdir);
-		check_sum_file(m, path, "DSTC", 4, 1, rm);
+		check_sum_file(m, path, "DSTC", 4, 2, statcache_verify, rm);
 		snprintf(path, sizeof(path), "%s/statcache.delta", rootdir);
-		check_sum_file(m, path, "DSTC", 4, 1, rm);
+		check_sum_file(m, path, "DSTC", 4, 2, statcache_verify, rm);
 		/* an unfinished prune or drop: the next recovery finishes
 		 * it, unless its list is damaged */
 		snprintf(path, sizeof(path), "%s/checkpoints.drop", rootdir);
@@ -696,7 +701,7 @@ static void check_store_files(marker *m)
 	buf_release(&data);
 	error_clear();
 	snprintf(path, sizeof(path), "%s/packs/sealed", m->s->dir);
-	check_sum_file(m, path, "DECRSEAL", 8, 1,
+	check_sum_file(m, path, "DECRSEAL", 8, 1, NULL,
 		       m->repair && m->kind == DECREE_FSCK_DAMAGED
 			       ? remove_cache
 			       : NULL);

@@ -31,6 +31,7 @@
 #include "util/common.h"
 #include "scan/scan.h"
 #include "util/alloc.h"
+#include "util/arena.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "scan/ignore.h"
@@ -43,14 +44,23 @@ typedef struct dirres dirres;
 
 /* One entry of a directory's result. */
 typedef struct {
-	snap_entry e; /* e.path is the full path (owned) */
+	snap_entry e; /* e.path is the full path (in a worker's arena) */
+	size_t plen;  /* its length */
 	dirres *sub;  /* subdirectory result, or NULL */
 	bool dropped; /* ignored, vanished or not a project file */
 } rentry;
 
+/* A directory's result: its entries, one per name of its listing (same
+ * index), and with a stat cache what the cache needs to know of it. */
 struct dirres {
 	rentry *v;
 	size_t n;
+	char *path;	       /* owned */
+	statcache_name *names; /* the listing (owned array) */
+	char *names_block;     /* their storage, or NULL: the cache's */
+	struct stat st;	       /* the directory's */
+	bool stat_ok, clean;
+	int src;
 };
 
 enum { JOB_DIR = 1, JOB_HASH = 2 };
@@ -66,10 +76,7 @@ typedef struct job {
 
 typedef struct walker walker;
 
-typedef struct {
-	char *name;
-	unsigned char type; /* d_type */
-} dent;
+typedef statcache_name dent;
 
 /* How many entries one rule excluded (per worker; up to TALLY_MAX rules,
  * the most common ones being met early in practice). */
@@ -91,7 +98,9 @@ typedef struct {
 	int cur_fd;
 	const dent *cur_ents; /* its sorted listing */
 	size_t cur_n;
-	buf data; /* reused read buffer */
+	statcache_dir scd; /* its stat cache record */
+	arena paths;	   /* the full paths of its entries */
+	buf data;	   /* reused read buffer */
 } worker;
 
 struct walker {
@@ -347,7 +356,7 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 	if (wk->cur_dir && !strcmp(dir, wk->cur_dir)) {
 		/* The listing tells whether the file exists: no failed open
 		 * per directory (two per directory add up on large trees). */
-		dent key = { (char *)name, 0 };
+		dent key = { name, 0, 0, 0 };
 		const dent *hit = bsearch(&key, wk->cur_ents, wk->cur_n,
 					  sizeof(dent), dent_cmp);
 		if (!hit || (hit->type != DT_REG && hit->type != DT_UNKNOWN))
@@ -446,7 +455,7 @@ static int read_dir(listing *out, int fd, const char *rel)
 			const struct dirent64 *de =
 				(const struct dirent64 *)(raw + off);
 			const char *nm = de->d_name;
-			size_t len = strlen(nm) + 1;
+			size_t len = strlen(nm) + 1; /* at most NAME_MAX + 1 */
 			off += de->d_reclen;
 			if (nm[0] == '.' &&
 			    (!nm[1] || (nm[1] == '.' && !nm[2])))
@@ -458,7 +467,9 @@ static int read_dir(listing *out, int fd, const char *rel)
 			}
 			memcpy(names + nlen, nm, len);
 			/* an offset until the block stops moving */
-			v[n].name = (char *)(uintptr_t)nlen;
+			v[n].name = (const char *)(uintptr_t)nlen;
+			v[n].idx = STATCACHE_NO_ENTRY;
+			v[n].len = (uint16_t)(len - 1);
 			v[n++].type = de->d_type;
 			nlen += len;
 		}
@@ -482,14 +493,34 @@ fail:
 	return r;
 }
 
-/* Open directory j->path beneath the root (no symlink on the way) and
- * list it.  *fd -1 and 0: it vanished or was replaced meanwhile. */
-static int open_listing(int *fd, listing *l, walker *w, const job *j)
+/* The listing of a directory the stat cache vouches for: its names,
+ * pointing into the cache. */
+static int cached_listing(listing *l, const statcache_dir *d)
 {
+	memset(l, 0, sizeof(*l));
+	if (!d->n)
+		return 0;
+	if (!(l->v = decree_calloc(d->n, sizeof(dent))))
+		return -1;
+	for (uint32_t i = 0; i < d->n; i++)
+		l->v[i] = statcache_dir_name(d, i);
+	l->n = d->n;
+	return 0;
+}
+
+/* Open directory j->path beneath the root (no symlink on the way) and
+ * list it: from the stat cache when it vouches for the listing (wk->scd
+ * is its record), else with getdents.  *fd -1 and 0: it vanished or was
+ * replaced meanwhile. */
+static int open_listing(int *fd, listing *l, worker *wk, const job *j,
+			dirres *res)
+{
+	walker *w = wk->w;
 	bool root = !j->path[0];
 	int r;
 
 	memset(l, 0, sizeof(*l));
+	memset(&wk->scd, 0, sizeof(wk->scd));
 	*fd = -1;
 	if (j->depth > 4096)
 		return decree_error_set(DECREE_EINVALID,
@@ -505,6 +536,16 @@ static int open_listing(int *fd, listing *l, walker *w, const job *j)
 			return 0; /* nothing below it */
 		return decree_error_os("cannot open directory '%s'",
 				       root ? "." : j->path);
+	}
+	if (w->o->cache) {
+		/* the stat data first: a name added while the listing is read
+		 * leaves the recorded data older than the directory */
+		res->stat_ok = fstat(*fd, &res->st) == 0;
+		statcache_dir_open(w->o->cache, &wk->scd, j->path,
+				   strlen(j->path),
+				   res->stat_ok ? &res->st : NULL);
+		if (wk->scd.listing)
+			return cached_listing(l, &wk->scd);
 	}
 	if ((r = read_dir(l, *fd, j->path)) < 0) {
 		close(*fd);
@@ -523,8 +564,8 @@ static int scan_link(worker *wk, rentry *re, int dfd, const char *name)
 	ssize_t tn;
 
 	e->mode = MODE_LINK;
-	if (o->cache && (e->cached = (uint8_t)statcache_lookup(
-				 o->cache, e->path, e, &e->id)))
+	if (o->cache && (e->cached = (uint8_t)statcache_dir_lookup(
+				 &wk->scd, name, e, &e->id)))
 		return 0;
 	tn = readlinkat(dfd, name, target, sizeof(target) - 1);
 	if (tn < 0) {
@@ -544,7 +585,8 @@ static int scan_link(worker *wk, rentry *re, int dfd, const char *name)
 
 /* A regular file entry: skipped above the size limit, taken from the
  * stat cache, left unhashed (lazy_hash), or queued for hashing. */
-static int scan_file(worker *wk, rentry *re, const struct stat *st)
+static int scan_file(worker *wk, rentry *re, const char *name,
+		     const struct stat *st)
 {
 	walker *w = wk->w;
 	const scan_opts *o = w->o;
@@ -556,8 +598,8 @@ static int scan_file(worker *wk, rentry *re, const struct stat *st)
 		e->mtime_ns = 0; /* never cached */
 		return 0;
 	}
-	if (o->cache && (e->cached = (uint8_t)statcache_lookup(
-				 o->cache, e->path, e, &e->id)))
+	if (o->cache && (e->cached = (uint8_t)statcache_dir_lookup(
+				 &wk->scd, name, e, &e->id)))
 		return 0;
 	if (o->lazy_hash && !o->store) {
 		e->unhashed = 1;
@@ -604,9 +646,11 @@ static int tally_ignored(worker *wk)
 }
 
 /* One name of directory j->path (open at dfd): skipped, queued as a
- * subdirectory, or recorded.  path: scratch for its full path. */
+ * subdirectory, or recorded.  path: scratch for its full path, holding
+ * the directory's prefix ("dir/", or "" in the root) in its first
+ * `prefix` bytes. */
 static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
-		      rentry *re, buf *path)
+		      rentry *re, buf *path, size_t prefix)
 {
 	walker *w = wk->w;
 	const scan_opts *o = w->o;
@@ -621,7 +665,8 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	    (j->depth == 0 && !strcmp(name, ".decree")) ||
 	    !strncmp(name, ".decree-tmp-", 12))
 		return 0; /* the last: temps of a transaction (txn.c) */
-	if ((r = join_path(path, j->path, name)) < 0)
+	path->len = prefix;
+	if ((r = buf_put(path, name, de->len)) < 0)
 		return r;
 	if (o->skip_dir && !strcmp(path->ptr, o->skip_dir))
 		return 0;
@@ -643,8 +688,9 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 		return r;
 	if (ignored)
 		return tally_ignored(wk);
-	if (!(e->path = decree_strndup(path->ptr, path->len)))
+	if (!(e->path = arena_strndup(&wk->paths, path->ptr, path->len)))
 		return -1;
+	re->plen = path->len;
 	re->dropped = false;
 	if (is_dir) {
 		char *sub = decree_strdup(e->path);
@@ -665,18 +711,19 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	if (o->progress)
 		padd(&w->p_found, 1);
 	return S_ISLNK(st.st_mode) ? scan_link(wk, re, dfd, name)
-				   : scan_file(wk, re, &st);
+				   : scan_file(wk, re, name, &st);
 }
 
 static int run_dir(worker *wk, job *j)
 {
 	walker *w = wk->w;
 	dirres *res = j->dir;
+	statcache_dir *scd = &wk->scd;
 	listing l;
 	buf path = BUF_INIT;
 	int fd = -1, r;
 
-	if ((r = open_listing(&fd, &l, w, j)) < 0 || fd < 0)
+	if ((r = open_listing(&fd, &l, wk, j, res)) < 0 || fd < 0)
 		goto done;
 	if (l.n && !(res->v = decree_calloc(l.n, sizeof(rentry)))) {
 		r = -1;
@@ -687,11 +734,26 @@ static int run_dir(worker *wk, job *j)
 	wk->cur_fd = fd;
 	wk->cur_ents = l.v;
 	wk->cur_n = l.n;
-	for (size_t i = 0; i < l.n && r == 0 &&
-			   !__atomic_load_n(&w->failed, __ATOMIC_RELAXED);
+	if (*j->path &&
+	    (buf_puts(&path, j->path) < 0 || buf_putc(&path, '/') < 0))
+		r = -1;
+	for (size_t i = 0, prefix = path.len;
+	     i < l.n && r == 0 &&
+	     !__atomic_load_n(&w->failed, __ATOMIC_RELAXED);
 	     i++)
-		r = scan_entry(wk, j, fd, &l.v[i], &res->v[i], &path);
+		r = scan_entry(wk, j, fd, &l.v[i], &res->v[i], &path, prefix);
+	if (r == 0 && w->o->cache) {
+		/* the listing goes to the stat cache's next save */
+		res->names = l.v;
+		res->names_block = l.names;
+		memset(&l, 0, sizeof(l));
+		res->src = scd->src;
+		res->clean = scd->rec && scd->listing && !scd->misses &&
+			     scd->hits == scd->facts;
+	}
 done:
+	res->path = j->path; /* the directory's, for the stat cache */
+	j->path = NULL;
 	wk->cur_dir = NULL;
 	wk->cur_ents = NULL;
 	wk->cur_n = 0;
@@ -763,8 +825,10 @@ static void *worker_main(void *arg)
 	}
 }
 
-/* Depth-first, name order: canonical order.  Moves paths into the snap. */
-static int stitch(snap *out, dirres *d)
+/* Depth-first, name order: canonical order.  Moves paths into the snap;
+ * with a stat cache, hands each directory's listing to it, each name with
+ * the snap index of its entry. */
+static int stitch(snap *out, dirres *d, statcache *cache)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		rentry *re = &d->v[i];
@@ -772,18 +836,39 @@ static int stitch(snap *out, dirres *d)
 		if (re->dropped)
 			continue;
 		if (re->sub) {
-			int r = stitch(out, re->sub);
+			int r = stitch(out, re->sub, cache);
 			if (r < 0)
 				return r;
 			continue;
 		}
-		if (!(e = snap_add(out, re->e.path, strlen(re->e.path))))
+		if (!(e = snap_add(out, re->e.path, re->plen)))
 			return -1;
 		{
 			char *p = e->path;
 			*e = re->e;
 			e->path = p;
 		}
+		if (d->names && out->n <= STATCACHE_NO_ENTRY)
+			d->names[i].idx = (uint32_t)(out->n - 1);
+	}
+	if (cache && d->names && d->path) {
+		statcache_note n;
+		memset(&n, 0, sizeof(n));
+		n.path = d->path;
+		n.stat_ok = d->stat_ok;
+		n.mtime_ns = st_mtime_ns(&d->st);
+		n.ctime_ns = st_ctime_ns(&d->st);
+		n.ino = d->st.st_ino;
+		n.dev = d->st.st_dev;
+		n.names = d->names;
+		n.n = d->n;
+		n.names_block = d->names_block;
+		n.src = d->src;
+		n.clean = d->clean;
+		d->path = NULL;
+		d->names = NULL;
+		d->names_block = NULL;
+		return statcache_note_dir(cache, &n);
 	}
 	return 0;
 }
@@ -793,11 +878,13 @@ static void dirres_free(dirres *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->n; i++) {
-		decree_free(d->v[i].e.path);
 		dirres_free(d->v[i].sub);
 		decree_free(d->v[i].sub);
 	}
 	decree_free(d->v);
+	decree_free(d->path);
+	decree_free(d->names);
+	decree_free(d->names_block);
 }
 
 /* The workers' counts of ignored entries, and the rule that excluded
@@ -836,11 +923,12 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	walker w;
 	worker *wks = NULL;
 	pthread_t *tids = NULL;
-	dirres root = { NULL, 0 };
+	dirres root;
 	unsigned started = 0;
 	int r = 0;
 
 	memset(&w, 0, sizeof(w));
+	memset(&root, 0, sizeof(root));
 	w.o = o;
 	w.rootfd = rootfd;
 	w.max_size = o->max_file_size ? o->max_file_size
@@ -889,7 +977,7 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	report_progress(&w, true);
 	if (o->stats)
 		sum_stats(o->stats, wks, nthreads);
-	r = stitch(out, &root);
+	r = stitch(out, &root, o->cache);
 done:
 	/* on early failure, drain what was queued */
 	while (w.head) {
@@ -902,6 +990,7 @@ done:
 	for (unsigned i = 0; wks && i < nthreads; i++) {
 		ignore_matcher_free(wks[i].ign);
 		buf_release(&wks[i].data);
+		arena_release(&wks[i].paths);
 		for (size_t k = 0; k < wks[i].ntally; k++) {
 			decree_free(wks[i].tally[k].source);
 			decree_free(wks[i].tally[k].pattern);

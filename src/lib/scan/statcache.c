@@ -2,12 +2,32 @@
  * statcache.c - load, query and save the stat cache (see statcache.h).
  *
  * File layout (little endian), docs/format.md:
- *   "DSTC" u32 version(1) i64 written_ns u64 count
- *   count x { u16 path_len, path, u32 mode, u64 size, i64 mtime_ns,
- *             i64 ctime_ns, u64 ino, u64 dev, oid[32] }
- *   sha256 of everything before (32 bytes)
- * The whole file is read into memory; a hash table of path -> record
- * offset is built on load.
+ *
+ *   header   "DSTC" u32 version(2) i64 scan_ns u64 ndirs
+ *   ndirs x directory record:
+ *     u32 len (the whole record, this field and the check included)
+ *     u32 n (names)  u16 path_len  u8 flags (1: stat known)  u8 0
+ *     i64 mtime_ns  i64 ctime_ns  u64 ino  u64 dev   (the directory's)
+ *     path
+ *     n x 84-byte name entry, in strcmp order of the names:
+ *       u32 name_off  u16 name_len  u8 d_type  u8 has_facts
+ *       u32 mode  u64 size  i64 mtime_ns  i64 ctime_ns  u64 ino  u64 dev
+ *       oid[32]
+ *     the names, each NUL-terminated (name_off counts from the first)
+ *     check: u64 check64() of the record before it
+ *
+ * Fixed-size name entries let a lookup without a walk binary-search a
+ * record.  Loading reads the file and indexes the directories by path
+ * (one hash per directory, not per file); a record's check and bounds are
+ * verified the first time a walk opens it, by that walk's thread.
+ *
+ * The cache is a base file plus a small delta file ("<path>.delta") with
+ * the records of the directories that changed since the base was written,
+ * so that a checkpoint after a few changes in a large tree writes
+ * kilobytes, not the whole cache.  A record in the delta replaces the
+ * base's.  Every file fact is self-contained (this path with these stat
+ * data had this content) and every listing carries the directory stat
+ * data it was read under, so neither can vouch for anything that changed.
  */
 #include "util/common.h"
 #include "scan/statcache.h"
@@ -15,39 +35,66 @@
 #include "util/error.h"
 #include "util/fs.h"
 
-#define SC_MAGIC     "DSTC"
-#define SC_VERSION   1
-#define SC_HDR	     24
-#define SC_REC_FIXED (4 + 8 + 8 + 8 + 8 + 8 + SHA256_LEN)
+#include <dirent.h>
 
-/* One cache file, parsed: the whole file and a hash table of its records. */
+#define SC_MAGIC     "DSTC"
+#define SC_VERSION   2
+#define SC_HDR	     24
+#define SC_REC_HDR   44
+#define SC_ENT	     84
+#define SC_CHECK     8
+#define SC_STAT_OK   1
+#define SEC_NS	     1000000000LL
+#define DELTA_SUFFIX ".delta"
+
+enum { REC_UNCHECKED = 0, REC_GOOD = 1, REC_BAD = 2 };
+
+/* One cache file: its bytes and an index of its directory records. */
 typedef struct {
 	buf data;
-	int64_t written_ns;
-	uint64_t count;
-	uint64_t *slots; /* (hash tag << 32) | (record offset + 1); 0 = empty */
+	int64_t scan_ns;
+	uint32_t *recs; /* record offsets */
+	uint8_t *state; /* REC_*, per record (relaxed atomics) */
+	size_t nrecs;
+	uint64_t *slots; /* (path hash tag << 32) | (record index + 1) */
 	size_t nslots;
+	uint64_t names; /* names in all records (save policy) */
 } sc_table;
 
-/*
- * The cache is a base file plus a small delta file ("<path>.delta") with
- * the entries that changed since the base was written, so that a
- * checkpoint after a few changes in a large tree writes kilobytes, not the
- * whole cache.  Every record is a self-contained fact (this path with
- * these stat data had this content), so the two can never disagree in a
- * harmful way: a record whose stat data do not match the file is ignored.
- */
 struct statcache {
 	sc_table base, delta;
-	uint64_t hits;	 /* lookups that returned a clean entry */
-	uint64_t misses; /* lookups that did not */
+	int64_t scan_ns; /* when loaded: the start of the scan */
+	statcache_note *notes;
+	size_t nnotes, cap;
 };
 
-/* The upper 32 bits of the path hash are kept in the slot so that a probe
- * touches the record (a cache miss in a large buffer) only when the tags
- * agree. */
-#define SLOT_TAG(h)  ((h) >> 32)
-#define DELTA_SUFFIX ".delta"
+#define SLOT_TAG(h) ((h) >> 32)
+
+/*
+ * The check of a record: a 64-bit multiply-xorshift hash of its bytes,
+ * eight at a time.  It catches damage (a flipped bit, a torn or zeroed
+ * block); the cache guards against accidents, not against someone who can
+ * write the store, and a cryptographic hash of every record would cost a
+ * large part of a no-change scan.
+ */
+static uint64_t check64(const unsigned char *p, size_t n)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = 0x2545f4914f6cdd1dull ^ (n * k);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		h = (h ^ get_u64le(p + i)) * k;
+		h ^= h >> 31;
+	}
+	for (; i < n; i++) {
+		h = (h ^ p[i]) * k;
+		h ^= h >> 31;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
 
 static uint64_t hash_path(const char *p, size_t n)
 {
@@ -59,49 +106,56 @@ static uint64_t hash_path(const char *p, size_t n)
 	return h;
 }
 
-static int parse(sc_table *c)
-{
-	const unsigned char *p = (const unsigned char *)c->data.ptr;
-	size_t len = c->data.len, off;
-	oid sum;
+/* --- loading -------------------------------------------------------------- */
 
-	if (len < SC_HDR + SHA256_LEN || memcmp(p, SC_MAGIC, 4) ||
-	    get_u32le(p + 4) != SC_VERSION)
+static int table_index(sc_table *t)
+{
+	const unsigned char *p = (const unsigned char *)t->data.ptr;
+	size_t len = t->data.len, off = SC_HDR;
+	uint64_t ndirs;
+
+	if (len < SC_HDR || memcmp(p, SC_MAGIC, 4) ||
+	    get_u32le(p + 4) != SC_VERSION || len > UINT32_MAX)
 		return -1;
-	sha256_buf(&sum, p, len - SHA256_LEN);
-	if (memcmp(sum.b, p + len - SHA256_LEN, SHA256_LEN))
+	t->scan_ns = (int64_t)get_u64le(p + 8);
+	ndirs = get_u64le(p + 16);
+	if (ndirs > (len - SC_HDR) / (SC_REC_HDR + SC_CHECK))
 		return -1;
-	c->written_ns = (int64_t)get_u64le(p + 8);
-	c->count = get_u64le(p + 16);
-	if (c->count > len / (2 + SC_REC_FIXED) || len > UINT32_MAX - 1)
-		return -1;
-	c->nslots = 16;
-	while (c->nslots < c->count * 2)
-		c->nslots *= 2;
-	if (!(c->slots = decree_calloc(c->nslots, sizeof(uint64_t))))
+	t->nslots = 16;
+	while (t->nslots < ndirs * 2)
+		t->nslots *= 2;
+	if (!(t->slots = decree_calloc(t->nslots, sizeof(uint64_t))) ||
+	    (ndirs && !(t->recs = decree_calloc(ndirs, sizeof(uint32_t)))) ||
+	    (ndirs && !(t->state = decree_calloc(ndirs, 1))))
 		return -2;
-	off = SC_HDR;
-	for (uint64_t k = 0; k < c->count; k++) {
-		size_t plen, i;
-		if (off + 2 > len - SHA256_LEN)
+	for (uint64_t k = 0; k < ndirs; k++) {
+		size_t rlen, plen, i;
+		uint64_t h;
+		if (len - off < SC_REC_HDR + SC_CHECK)
 			return -1;
-		plen = get_u16le(p + off);
-		if (off + 2 + plen + SC_REC_FIXED > len - SHA256_LEN)
+		rlen = get_u32le(p + off);
+		plen = get_u16le(p + off + 8);
+		if (rlen > len - off || rlen < SC_REC_HDR + plen + SC_CHECK)
 			return -1;
-		uint64_t h = hash_path((const char *)p + off + 2, plen);
-		i = (size_t)h & (c->nslots - 1);
-		while (c->slots[i])
-			i = (i + 1) & (c->nslots - 1);
-		c->slots[i] = SLOT_TAG(h) << 32 | (uint64_t)(off + 1);
-		off += 2 + plen + SC_REC_FIXED;
+		h = hash_path((const char *)p + off + SC_REC_HDR, plen);
+		i = (size_t)h & (t->nslots - 1);
+		while (t->slots[i])
+			i = (i + 1) & (t->nslots - 1);
+		t->slots[i] = SLOT_TAG(h) << 32 | (k + 1);
+		t->recs[k] = (uint32_t)off;
+		t->names += get_u32le(p + off + 4);
+		off += rlen;
 	}
-	return off == len - SHA256_LEN ? 0 : -1;
+	t->nrecs = ndirs;
+	return off == len ? 0 : -1;
 }
 
 static void table_release(sc_table *t)
 {
 	buf_release(&t->data);
 	decree_free(t->slots);
+	decree_free(t->recs);
+	decree_free(t->state);
 	memset(t, 0, sizeof(*t));
 	buf_init(&t->data);
 }
@@ -111,10 +165,11 @@ static int table_load(sc_table *t, const char *path)
 {
 	int r;
 
+	memset(t, 0, sizeof(*t));
 	buf_init(&t->data);
 	r = fs_read_path(path, &t->data);
 	if (r == 0)
-		r = parse(t);
+		r = table_index(t);
 	if (r == -2)
 		return -1;
 	if (r < 0) {
@@ -132,6 +187,7 @@ int statcache_load(statcache **out, const char *path)
 	*out = NULL;
 	if (!c)
 		return -1;
+	c->scan_ns = fs_now_ns();
 	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
 	if (table_load(&c->base, path) < 0 ||
 	    table_load(&c->delta, dpath) < 0) {
@@ -142,169 +198,540 @@ int statcache_load(statcache **out, const char *path)
 	return 0;
 }
 
+static void note_release(statcache_note *n)
+{
+	decree_free(n->path);
+	decree_free(n->names);
+	decree_free(n->names_block);
+	memset(n, 0, sizeof(*n));
+}
+
 void statcache_free(statcache *c)
 {
 	if (!c)
 		return;
 	table_release(&c->base);
 	table_release(&c->delta);
+	for (size_t i = 0; i < c->nnotes; i++)
+		note_release(&c->notes[i]);
+	decree_free(c->notes);
 	decree_free(c);
 }
 
-static const unsigned char *find(const sc_table *c, const char *path,
-				 size_t plen)
+/* --- records -------------------------------------------------------------- */
+
+static const unsigned char *rec_ent(const unsigned char *rec, uint32_t i)
 {
-	const unsigned char *p = (const unsigned char *)c->data.ptr;
+	return rec + SC_REC_HDR + get_u16le(rec + 8) + (size_t)i * SC_ENT;
+}
+
+static const char *rec_names(const unsigned char *rec)
+{
+	return (const char *)rec_ent(rec, get_u32le(rec + 4));
+}
+
+/* Are record k's bounds, names and check sound?  Verified once. */
+static bool rec_good(const sc_table *t, size_t k)
+{
+	uint8_t *st = &t->state[k];
+	uint8_t s = __atomic_load_n(st, __ATOMIC_RELAXED);
+	const unsigned char *rec =
+		(const unsigned char *)t->data.ptr + t->recs[k];
+	size_t rlen, plen, n, nlen;
+	const char *names, *prev = NULL;
+
+	if (s != REC_UNCHECKED)
+		return s == REC_GOOD;
+	s = REC_BAD;
+	rlen = get_u32le(rec);
+	n = get_u32le(rec + 4);
+	plen = get_u16le(rec + 8);
+	if (n > (rlen - SC_REC_HDR - plen - SC_CHECK) / SC_ENT)
+		goto done;
+	nlen = rlen - SC_REC_HDR - plen - n * SC_ENT - SC_CHECK;
+	if (check64(rec, rlen - SC_CHECK) != get_u64le(rec + rlen - SC_CHECK))
+		goto done;
+	names = rec_names(rec);
+	for (uint32_t i = 0; i < n; i++) {
+		const unsigned char *e = rec_ent(rec, i);
+		size_t off = get_u32le(e), l = get_u16le(e + 4);
+		if (!l || off >= nlen || l >= nlen - off || names[off + l] ||
+		    memchr(names + off, '\0', l) || memchr(names + off, '/', l))
+			goto done;
+		if (prev && strcmp(prev, names + off) >= 0)
+			goto done; /* not in strcmp order: no merge */
+		prev = names + off;
+	}
+	s = REC_GOOD;
+done:
+	__atomic_store_n(st, s, __ATOMIC_RELAXED);
+	return s == REC_GOOD;
+}
+
+/* Directory `path`'s sound record in t, or NULL. */
+static const unsigned char *table_find(const sc_table *t, const char *path,
+				       size_t len)
+{
+	const unsigned char *p = (const unsigned char *)t->data.ptr;
 	uint64_t h;
 	size_t i;
 
-	if (!c->nslots)
+	if (!t->nslots)
 		return NULL;
-	h = hash_path(path, plen);
-	i = (size_t)h & (c->nslots - 1);
-	while (c->slots[i]) {
-		if (c->slots[i] >> 32 == SLOT_TAG(h)) {
-			const unsigned char *rec =
-				p + (uint32_t)c->slots[i] - 1;
-			if (get_u16le(rec) == plen &&
-			    !memcmp(rec + 2, path, plen))
-				return rec + 2 + plen;
+	h = hash_path(path, len);
+	i = (size_t)h & (t->nslots - 1);
+	while (t->slots[i]) {
+		if (t->slots[i] >> 32 == SLOT_TAG(h)) {
+			size_t k = (uint32_t)t->slots[i] - 1;
+			const unsigned char *rec = p + t->recs[k];
+			if (get_u16le(rec + 8) == len &&
+			    !memcmp(rec + SC_REC_HDR, path, len))
+				return rec_good(t, k) ? rec : NULL;
 		}
-		i = (i + 1) & (c->nslots - 1);
+		i = (i + 1) & (t->nslots - 1);
 	}
 	return NULL;
 }
 
-/* Does record f (stat data + id) vouch for e?  Racy records do not. */
-static bool record_matches(const sc_table *t, const unsigned char *f,
-			   const snap_entry *e)
+/* Was this time (a file's mtime, a directory's ctime) more than a second
+ * before the scan that recorded it began?  Then a change after the scan's
+ * stat, even in the same clock tick, gave the file a later one.  (A file
+ * whose mtime was set back, `touch -d`, has a new ctime, which must match
+ * too.) */
+static bool settled(const sc_table *t, int64_t ctime_ns)
 {
-	int64_t mtime = (int64_t)get_u64le(f + 12);
-
-	if (get_u32le(f) != e->mode || get_u64le(f + 4) != e->size ||
-	    mtime != e->mtime_ns || (int64_t)get_u64le(f + 20) != e->ctime_ns ||
-	    get_u64le(f + 28) != e->ino || get_u64le(f + 36) != e->dev)
-		return false;
-	/* racy: modified in the second the cache was written, or later */
-	return mtime / 1000000000 < t->written_ns / 1000000000;
+	return ctime_ns < t->scan_ns - SEC_NS;
 }
 
-int statcache_lookup(statcache *c, const char *path, const snap_entry *e,
-		     oid *id)
+void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
+			size_t len, const struct stat *st)
 {
-	size_t plen = strlen(path);
-	const unsigned char *f;
-	int src = 0;
+	const sc_table *t = &c->delta;
+	const unsigned char *rec;
 
-	/* the delta is newer: if it knows the path, the base is not asked */
-	if ((f = find(&c->delta, path, plen)) != NULL) {
-		if (record_matches(&c->delta, f, e))
-			src = STATCACHE_DELTA;
-	} else if ((f = find(&c->base, path, plen)) != NULL) {
-		if (record_matches(&c->base, f, e))
-			src = STATCACHE_BASE;
+	memset(d, 0, sizeof(*d));
+	/* the delta is newer: if it knows the directory, the base is not
+	 * asked */
+	if (!(rec = table_find(t, path, len))) {
+		t = &c->base;
+		if (!(rec = table_find(t, path, len)))
+			return;
 	}
-	if (!src) {
-		__atomic_fetch_add(&c->misses, 1, __ATOMIC_RELAXED); /* scans
-									are
-									parallel
-								      */
+	d->t = t;
+	d->rec = rec;
+	d->n = get_u32le(rec + 4);
+	d->src = t == &c->delta ? STATCACHE_DELTA : STATCACHE_BASE;
+	for (uint32_t i = 0; i < d->n; i++)
+		d->facts += rec_ent(rec, i)[7] != 0;
+	d->listing = st && (rec[10] & SC_STAT_OK) &&
+		     (int64_t)get_u64le(rec + 12) == st_mtime_ns(st) &&
+		     (int64_t)get_u64le(rec + 20) == st_ctime_ns(st) &&
+		     get_u64le(rec + 28) == (uint64_t)st->st_ino &&
+		     get_u64le(rec + 36) == (uint64_t)st->st_dev &&
+		     settled(t, st_ctime_ns(st));
+}
+
+statcache_name statcache_dir_name(const statcache_dir *d, uint32_t i)
+{
+	const unsigned char *e = rec_ent(d->rec, i);
+	statcache_name n;
+
+	n.name = rec_names(d->rec) + get_u32le(e);
+	n.len = (uint16_t)get_u16le(e + 4);
+	n.type = e[6];
+	n.idx = STATCACHE_NO_ENTRY;
+	return n;
+}
+
+/* Does name entry f (facts + id) vouch for probe? */
+static bool ent_matches(const sc_table *t, const unsigned char *f,
+			const snap_entry *e)
+{
+	return f[7] && get_u32le(f + 8) == e->mode &&
+	       get_u64le(f + 12) == e->size &&
+	       (int64_t)get_u64le(f + 20) == e->mtime_ns &&
+	       (int64_t)get_u64le(f + 28) == e->ctime_ns &&
+	       get_u64le(f + 36) == e->ino && get_u64le(f + 44) == e->dev &&
+	       settled(t, e->mtime_ns);
+}
+
+int statcache_dir_lookup(statcache_dir *d, const char *name,
+			 const snap_entry *probe, oid *id)
+{
+	const char *names;
+	int c = 1;
+
+	if (!d->rec) {
+		d->misses++;
 		return 0;
 	}
-	memcpy(id->b, f + 44, SHA256_LEN);
-	__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED);
-	return src;
+	names = rec_names(d->rec);
+	while (d->pos < d->n &&
+	       (c = strcmp(names + get_u32le(rec_ent(d->rec, d->pos)), name)) <
+		       0)
+		d->pos++;
+	if (c == 0) {
+		const unsigned char *f = rec_ent(d->rec, d->pos);
+		if (ent_matches(d->t, f, probe)) {
+			memcpy(id->b, f + 52, SHA256_LEN);
+			d->hits++;
+			return d->src;
+		}
+	}
+	d->misses++;
+	return 0;
 }
+
+int statcache_lookup(statcache *c, const char *path, const snap_entry *probe,
+		     oid *id)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	statcache_dir d;
+	uint32_t lo = 0, hi;
+
+	statcache_dir_open(c, &d, path, slash ? (size_t)(slash - path) : 0,
+			   NULL);
+	if (!d.rec)
+		return 0;
+	hi = d.n;
+	while (lo < hi) { /* the first name >= name */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (strcmp(statcache_dir_name(&d, mid).name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	d.pos = lo;
+	return statcache_dir_lookup(&d, name, probe, id);
+}
+
+const char *statcache_verify(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	const char *why = NULL;
+	sc_table t;
+	int r;
+
+	if (len < SC_HDR || memcmp(p, SC_MAGIC, 4))
+		return "bad header (magic)";
+	if (get_u32le(p + 4) == 1) {
+		/* an older decree's: checked as it was written, ignored */
+		oid sum;
+		if (len < 24 + SHA256_LEN)
+			return "truncated";
+		sha256_buf(&sum, p, len - SHA256_LEN);
+		return memcmp(sum.b, p + len - SHA256_LEN, SHA256_LEN)
+			       ? "checksum mismatch"
+			       : NULL;
+	}
+	if (get_u32le(p + 4) != SC_VERSION)
+		return "bad header (unknown version)";
+	memset(&t, 0, sizeof(t));
+	buf_init(&t.data);
+	if (buf_put(&t.data, data, len) < 0) {
+		error_clear();
+		return NULL; /* out of memory: no verdict */
+	}
+	if ((r = table_index(&t)) == -2) {
+		why = NULL;
+	} else if (r < 0) {
+		why = "damaged directory index";
+	} else {
+		for (size_t k = 0; k < t.nrecs && !why; k++)
+			if (!rec_good(&t, k))
+				why = "damaged directory record";
+	}
+	table_release(&t);
+	error_clear();
+	return why;
+}
+
+int statcache_note_dir(statcache *c, statcache_note *n)
+{
+	if (GROW(c->notes, c->cap, c->nnotes + 1) < 0) {
+		note_release(n);
+		return -1;
+	}
+	c->notes[c->nnotes++] = *n;
+	memset(n, 0, sizeof(*n));
+	return 0;
+}
+
+/* --- saving --------------------------------------------------------------- */
 
 static bool cacheable(const snap_entry *e)
 {
-	/* the record stores the path length in 16 bits */
-	return e->mode != MODE_SKIP && e->mtime_ns != 0 &&
-	       strlen(e->path) <= 0xffff;
+	return (mode_is_file(e->mode) || e->mode == MODE_LINK) &&
+	       e->mtime_ns != 0 && !e->unhashed;
 }
 
-bool statcache_unchanged(const statcache *c, const snap *s)
+/* The snap entry of name i of note n, or NULL. */
+static const snap_entry *note_entry(const statcache_note *n, size_t i,
+				    const snap *s)
 {
-	uint64_t n = 0;
-
-	for (size_t k = 0; k < s->n; k++)
-		n += cacheable(&s->v[k]);
-	/* Every hit matched all stat fields and was not racy; if every entry
-	 * of the scan hit, a save would write the same facts again.  (Records
-	 * of deleted files may remain: they are never asked for.) */
-	return c->misses == 0 && c->hits == n;
+	uint32_t k = n->names[i].idx;
+	return k == STATCACHE_NO_ENTRY ? NULL : &s->v[k];
 }
 
-/* Write the cacheable entries of s (those with cached != skip_src when
- * skip_src is non-zero) as one cache file. */
-static int write_table(const char *path, const snap *s, int skip_src)
+/* Do the notes describe s (the snap their scan stitched, entries maybe
+ * updated in place)?  Each indexed entry must be that name of that
+ * directory. */
+static bool notes_fit(const statcache *c, const snap *s)
+{
+	for (size_t k = 0; k < c->nnotes; k++) {
+		const statcache_note *n = &c->notes[k];
+		size_t plen = strlen(n->path);
+		for (size_t i = 0; i < n->n; i++) {
+			uint32_t x = n->names[i].idx;
+			const char *p;
+			if (x == STATCACHE_NO_ENTRY)
+				continue;
+			if (x >= s->n)
+				return false;
+			p = s->v[x].path;
+			if (plen &&
+			    (strncmp(p, n->path, plen) || p[plen] != '/'))
+				return false;
+			if (strcmp(p + (plen ? plen + 1 : 0), n->names[i].name))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Is note n clean with respect to s: clean after its scan, and its facts
+ * not changed since (an entry re-read after the scan loses `cached`)? */
+static bool note_clean(const statcache_note *n, const snap *s)
+{
+	if (!n->clean)
+		return false;
+	for (size_t i = 0; i < n->n; i++) {
+		uint32_t k = n->names[i].idx;
+		const snap_entry *e;
+		if (k == STATCACHE_NO_ENTRY)
+			continue;
+		if (k >= s->n)
+			return false;
+		e = &s->v[k];
+		if (cacheable(e) && e->cached != n->src)
+			return false;
+	}
+	return true;
+}
+
+static int put_i64(buf *b, int64_t v)
+{
+	return buf_put_u64(b, (uint64_t)v);
+}
+
+/* Append the record of note n (facts from s) to out. */
+static int put_record(buf *out, const statcache_note *n, const snap *s)
+{
+	size_t start = out->len, plen = strlen(n->path), noff = 0;
+
+	if (plen > 0xffff || n->n > UINT32_MAX / SC_ENT)
+		return decree_error_set(DECREE_EINVALID, "path too long");
+	if (buf_put_u32(out, 0) < 0 || buf_put_u32(out, (uint32_t)n->n) < 0 ||
+	    buf_put_u16(out, (unsigned)plen) < 0 ||
+	    buf_putc(out, n->stat_ok ? SC_STAT_OK : 0) < 0 ||
+	    buf_putc(out, 0) < 0 || put_i64(out, n->mtime_ns) < 0 ||
+	    put_i64(out, n->ctime_ns) < 0 || buf_put_u64(out, n->ino) < 0 ||
+	    buf_put_u64(out, n->dev) < 0 || buf_put(out, n->path, plen) < 0)
+		return -1;
+	for (size_t i = 0; i < n->n; i++) {
+		const snap_entry *e = note_entry(n, i, s);
+		size_t l = n->names[i].len;
+		unsigned char ent[SC_ENT];
+		memset(ent, 0, sizeof(ent));
+		put_u32le(ent, (uint32_t)noff);
+		ent[4] = (unsigned char)(l & 0xff);
+		ent[5] = (unsigned char)(l >> 8);
+		ent[6] = n->names[i].type;
+		if (e && cacheable(e)) {
+			ent[7] = 1;
+			put_u32le(ent + 8, e->mode);
+			put_u64le(ent + 12, e->size);
+			put_u64le(ent + 20, (uint64_t)e->mtime_ns);
+			put_u64le(ent + 28, (uint64_t)e->ctime_ns);
+			put_u64le(ent + 36, e->ino);
+			put_u64le(ent + 44, e->dev);
+			memcpy(ent + 52, e->id.b, SHA256_LEN);
+		}
+		if (buf_put(out, ent, sizeof(ent)) < 0)
+			return -1;
+		noff += l + 1;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (buf_put(out, n->names[i].name, n->names[i].len + 1u) < 0)
+			return -1;
+	if (out->len - start + SC_CHECK > UINT32_MAX)
+		return decree_error_set(DECREE_EINVALID, "directory too large");
+	put_u32le((unsigned char *)out->ptr + start,
+		  (uint32_t)(out->len - start + SC_CHECK));
+	return buf_put_u64(out, check64((const unsigned char *)out->ptr + start,
+					out->len - start));
+}
+
+/* Write the notes (all, or with base_only those not clean against the
+ * base) as one cache file at path. */
+static int write_table(const char *path, int64_t scan_ns,
+		       const statcache_note *notes, size_t nn, const bool *skip,
+		       const snap *s)
 {
 	buf out = BUF_INIT;
-	uint64_t count = 0;
-	oid sum;
+	uint64_t ndirs = 0;
 	int r = -1;
 
-	for (size_t k = 0; k < s->n; k++)
-		if (cacheable(&s->v[k]) &&
-		    (!skip_src || s->v[k].cached != skip_src))
-			count++;
+	for (size_t k = 0; k < nn; k++)
+		ndirs += !skip || !skip[k];
 	if (buf_put(&out, SC_MAGIC, 4) < 0 ||
-	    buf_put_u32(&out, SC_VERSION) < 0 ||
-	    buf_put_u64(&out, (uint64_t)fs_now_ns()) < 0 ||
-	    buf_put_u64(&out, count) < 0)
+	    buf_put_u32(&out, SC_VERSION) < 0 || put_i64(&out, scan_ns) < 0 ||
+	    buf_put_u64(&out, ndirs) < 0)
 		goto done;
-	for (size_t k = 0; k < s->n; k++) {
-		const snap_entry *e = &s->v[k];
-		size_t plen = strlen(e->path);
-		if (!cacheable(e) || (skip_src && e->cached == skip_src))
-			continue;
-		if (buf_put_u16(&out, (unsigned)plen) < 0 ||
-		    buf_put(&out, e->path, plen) < 0 ||
-		    buf_put_u32(&out, e->mode) < 0 ||
-		    buf_put_u64(&out, e->size) < 0 ||
-		    buf_put_u64(&out, (uint64_t)e->mtime_ns) < 0 ||
-		    buf_put_u64(&out, (uint64_t)e->ctime_ns) < 0 ||
-		    buf_put_u64(&out, e->ino) < 0 ||
-		    buf_put_u64(&out, e->dev) < 0 ||
-		    buf_put(&out, e->id.b, SHA256_LEN) < 0)
+	for (size_t k = 0; k < nn; k++)
+		if ((!skip || !skip[k]) && put_record(&out, &notes[k], s) < 0)
 			goto done;
-	}
-	sha256_buf(&sum, out.ptr, out.len);
-	if (buf_put(&out, sum.b, SHA256_LEN) < 0)
+	if (out.len > UINT32_MAX) {
+		r = decree_error_set(DECREE_EINVALID, "stat cache too large");
 		goto done;
+	}
 	r = fs_write_atomic(path, out.ptr, out.len, 0644);
 done:
 	buf_release(&out);
 	return r;
 }
 
-int statcache_save(const char *path, const snap *s)
+static int remove_delta(const char *path)
 {
 	char dpath[PATH_MAX];
-	int r = write_table(path, s, 0);
 
 	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
-	if (r == 0 && unlink(dpath) < 0 && errno != ENOENT)
-		r = decree_error_os("cannot remove '%s'", dpath);
+	if (unlink(dpath) < 0 && errno != ENOENT)
+		return decree_error_os("cannot remove '%s'", dpath);
+	return 0;
+}
+
+/* A (directory, name) of a snap entry, for grouping a snap by directory. */
+typedef struct {
+	const char *path;
+	size_t dlen; /* the directory's length in path */
+	uint32_t idx;
+} sc_pair;
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const sc_pair *x = a, *y = b;
+	size_t n = x->dlen < y->dlen ? x->dlen : y->dlen;
+	int c = memcmp(x->path, y->path, n);
+
+	if (c)
+		return c;
+	if (x->dlen != y->dlen)
+		return x->dlen < y->dlen ? -1 : 1;
+	return strcmp(x->path + x->dlen + !!x->dlen,
+		      y->path + y->dlen + !!y->dlen);
+}
+
+int statcache_save(const char *path, const snap *s)
+{
+	sc_pair *v = NULL;
+	statcache_note *notes = NULL;
+	size_t nn = 0, cap = 0;
+	int r = -1;
+
+	if (s->n >= STATCACHE_NO_ENTRY)
+		return decree_error_set(DECREE_EINVALID, "too many files");
+	if (s->n && !(v = decree_calloc(s->n, sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *slash = strrchr(s->v[i].path, '/');
+		v[i].path = s->v[i].path;
+		v[i].dlen = slash ? (size_t)(slash - s->v[i].path) : 0;
+		v[i].idx = (uint32_t)i;
+	}
+	if (s->n > 1)
+		qsort(v, s->n, sizeof(*v), pair_cmp);
+	for (size_t i = 0; i < s->n;) {
+		size_t j = i;
+		statcache_note *n;
+		while (j < s->n && v[j].dlen == v[i].dlen &&
+		       !memcmp(v[j].path, v[i].path, v[i].dlen))
+			j++;
+		if (GROW(notes, cap, nn + 1) < 0)
+			goto done;
+		n = &notes[nn++];
+		memset(n, 0, sizeof(*n));
+		if (!(n->path = decree_strndup(v[i].path, v[i].dlen)) ||
+		    !(n->names = decree_calloc(j - i, sizeof(*n->names))))
+			goto done;
+		n->n = j - i;
+		for (size_t k = i; k < j; k++) {
+			statcache_name *nm = &n->names[k - i];
+			nm->name = v[k].path + v[k].dlen + !!v[k].dlen;
+			nm->len = (uint16_t)strlen(nm->name);
+			nm->idx = v[k].idx;
+			nm->type = s->v[v[k].idx].mode == MODE_LINK ? DT_LNK
+								    : DT_REG;
+		}
+		i = j;
+	}
+	r = write_table(path, fs_now_ns(), notes, nn, NULL, s);
+	if (r == 0)
+		r = remove_delta(path);
+done:
+	for (size_t k = 0; k < nn; k++) {
+		decree_free(notes[k].path);
+		decree_free(notes[k].names);
+	}
+	decree_free(notes);
+	decree_free(v);
 	return r;
+}
+
+/* (A wrong answer here costs only speed: a record is never written from
+ * a snap that does not fit, see statcache_update.) */
+bool statcache_unchanged(const statcache *c, const snap *s)
+{
+	if (!c->nnotes)
+		return false;
+	for (size_t k = 0; k < c->nnotes; k++)
+		if (!note_clean(&c->notes[k], s))
+			return false;
+	return true;
 }
 
 int statcache_update(const char *path, const snap *s, const statcache *c)
 {
 	char dpath[PATH_MAX];
-	uint64_t n = 0, outside_base = 0;
+	uint64_t total = 0, outside = 0;
+	bool *skip = NULL;
+	int r;
 
-	if (c && statcache_unchanged(c, s))
+	if (!c || !c->nnotes)
+		return statcache_save(path, s);
+	if (statcache_unchanged(c, s))
 		return 0;
-	for (size_t k = 0; k < s->n; k++) {
-		if (!cacheable(&s->v[k]))
-			continue;
-		n++;
-		outside_base += s->v[k].cached != STATCACHE_BASE;
+	if (!notes_fit(c, s))
+		return statcache_save(path, s);
+	if (!(skip = decree_calloc(c->nnotes, sizeof(bool))))
+		return -1;
+	for (size_t k = 0; k < c->nnotes; k++) {
+		const statcache_note *n = &c->notes[k];
+		skip[k] = n->src == STATCACHE_BASE && note_clean(n, s);
+		total += n->n;
+		outside += skip[k] ? 0 : n->n;
 	}
 	/* A delta beyond 1/16 of the tree is folded into a new base. */
-	if (!c || !c->base.count || outside_base * 16 > n)
-		return statcache_save(path, s);
+	if (!c->base.nrecs || outside * 16 > total) {
+		r = write_table(path, c->scan_ns, c->notes, c->nnotes, NULL, s);
+		if (r == 0)
+			r = remove_delta(path);
+		goto done;
+	}
 	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
-	return write_table(dpath, s, STATCACHE_BASE);
+	r = write_table(dpath, c->scan_ns, c->notes, c->nnotes, skip, s);
+done:
+	decree_free(skip);
+	return r;
 }

@@ -135,6 +135,7 @@ int worktree_save_statcache(decree_store *s, const snap *cur, statcache *cache)
 
 	repo_file(path, s, "statcache");
 	r = statcache_update(path, cur, cache);
+	trace_phase("statcache: updated");
 	statcache_free(cache);
 	return r;
 }

@@ -4,36 +4,15 @@
 #include "util/common.h"
 #include "store/snap.h"
 #include "util/alloc.h"
-
-struct snap_chunk {
-	snap_chunk *next;
-	size_t used, cap;
-	char data[];
-};
-
-static char *arena_alloc(snap *s, size_t n)
-{
-	snap_chunk *c = s->arena;
-	if (!c || c->cap - c->used < n) {
-		size_t cap = n > 65536 ? n : 65536;
-		c = decree_malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->next = s->arena;
-		c->used = 0;
-		c->cap = cap;
-		s->arena = c;
-	}
-	c->used += n;
-	return c->data + c->used - n;
-}
+#include "util/arena.h"
 
 snap_entry *snap_add(snap *s, const char *path, size_t len)
 {
 	snap_entry *e;
 	char *p;
 
-	if (GROW(s->v, s->cap, s->n + 1) < 0 || !(p = arena_alloc(s, len + 1)))
+	if (GROW(s->v, s->cap, s->n + 1) < 0 ||
+	    !(p = arena_alloc(&s->paths, len + 1)))
 		return NULL;
 	memcpy(p, path, len);
 	p[len] = '\0';
@@ -79,16 +58,10 @@ void snap_sort(snap *s)
 
 void snap_release(snap *s)
 {
-	snap_chunk *c = s->arena;
-	while (c) {
-		snap_chunk *n = c->next;
-		decree_free(c);
-		c = n;
-	}
+	arena_release(&s->paths);
 	decree_free(s->v);
 	s->v = NULL;
 	s->n = s->cap = 0;
-	s->arena = NULL;
 }
 
 snap_entry *snap_find(const snap *s, const char *path)

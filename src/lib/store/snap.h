@@ -10,6 +10,7 @@
 #ifndef DECREE_SNAP_H
 #define DECREE_SNAP_H
 
+#include "util/arena.h"
 #include "util/sha256.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,17 +52,15 @@ typedef struct {
 			     unequal to everything */
 } snap_entry;
 
-typedef struct snap_chunk snap_chunk;
-
 typedef struct {
 	snap_entry *v;
 	size_t n, cap;
-	snap_chunk *arena;
+	arena paths; /* every entry's path */
 } snap;
 
-#define SNAP_INIT                \
-	{                        \
-		NULL, 0, 0, NULL \
+#define SNAP_INIT                      \
+	{                              \
+		NULL, 0, 0, ARENA_INIT \
 	}
 
 /* Append an entry; the path is copied.  Returns the new entry or NULL. */

@@ -41,6 +41,20 @@ char *arena_strndup(arena *a, const char *s, size_t n)
 	return p;
 }
 
+void arena_adopt(arena *dst, arena *src)
+{
+	arena_chunk *last = src->head;
+
+	if (!last)
+		return;
+	while (last->next)
+		last = last->next;
+	/* src's newest chunk stays in front: its free space is used first */
+	last->next = dst->head;
+	dst->head = src->head;
+	src->head = NULL;
+}
+
 void arena_release(arena *a)
 {
 	arena_chunk *c = a->head;

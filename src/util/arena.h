@@ -25,6 +25,9 @@ char *arena_alloc(arena *a, size_t n);
 /* A NUL-terminated copy of the n bytes at s, or NULL. */
 char *arena_strndup(arena *a, const char *s, size_t n);
 
+/* Move every allocation of src into dst (src is left empty). */
+void arena_adopt(arena *dst, arena *src);
+
 /* Free every allocation at once. */
 void arena_release(arena *a);
 

@@ -100,6 +100,7 @@ typedef struct {
 	size_t cur_n;
 	statcache_dir scd; /* its stat cache record */
 	arena paths;	   /* the full paths of its entries */
+	size_t recorded;   /* entries it recorded (the snap's size, about) */
 	buf data;	   /* reused read buffer */
 } worker;
 
@@ -691,6 +692,7 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	if (!(e->path = arena_strndup(&wk->paths, path->ptr, path->len)))
 		return -1;
 	re->plen = path->len;
+	wk->recorded++;
 	re->dropped = false;
 	if (is_dir) {
 		char *sub = decree_strdup(e->path);
@@ -825,14 +827,13 @@ static void *worker_main(void *arg)
 	}
 }
 
-/* Depth-first, name order: canonical order.  Moves paths into the snap;
- * with a stat cache, hands each directory's listing to it, each name with
- * the snap index of its entry. */
+/* Depth-first, name order: canonical order (the paths already belong to
+ * the snap).  With a stat cache, hands each directory's listing to it,
+ * each name with the snap index of its entry. */
 static int stitch(snap *out, dirres *d, statcache *cache)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		rentry *re = &d->v[i];
-		snap_entry *e;
 		if (re->dropped)
 			continue;
 		if (re->sub) {
@@ -841,13 +842,8 @@ static int stitch(snap *out, dirres *d, statcache *cache)
 				return r;
 			continue;
 		}
-		if (!(e = snap_add(out, re->e.path, re->plen)))
+		if (snap_push(out, &re->e) < 0) /* its path: adopted */
 			return -1;
-		{
-			char *p = e->path;
-			*e = re->e;
-			e->path = p;
-		}
 		if (d->names && out->n <= STATCACHE_NO_ENTRY)
 			d->names[i].idx = (uint32_t)(out->n - 1);
 	}
@@ -977,6 +973,16 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	report_progress(&w, true);
 	if (o->stats)
 		sum_stats(o->stats, wks, nthreads);
+	{
+		/* the entries' paths become the snap's: no copy */
+		size_t n = 0;
+		for (unsigned i = 0; i < nthreads; i++) {
+			n += wks[i].recorded;
+			arena_adopt(&out->paths, &wks[i].paths);
+		}
+		if ((r = snap_reserve(out, n)) < 0)
+			goto done;
+	}
 	r = stitch(out, &root, o->cache);
 done:
 	/* on early failure, drain what was queued */

@@ -36,6 +36,7 @@
 #include "util/fs.h"
 
 #include <dirent.h>
+#include <sys/mman.h>
 
 #define SC_MAGIC     "DSTC"
 #define SC_VERSION   2
@@ -51,7 +52,9 @@ enum { REC_UNCHECKED = 0, REC_GOOD = 1, REC_BAD = 2 };
 
 /* One cache file: its bytes and an index of its directory records. */
 typedef struct {
-	buf data;
+	const unsigned char *p; /* the file's bytes (mapped, or borrowed) */
+	size_t len;
+	void *map; /* the mapping to undo, or NULL */
 	int64_t scan_ns;
 	uint32_t *recs; /* record offsets */
 	uint8_t *state; /* REC_*, per record (relaxed atomics) */
@@ -110,8 +113,8 @@ static uint64_t hash_path(const char *p, size_t n)
 
 static int table_index(sc_table *t)
 {
-	const unsigned char *p = (const unsigned char *)t->data.ptr;
-	size_t len = t->data.len, off = SC_HDR;
+	const unsigned char *p = t->p;
+	size_t len = t->len, off = SC_HDR;
 	uint64_t ndirs;
 
 	if (len < SC_HDR || memcmp(p, SC_MAGIC, 4) ||
@@ -152,25 +155,45 @@ static int table_index(sc_table *t)
 
 static void table_release(sc_table *t)
 {
-	buf_release(&t->data);
+	if (t->map)
+		munmap(t->map, t->len);
 	decree_free(t->slots);
 	decree_free(t->recs);
 	decree_free(t->state);
 	memset(t, 0, sizeof(*t));
-	buf_init(&t->data);
 }
 
-/* Load one file; missing or damaged = empty.  -1 only on out-of-memory. */
+/*
+ * Load one file; missing or damaged = empty.  -1 only on out-of-memory.
+ * The file is mapped, not read: a no-change scan of a large tree touches
+ * a fraction of it, and copying it would cost more than the lookups.
+ * decree never writes a cache in place (a new one is renamed over it, and
+ * the mapping keeps the old inode).
+ */
 static int table_load(sc_table *t, const char *path)
 {
-	int r;
+	struct stat st;
+	int fd, r;
 
 	memset(t, 0, sizeof(*t));
-	buf_init(&t->data);
-	r = fs_read_path(path, &t->data);
-	if (r == 0)
-		r = table_index(t);
-	if (r == -2)
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < SC_HDR ||
+	    (uint64_t)st.st_size > UINT32_MAX) {
+		close(fd);
+		return 0;
+	}
+	t->map = mmap(NULL, (size_t)st.st_size, PROT_READ,
+		      MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (t->map == MAP_FAILED) {
+		t->map = NULL;
+		return 0;
+	}
+	t->p = t->map;
+	t->len = (size_t)st.st_size;
+	if ((r = table_index(t)) == -2)
 		return -1;
 	if (r < 0) {
 		error_clear();
@@ -235,8 +258,7 @@ static bool rec_good(const sc_table *t, size_t k)
 {
 	uint8_t *st = &t->state[k];
 	uint8_t s = __atomic_load_n(st, __ATOMIC_RELAXED);
-	const unsigned char *rec =
-		(const unsigned char *)t->data.ptr + t->recs[k];
+	const unsigned char *rec = t->p + t->recs[k];
 	size_t rlen, plen, n, nlen;
 	const char *names, *prev = NULL;
 
@@ -272,7 +294,7 @@ done:
 static const unsigned char *table_find(const sc_table *t, const char *path,
 				       size_t len)
 {
-	const unsigned char *p = (const unsigned char *)t->data.ptr;
+	const unsigned char *p = t->p;
 	uint64_t h;
 	size_t i;
 
@@ -293,14 +315,19 @@ static const unsigned char *table_find(const sc_table *t, const char *path,
 	return NULL;
 }
 
-/* Was this time (a file's mtime, a directory's ctime) more than a second
- * before the scan that recorded it began?  Then a change after the scan's
+/* Was this time (a file's mtime, a directory's ctime) more than a clock
+ * tick (a second; 3 s for whole-second times) before the scan that
+ * recorded it began?  Then a change after the scan's
  * stat, even in the same clock tick, gave the file a later one.  (A file
  * whose mtime was set back, `touch -d`, has a new ctime, which must match
  * too.) */
-static bool settled(const sc_table *t, int64_t ctime_ns)
+static bool settled(const sc_table *t, int64_t time_ns)
 {
-	return ctime_ns < t->scan_ns - SEC_NS;
+	/* A whole second: a file system that keeps seconds only, or two
+	 * (FAT): its clock ticks that coarsely, so wait longer. */
+	int64_t margin = time_ns % SEC_NS ? SEC_NS : 3 * SEC_NS;
+
+	return time_ns < t->scan_ns - margin;
 }
 
 void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
@@ -428,11 +455,8 @@ const char *statcache_verify(const void *data, size_t len)
 	if (get_u32le(p + 4) != SC_VERSION)
 		return "bad header (unknown version)";
 	memset(&t, 0, sizeof(t));
-	buf_init(&t.data);
-	if (buf_put(&t.data, data, len) < 0) {
-		error_clear();
-		return NULL; /* out of memory: no verdict */
-	}
+	t.p = p;
+	t.len = len;
 	if ((r = table_index(&t)) == -2) {
 		why = NULL;
 	} else if (r < 0) {

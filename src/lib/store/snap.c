@@ -22,6 +22,23 @@ snap_entry *snap_add(snap *s, const char *path, size_t len)
 	return e;
 }
 
+int snap_push(snap *s, const snap_entry *e)
+{
+	if (GROW(s->v, s->cap, s->n + 1) < 0)
+		return -1;
+	s->v[s->n++] = *e;
+	return 0;
+}
+
+int snap_reserve(snap *s, size_t n)
+{
+	size_t want;
+
+	if (decree_add_overflow(&want, s->n, n) < 0)
+		return -1;
+	return GROW(s->v, s->cap, want);
+}
+
 int path_cmp(const char *a, const char *b)
 {
 	const unsigned char *x = (const unsigned char *)a;

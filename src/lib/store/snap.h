@@ -65,6 +65,11 @@ typedef struct {
 
 /* Append an entry; the path is copied.  Returns the new entry or NULL. */
 snap_entry *snap_add(snap *s, const char *path, size_t len);
+/* Append a copy of *e whose path the snap already owns (in s->paths,
+ * e.g. adopted with arena_adopt).  0 or -1. */
+int snap_push(snap *s, const snap_entry *e);
+/* Room for n more entries.  0 or -1. */
+int snap_reserve(snap *s, size_t n);
 void snap_sort(snap *s);
 void snap_release(snap *s);
 /* Binary search (the snap must be sorted). */

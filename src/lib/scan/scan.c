@@ -750,8 +750,9 @@ static int run_dir(worker *wk, job *j)
 		res->names_block = l.names;
 		memset(&l, 0, sizeof(l));
 		res->src = scd->src;
-		res->clean = scd->rec && scd->listing && !scd->misses &&
-			     scd->hits == scd->facts;
+		res->clean = statcache_dir_clean(w->o->cache, scd,
+						 res->stat_ok ? &res->st : NULL,
+						 res->names, res->n);
 	}
 done:
 	res->path = j->path; /* the directory's, for the stat cache */

@@ -62,6 +62,8 @@ typedef struct {
 	uint64_t *slots; /* (path hash tag << 32) | (record index + 1) */
 	size_t nslots;
 	uint64_t names; /* names in all records (save policy) */
+	bool damaged;	/* a record (or the whole file) was found damaged:
+			   the next save writes a new base */
 } sc_table;
 
 struct statcache {
@@ -198,6 +200,7 @@ static int table_load(sc_table *t, const char *path)
 	if (r < 0) {
 		error_clear();
 		table_release(t);
+		t->damaged = true;
 	}
 	return 0;
 }
@@ -254,7 +257,7 @@ static const char *rec_names(const unsigned char *rec)
 }
 
 /* Are record k's bounds, names and check sound?  Verified once. */
-static bool rec_good(const sc_table *t, size_t k)
+static bool rec_good(sc_table *t, size_t k)
 {
 	uint8_t *st = &t->state[k];
 	uint8_t s = __atomic_load_n(st, __ATOMIC_RELAXED);
@@ -286,12 +289,14 @@ static bool rec_good(const sc_table *t, size_t k)
 	}
 	s = REC_GOOD;
 done:
+	if (s == REC_BAD)
+		__atomic_store_n(&t->damaged, true, __ATOMIC_RELAXED);
 	__atomic_store_n(st, s, __ATOMIC_RELAXED);
 	return s == REC_GOOD;
 }
 
 /* Directory `path`'s sound record in t, or NULL. */
-static const unsigned char *table_find(const sc_table *t, const char *path,
+static const unsigned char *table_find(sc_table *t, const char *path,
 				       size_t len)
 {
 	const unsigned char *p = t->p;
@@ -333,7 +338,7 @@ static bool settled(const sc_table *t, int64_t time_ns)
 void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
 			size_t len, const struct stat *st)
 {
-	const sc_table *t = &c->delta;
+	sc_table *t = &c->delta;
 	const unsigned char *rec;
 
 	memset(d, 0, sizeof(*d));
@@ -356,6 +361,37 @@ void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
 		     get_u64le(rec + 28) == (uint64_t)st->st_ino &&
 		     get_u64le(rec + 36) == (uint64_t)st->st_dev &&
 		     settled(t, st_ctime_ns(st));
+}
+
+bool statcache_dir_clean(const statcache *c, const statcache_dir *d,
+			 const struct stat *st, const statcache_name *names,
+			 size_t n)
+{
+	const unsigned char *rec = d->rec;
+	sc_table now;
+
+	if (!rec || d->misses || d->hits != d->facts)
+		return false;
+	if (d->listing)
+		return true;
+	/* not trusted: the same directory, unchanged, but too new? */
+	if (!st || !(rec[10] & SC_STAT_OK) || n != d->n ||
+	    (int64_t)get_u64le(rec + 12) != st_mtime_ns(st) ||
+	    (int64_t)get_u64le(rec + 20) != st_ctime_ns(st) ||
+	    get_u64le(rec + 28) != (uint64_t)st->st_ino ||
+	    get_u64le(rec + 36) != (uint64_t)st->st_dev)
+		return false;
+	memset(&now, 0, sizeof(now));
+	now.scan_ns = c->scan_ns;
+	if (settled(&now, st_ctime_ns(st)))
+		return false; /* written again, it will be trusted */
+	for (uint32_t i = 0; i < d->n; i++) {
+		statcache_name k = statcache_dir_name(d, i);
+		if (k.type != names[i].type || k.len != names[i].len ||
+		    memcmp(k.name, names[i].name, k.len))
+			return false;
+	}
+	return true;
 }
 
 statcache_name statcache_dir_name(const statcache_dir *d, uint32_t i)
@@ -734,7 +770,7 @@ int statcache_update(const char *path, const snap *s, const statcache *c)
 
 	if (!c || !c->nnotes)
 		return statcache_save(path, s);
-	if (statcache_unchanged(c, s))
+	if (!c->base.damaged && !c->delta.damaged && statcache_unchanged(c, s))
 		return 0;
 	if (!notes_fit(c, s))
 		return statcache_save(path, s);
@@ -746,8 +782,11 @@ int statcache_update(const char *path, const snap *s, const statcache *c)
 		total += n->n;
 		outside += skip[k] ? 0 : n->n;
 	}
-	/* A delta beyond 1/16 of the tree is folded into a new base. */
-	if (!c->base.nrecs || outside * 16 > total) {
+	/* A delta beyond 1/16 of the tree (and beyond a few hundred names:
+	 * in a small tree a change touches a large part) is folded into a
+	 * new base. */
+	if (!c->base.nrecs || c->base.damaged || c->delta.damaged ||
+	    (outside * 16 > total && outside > 256)) {
 		r = write_table(path, c->scan_ns, c->notes, c->nnotes, NULL, s);
 		if (r == 0)
 			r = remove_delta(path);

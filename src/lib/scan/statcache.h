@@ -73,6 +73,18 @@ typedef struct {
 void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
 			size_t len, const struct stat *st);
 
+/*
+ * After a walk looked up every name of directory d (stat data *st, or
+ * NULL; its listing `names`): is the record still right, so that the
+ * next save need not write it?  Yes when every fact hit, the stat data and
+ * names are the recorded ones, and the listing was trusted or could not
+ * be yet (changed within a tick of this scan's start: writing it again
+ * would not make it trusted).
+ */
+bool statcache_dir_clean(const statcache *c, const statcache_dir *d,
+			 const struct stat *st, const statcache_name *names,
+			 size_t n);
+
 /* Name i of an open record (NUL-terminated, inside the cache). */
 statcache_name statcache_dir_name(const statcache_dir *d, uint32_t i);
 

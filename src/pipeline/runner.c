@@ -64,6 +64,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/trace.h"
 
 #include <dirent.h>
 #include <sys/file.h>
@@ -434,7 +435,9 @@ static int job_checkpoint(job *j, runner *r)
 	if ((ret = decree_checkpoint_create(j->ck, NULL, r->s, &co)) < 0)
 		return ret;
 	snprintf(mp, sizeof(mp), "%s/manifest.json", j->rundir);
-	return run_write_manifest(r->s, j->ck, mp);
+	ret = run_write_manifest(r->s, j->ck, mp);
+	trace_phase("run: manifest written");
+	return ret;
 }
 
 /* --- one message: in a workspace
@@ -823,6 +826,7 @@ static int job_attempts(job *j, runner *r, bool *ok)
 		else if ((ret = routine_run(&status, &interrupted, &x, logp)) <
 			 0)
 			return ret;
+		trace_phase("run: routine done");
 		if ((ret = job_restore_dir(j, r)) < 0)
 			return ret;
 		if (j->ws)
@@ -839,6 +843,7 @@ static int job_attempts(job *j, runner *r, bool *ok)
 			if ((ret = run_write_diff(job_store(j, r), job_ck(j),
 						  diffp, &ev.files)) < 0)
 				return ret;
+			trace_phase("run: diff written");
 			*ok = true;
 			snprintf(rel, sizeof(rel), "%s/changes.diff", j->rel);
 			ev.id = j->id;

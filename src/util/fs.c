@@ -175,8 +175,8 @@ int fs_fsync_dir_path(const char *path)
 	return r;
 }
 
-int fs_write_atomic_at(int dirfd, const char *name, const void *data,
-		       size_t len, mode_t mode)
+static int write_atomic(int dirfd, const char *name, const void *data,
+			size_t len, mode_t mode, bool sync)
 {
 	char tmp[PATH_MAX];
 	unsigned char rnd[6];
@@ -199,7 +199,7 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 	if (fs_write_all(fd, data, len) < 0)
 		goto fail;
 	step = "fsync";
-	if (fault("fsync") < 0 || fsync(fd) < 0)
+	if (sync && (fault("fsync") < 0 || fsync(fd) < 0))
 		goto fail;
 	step = "close";
 	if (fs_close(fd) < 0) {
@@ -211,7 +211,7 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 	if (fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
 		goto fail;
 	step = "fsync directory of";
-	if (fault("fsync") < 0 || fsync(dirfd) < 0)
+	if (sync && (fault("fsync") < 0 || fsync(dirfd) < 0))
 		return decree_error_os("cannot %s '%s'", step, name);
 	return 0;
 fail:
@@ -224,7 +224,14 @@ fail_nofd:
 	return decree_error_os("cannot %s '%s'", step, name);
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+int fs_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode)
+{
+	return write_atomic(dirfd, name, data, len, mode, true);
+}
+
+static int write_atomic_path(const char *path, const void *data, size_t len,
+			     mode_t mode, bool sync)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
@@ -244,9 +251,19 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return decree_error_os("cannot open directory '%s'", dir);
-	r = fs_write_atomic_at(dfd, slash ? slash + 1 : path, data, len, mode);
+	r = write_atomic(dfd, slash ? slash + 1 : path, data, len, mode, sync);
 	close(dfd);
 	return r;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_atomic_path(path, data, len, mode, true);
+}
+
+int fs_write_cache(const char *path, const void *data, size_t len)
+{
+	return write_atomic_path(path, data, len, 0644, false);
 }
 
 /* Empty the directory `fd` (closed here), never following a symlink. */

@@ -42,6 +42,10 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 		       size_t len, mode_t mode);
 int fs_write_atomic(const char *path, const void *data, size_t len,
 		    mode_t mode);
+/* The same without either fsync, for a cache: after a crash its readers
+ * find the old file, or a new one whose damage (torn, empty) they detect
+ * and ignore; nothing is lost but speed. */
+int fs_write_cache(const char *path, const void *data, size_t len);
 
 int fs_fsync(int fd, const char *name_for_errors);
 int fs_fsync_dir_path(const char *path);

@@ -656,7 +656,7 @@ static int write_table(const char *path, int64_t scan_ns,
 		r = decree_error_set(DECREE_EINVALID, "stat cache too large");
 		goto done;
 	}
-	r = fs_write_atomic(path, out.ptr, out.len, 0644);
+	r = fs_write_cache(path, out.ptr, out.len);
 done:
 	buf_release(&out);
 	return r;

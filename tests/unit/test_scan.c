@@ -11,7 +11,9 @@
  * with the same root fd again and again gives the same answer.  The stat
  * cache is checked by planting a fake id for an unchanged file: it must
  * come back untouched (the file was not read), while a racy or changed
- * file is hashed again.
+ * file is hashed again; and once the cache holds a settled tree (its
+ * scan_ns moved ahead), a scan takes every directory listing from it
+ * (an edited cached listing shows through) until the directory changes.
  * Random trees print their seed; DECREE_TEST_SEED=<n> replays.
  */
 #include "util/common.h"
@@ -536,7 +538,7 @@ static void test_cache_hits_skip_hashing(void **state)
 		if (!oid_cmp(&e->id, &fake))
 			fail_msg(
 				"racy.txt: the cached id was trusted although its mtime "
-				"is in the second the cache was written");
+				"is not a second before the cache's scan_ns");
 		assert_memory_equal(e->id.b, real_racy.b, SHA256_LEN);
 		e = snap_find(&t, "changed.txt");
 		{
@@ -552,18 +554,126 @@ static void test_cache_hits_skip_hashing(void **state)
 	snap_release(&t);
 }
 
-/* A tree where every entry is old: the second scan hits everything. */
+/*
+ * A copy of check64() from src/lib/scan/statcache.c (the check ending each
+ * stat cache record), to reseal a record this test edits; test_statcache's
+ * test_format fails if the library's check changes.
+ */
+static uint64_t check64(const unsigned char *p, size_t n)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = 0x2545f4914f6cdd1dull ^ (n * k);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		h = (h ^ get_u64le(p + i)) * k;
+		h ^= h >> 31;
+	}
+	for (; i < n; i++) {
+		h = (h ^ p[i]) * k;
+		h ^= h >> 31;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+
+static void rewrite(const char *path, const buf *b)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_write_all(fd, b->ptr, b->len), 0);
+	close(fd);
+}
+
+/* Move the cache's scan_ns (header offset 8; version 2 has no header
+ * check) to now + 10 s: directories made a moment ago count as settled,
+ * as if the scan that wrote it had run later. */
+static void settle_cache(const char *cpath)
+{
+	buf b = BUF_INIT;
+
+	assert_int_equal(fs_read_path(cpath, &b), 0);
+	assert_true(b.len >= 24 && !memcmp(b.ptr, "DSTC\2\0\0\0", 8));
+	put_u64le((unsigned char *)b.ptr + 8,
+		  (uint64_t)(fs_now_ns() + 10 * 1000000000LL));
+	rewrite(cpath, &b);
+	buf_release(&b);
+}
+
+/* In the cached listing of directory `dir`, rename `from` to `to` (same
+ * length, order kept) and reseal the record: a listing the walk can only
+ * have from the cache. */
+static void edit_listing(const char *cpath, const char *dir, const char *from,
+			 const char *to)
+{
+	buf b = BUF_INIT;
+	size_t off = 24, ndirs;
+	bool done = false;
+
+	assert_int_equal(strlen(from), strlen(to));
+	assert_int_equal(fs_read_path(cpath, &b), 0);
+	ndirs = (size_t)get_u64le((const unsigned char *)b.ptr + 16);
+	for (size_t k = 0; k < ndirs && !done; k++) {
+		unsigned char *r = (unsigned char *)b.ptr + off;
+		size_t len = get_u32le(r), n = get_u32le(r + 4);
+		size_t plen = get_u16le(r + 8);
+		char *names = (char *)r + 44 + plen + n * 84;
+		off += len;
+		if (plen != strlen(dir) || memcmp(r + 44, dir, plen))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			char *nm = names + get_u32le(r + 44 + plen + i * 84);
+			if (!strcmp(nm, from)) {
+				memcpy(nm, to, strlen(to));
+				done = true;
+			}
+		}
+		put_u64le(r + len - 8, check64(r, len - 8));
+	}
+	assert_true(done);
+	rewrite(cpath, &b);
+	buf_release(&b);
+}
+
+/* Is directory rel's cached listing trusted for its stat data now? */
+static bool listing_trusted(statcache *c, const fixture *f, const char *rel)
+{
+	char p[PATH_MAX * 2];
+	struct stat st;
+	statcache_dir d;
+
+	snprintf(p, sizeof(p), "%s/%s", f->root, rel);
+	assert_int_equal(lstat(p, &st), 0);
+	statcache_dir_open(c, &d, rel, strlen(rel), &st);
+	return d.listing;
+}
+
+/*
+ * A tree where every file is old.  The first scan writes the cache
+ * (statcache_update); its directories, made a moment ago, are settled by
+ * moving the cache's scan_ns.  The second scan then takes every listing
+ * and every id from the cache: the same result, statcache_unchanged, and
+ * nothing written.  A listing edited in the cache shows the walk did not
+ * read the directory, until the directory changes.
+ */
 static void test_cache_unchanged(void **state)
 {
 	fixture *f = *state;
-	char cpath[PATH_MAX * 2];
+	char cpath[PATH_MAX * 2], dpath[PATH_MAX * 2 + 8];
 	scan_opts o;
 	snap s = SNAP_INIT, t = SNAP_INIT;
 	statcache *c;
+	struct stat st0, st1;
 	time_t old = 978307200;
 	static const char *const files[] = { "a", "d/b", "d/e/c" };
+	static const char *const dirs[] = { "", "d", "d/e" };
 
 	snprintf(cpath, sizeof(cpath), "%s/statcache", f->base);
+	snprintf(dpath, sizeof(dpath), "%s.delta", cpath);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		put(f, files[i], files[i], 0644);
 		set_mtime(f, files[i], old);
@@ -574,18 +684,73 @@ static void test_cache_unchanged(void **state)
 					       matters */
 	memset(&o, 0, sizeof(o));
 	o.max_file_size = 5;
-	o.threads = 1;
+	o.threads = 2;
+
+	/* the first scan: no cache yet; the update writes it */
+	assert_int_equal(statcache_load(&c, cpath), 0);
+	o.cache = c;
 	scan_ok(&s, f, &o);
 	assert_int_equal(s.n, 5);
-	assert_int_equal(statcache_save(cpath, &s), 0);
+	assert_false(statcache_unchanged(c, &s));
+	assert_int_equal(statcache_update(cpath, &s, c), 0);
+	statcache_free(c);
+	settle_cache(cpath);
+	assert_int_equal(stat(cpath, &st0), 0);
+
+	/* the second: everything from the cache */
 	assert_int_equal(statcache_load(&c, cpath), 0);
 	o.cache = c;
 	scan_ok(&t, f, &o);
 	assert_same_scan(&s, &t, "scan with a clean cache");
+	for (size_t i = 0; i < t.n; i++)
+		if (t.v[i].mode != MODE_SKIP && t.v[i].cached != STATCACHE_BASE)
+			fail_msg("'%s' was not taken from the cache",
+				 t.v[i].path);
 	if (!statcache_unchanged(c, &t))
-		fail_msg(
-			"every entry hit the cache but statcache_unchanged is false");
+		fail_msg("every entry hit the cache but statcache_unchanged "
+			 "is false");
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (!listing_trusted(c, f, dirs[i]))
+			fail_msg("the listing of '%s' is not trusted", dirs[i]);
+	assert_int_equal(statcache_update(cpath, &t, c), 0);
 	statcache_free(c);
+	assert_int_equal(stat(cpath, &st1), 0);
+	if (st0.st_ino != st1.st_ino || st_mtime_ns(&st0) != st_mtime_ns(&st1))
+		fail_msg("nothing changed, yet the stat cache was written");
+	assert_int_equal(access(dpath, F_OK), -1);
+	snap_release(&t);
+
+	/* d/e's cached listing says "x", not "c": the walk believes it */
+	edit_listing(cpath, "d/e", "c", "x");
+	assert_int_equal(statcache_load(&c, cpath), 0);
+	o.cache = c;
+	scan_ok(&t, f, &o);
+	statcache_free(c);
+	if (snap_find(&t, "d/e/c"))
+		fail_msg("'d/e' was read from the disk, not from the cache");
+	assert_int_equal(t.n, s.n - 1);
+	snap_release(&t);
+
+	/* once d/e changes (a name added and removed), it is read again */
+	{
+		char p[PATH_MAX * 2], dp[PATH_MAX * 2];
+		struct stat before, now;
+		snprintf(p, sizeof(p), "%s/d/e/tmp", f->root);
+		snprintf(dp, sizeof(dp), "%s/d/e", f->root);
+		assert_int_equal(lstat(dp, &before), 0);
+		do { /* until the clock has moved on (coarse timestamps) */
+			put(f, "d/e/tmp", "t", 0644);
+			assert_int_equal(unlink(p), 0);
+			assert_int_equal(lstat(dp, &now), 0);
+		} while (st_ctime_ns(&now) == st_ctime_ns(&before) &&
+			 st_mtime_ns(&now) == st_mtime_ns(&before));
+	}
+	assert_int_equal(statcache_load(&c, cpath), 0);
+	assert_false(listing_trusted(c, f, "d/e"));
+	o.cache = c;
+	scan_ok(&t, f, &o);
+	statcache_free(c);
+	assert_same_scan(&s, &t, "scan after d/e changed");
 	snap_release(&s);
 	snap_release(&t);
 }

@@ -589,17 +589,19 @@ static void rewrite(const char *path, const buf *b)
 	close(fd);
 }
 
-/* Move the cache's scan_ns (header offset 8; version 2 has no header
- * check) to now + 10 s: directories made a moment ago count as settled,
- * as if the scan that wrote it had run later. */
+/* Move the cache's scan_ns (header offset 8, then the header's check at
+ * 24) to now + 10 s: directories made a moment ago count as settled, as
+ * if the scan that wrote it had run later. */
 static void settle_cache(const char *cpath)
 {
 	buf b = BUF_INIT;
 
 	assert_int_equal(fs_read_path(cpath, &b), 0);
-	assert_true(b.len >= 24 && !memcmp(b.ptr, "DSTC\2\0\0\0", 8));
+	assert_true(b.len >= 32 && !memcmp(b.ptr, "DSTC\2\0\0\0", 8));
 	put_u64le((unsigned char *)b.ptr + 8,
 		  (uint64_t)(fs_now_ns() + 10 * 1000000000LL));
+	put_u64le((unsigned char *)b.ptr + 24,
+		  check64((const unsigned char *)b.ptr, 24));
 	rewrite(cpath, &b);
 	buf_release(&b);
 }
@@ -611,7 +613,7 @@ static void edit_listing(const char *cpath, const char *dir, const char *from,
 			 const char *to)
 {
 	buf b = BUF_INIT;
-	size_t off = 24, ndirs;
+	size_t off = 32, ndirs;
 	bool done = false;
 
 	assert_int_equal(strlen(from), strlen(to));

@@ -9,8 +9,8 @@
  *   - the racy rule at its exact boundary: a file fact hits only when its
  *     mtime < scan_ns - 1 s, a directory listing is trusted only when the
  *     directory's ctime < scan_ns - 1 s.  The tests move scan_ns by
- *     rewriting the header (offset 8; version 2 has no header check)
- *     instead of racing the clock;
+ *     rewriting the header (offset 8) and its check instead of racing the
+ *     clock;
  *   - what a listing needs: the directory's mtime, ctime, inode and device
  *     all equal and the record's "stat known" flag;
  *   - damage: no flipped byte or cut ever gives a wrong hit, a bad record
@@ -50,7 +50,8 @@
 #define SEC 1000000000LL
 
 /* The version 2 layout (statcache.c head comment). */
-#define V2_HDR	   24
+#define V1_HDR	   24
+#define V2_HDR	   32
 #define V2_REC_HDR 44
 #define V2_ENT	   84
 #define V2_CHECK   8
@@ -153,7 +154,9 @@ static int64_t get_scan_ns(const char *path)
 	return v;
 }
 
-/* Rewrite the header's scan_ns (no check covers it in version 2). */
+static void reseal_header(buf *b);
+
+/* Rewrite the header's scan_ns (and its check). */
 static void set_scan_ns(const char *path, int64_t ns)
 {
 	buf b = BUF_INIT;
@@ -162,6 +165,7 @@ static void set_scan_ns(const char *path, int64_t ns)
 	assert_true(b.len >= V2_HDR);
 	assert_memory_equal(b.ptr, "DSTC\2\0\0\0", 8);
 	put_u64le((unsigned char *)b.ptr + 8, (uint64_t)ns);
+	reseal_header(&b);
 	write_raw(path, b.ptr, b.len);
 	buf_release(&b);
 }
@@ -367,6 +371,14 @@ static void enc_header(buf *b, int64_t scan_ns, uint64_t ndirs)
 	OK(buf_put_u32(b, 2));
 	OK(buf_put_u64(b, (uint64_t)scan_ns));
 	OK(buf_put_u64(b, ndirs));
+	OK(buf_put_u64(b, check64((const unsigned char *)b->ptr, 24)));
+}
+
+/* Recompute the header's check (after editing scan_ns or the count). */
+static void reseal_header(buf *b)
+{
+	put_u64le((unsigned char *)b->ptr + 24,
+		  check64((const unsigned char *)b->ptr, 24));
 }
 
 /* Recompute the check of the record at offset rec (its length field as
@@ -1070,7 +1082,7 @@ static void test_damage(void **state)
 			OK(buf_put(&bad, good.ptr, good.len));
 			bad.ptr[pos] ^= (char)masks[m];
 			why = statcache_verify(bad.ptr, bad.len);
-			if (!why && (pos < 8 || pos >= 16))
+			if (!why)
 				fail_msg("verify: byte %zu ^ %02x not seen",
 					 pos, masks[m]);
 			write_raw(f->path, bad.ptr, bad.len);
@@ -1081,9 +1093,9 @@ static void test_damage(void **state)
 			while (k > 0 && off[k - 1] > pos)
 				k--;
 			if (pos < V2_HDR) {
-				/* magic, version, count: an empty table */
-				if ((pos < 8 || pos >= 16) &&
-				    !all_absent(c, &s, dirs, NSAMPLE_DIRS))
+				/* any header byte (its check): an empty
+				 * table */
+				if (!all_absent(c, &s, dirs, NSAMPLE_DIRS))
 					fail_msg("header byte %zu ^ %02x: "
 						 "not empty",
 						 pos, masks[m]);
@@ -1357,8 +1369,9 @@ static void test_crafted(void **state)
 			put_u32le(p + rec + 4, (uint32_t)cases[i].a);
 			reseal(&b, rec);
 			break;
-		case 4: /* directory count = a */
+		case 4: /* directory count = a (header check right) */
 			put_u64le(p + 16, (uint64_t)cases[i].a);
+			reseal_header(&b);
 			break;
 		case 5: /* record length += a, or = b */
 			put_u32le(p + rec,
@@ -1496,8 +1509,8 @@ static void test_verify(void **state)
 	}
 	for (size_t len = 0; len < good.len; len++) {
 		const char *why = statcache_verify(good.ptr, len);
-		const char *want = len < V2_HDR ? "bad header (magic)"
-				   : len < V2_HDR + SHA256_LEN
+		const char *want = len < V1_HDR ? "bad header (magic)"
+				   : len < V1_HDR + SHA256_LEN
 					   ? "truncated"
 					   : "checksum mismatch";
 		if (!why || strcmp(why, want))
@@ -1506,7 +1519,7 @@ static void test_verify(void **state)
 	}
 	/* an empty version 1 file is sound too */
 	build_v1(&good, &none, now);
-	assert_int_equal(good.len, V2_HDR + SHA256_LEN);
+	assert_int_equal(good.len, V1_HDR + SHA256_LEN);
 	assert_null(statcache_verify(good.ptr, good.len));
 	buf_release(&good);
 	buf_release(&bad);
@@ -1980,8 +1993,8 @@ static void test_update_policy(void **state)
 	assert_same_file(delta, id_of(t.dpath), "the delta");
 	snap_release(&s);
 
-	/* a second directory: d03 (carried) + d07 = 2 of 32 names, exactly
-	 * 1/16: still a delta */
+	/* a second directory: d03 (carried) + d07 = 2 of 32 names: still a
+	 * delta */
 	change(&t, 7, 1, old);
 	c = tree_scan(&s, &t, true, NULL, NULL);
 	OK(statcache_update(t.cpath, &s, c));
@@ -1991,8 +2004,15 @@ static void test_update_policy(void **state)
 	set_scan_ns(t.dpath, fs_now_ns() + 10 * SEC);
 	snap_release(&s);
 
-	/* a third: 3 of 32 > 1/16: a new base of everything, no delta */
+	/* a third directory, d11, which also gains 300 names: more than
+	 * 256 and more than 1/16 of the tree changed, so a new base of
+	 * everything, no delta.  (Fewer than 257 names never fold: in a
+	 * small tree one change is a large part of it.) */
 	change(&t, 11, 1, old);
+	for (int i = 0; i < 300; i++) {
+		snprintf(rel, sizeof(rel), "d11/g%03d", i);
+		tree_put(&t, rel, "g", old);
+	}
 	c = tree_scan(&s, &t, true, &t0, &t1);
 	OK(statcache_update(t.cpath, &s, c));
 	statcache_free(c);

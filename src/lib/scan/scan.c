@@ -60,6 +60,7 @@ struct dirres {
 	char *names_block;     /* their storage, or NULL: the cache's */
 	struct stat st;	       /* the directory's */
 	bool stat_ok, clean;
+	bool listed; /* listed with a stat cache: a note is due */
 	int src;
 };
 
@@ -746,6 +747,7 @@ static int run_dir(worker *wk, job *j)
 		r = scan_entry(wk, j, fd, &l.v[i], &res->v[i], &path, prefix);
 	if (r == 0 && w->o->cache) {
 		/* the listing goes to the stat cache's next save */
+		res->listed = true;
 		res->names = l.v;
 		res->names_block = l.names;
 		memset(&l, 0, sizeof(l));
@@ -848,7 +850,7 @@ static int stitch(snap *out, dirres *d, statcache *cache)
 		if (d->names && out->n <= STATCACHE_NO_ENTRY)
 			d->names[i].idx = (uint32_t)(out->n - 1);
 	}
-	if (cache && d->names && d->path) {
+	if (cache && d->listed && d->path) {
 		statcache_note n;
 		memset(&n, 0, sizeof(n));
 		n.path = d->path;

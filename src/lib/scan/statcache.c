@@ -3,7 +3,8 @@
  *
  * File layout (little endian), docs/format.md:
  *
- *   header   "DSTC" u32 version(2) i64 scan_ns u64 ndirs
+ *   header   "DSTC" u32 version(2) i64 scan_ns u64 ndirs u64 check64 of
+ *            the 24 bytes before
  *   ndirs x directory record:
  *     u32 len (the whole record, this field and the check included)
  *     u32 n (names)  u16 path_len  u8 flags (1: stat known)  u8 0
@@ -40,7 +41,7 @@
 
 #define SC_MAGIC     "DSTC"
 #define SC_VERSION   2
-#define SC_HDR	     24
+#define SC_HDR	     32
 #define SC_REC_HDR   44
 #define SC_ENT	     84
 #define SC_CHECK     8
@@ -120,7 +121,8 @@ static int table_index(sc_table *t)
 	uint64_t ndirs;
 
 	if (len < SC_HDR || memcmp(p, SC_MAGIC, 4) ||
-	    get_u32le(p + 4) != SC_VERSION || len > UINT32_MAX)
+	    get_u32le(p + 4) != SC_VERSION || len > UINT32_MAX ||
+	    check64(p, SC_HDR - SC_CHECK) != get_u64le(p + SC_HDR - SC_CHECK))
 		return -1;
 	t->scan_ns = (int64_t)get_u64le(p + 8);
 	ndirs = get_u64le(p + 16);
@@ -476,7 +478,8 @@ const char *statcache_verify(const void *data, size_t len)
 	sc_table t;
 	int r;
 
-	if (len < SC_HDR || memcmp(p, SC_MAGIC, 4))
+	/* (the first 24 bytes are laid out alike in both versions) */
+	if (len < 24 || memcmp(p, SC_MAGIC, 4))
 		return "bad header (magic)";
 	if (get_u32le(p + 4) == 1) {
 		/* an older decree's: checked as it was written, ignored */
@@ -490,6 +493,10 @@ const char *statcache_verify(const void *data, size_t len)
 	}
 	if (get_u32le(p + 4) != SC_VERSION)
 		return "bad header (unknown version)";
+	if (len < SC_HDR)
+		return "bad header (magic)";
+	if (check64(p, SC_HDR - SC_CHECK) != get_u64le(p + SC_HDR - SC_CHECK))
+		return "bad header (check)";
 	memset(&t, 0, sizeof(t));
 	t.p = p;
 	t.len = len;
@@ -585,16 +592,44 @@ static int put_i64(buf *b, int64_t v)
 	return buf_put_u64(b, (uint64_t)v);
 }
 
-/* Append the record of note n (facts from s) to out. */
+/* Does name i of note n fit its 16-bit length field?  (len is 16 bits:
+ * a longer name does not match it.) */
+static bool name_encodable(const statcache_note *n, size_t i)
+{
+	return strlen(n->names[i].name) == n->names[i].len;
+}
+
+/* Can note n be written (a path and a size that fit the record's
+ * fields)?  A directory that cannot is left out: it is read and its files
+ * hashed as if new. */
+static bool note_encodable(const statcache_note *n)
+{
+	uint64_t size = SC_REC_HDR + SC_CHECK + strlen(n->path);
+
+	if (strlen(n->path) > 0xffff || n->n > UINT32_MAX / SC_ENT)
+		return false;
+	for (size_t i = 0; i < n->n; i++)
+		size += SC_ENT + n->names[i].len + 1u;
+	return size <= UINT32_MAX / 2;
+}
+
+/* Append the record of note n (facts from s) to out.  A name too long
+ * for its length field is left out, and then the listing is incomplete:
+ * recorded as never to be trusted. */
 static int put_record(buf *out, const statcache_note *n, const snap *s)
 {
-	size_t start = out->len, plen = strlen(n->path), noff = 0;
+	size_t start = out->len, plen = strlen(n->path), noff = 0, nw = 0;
+	bool complete = true;
 
-	if (plen > 0xffff || n->n > UINT32_MAX / SC_ENT)
-		return decree_error_set(DECREE_EINVALID, "path too long");
-	if (buf_put_u32(out, 0) < 0 || buf_put_u32(out, (uint32_t)n->n) < 0 ||
+	for (size_t i = 0; i < n->n; i++) {
+		if (name_encodable(n, i))
+			nw++;
+		else
+			complete = false;
+	}
+	if (buf_put_u32(out, 0) < 0 || buf_put_u32(out, (uint32_t)nw) < 0 ||
 	    buf_put_u16(out, (unsigned)plen) < 0 ||
-	    buf_putc(out, n->stat_ok ? SC_STAT_OK : 0) < 0 ||
+	    buf_putc(out, n->stat_ok && complete ? SC_STAT_OK : 0) < 0 ||
 	    buf_putc(out, 0) < 0 || put_i64(out, n->mtime_ns) < 0 ||
 	    put_i64(out, n->ctime_ns) < 0 || buf_put_u64(out, n->ino) < 0 ||
 	    buf_put_u64(out, n->dev) < 0 || buf_put(out, n->path, plen) < 0)
@@ -603,6 +638,8 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 		const snap_entry *e = note_entry(n, i, s);
 		size_t l = n->names[i].len;
 		unsigned char ent[SC_ENT];
+		if (!name_encodable(n, i))
+			continue;
 		memset(ent, 0, sizeof(ent));
 		put_u32le(ent, (uint32_t)noff);
 		ent[4] = (unsigned char)(l & 0xff);
@@ -623,10 +660,9 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 		noff += l + 1;
 	}
 	for (size_t i = 0; i < n->n; i++)
-		if (buf_put(out, n->names[i].name, n->names[i].len + 1u) < 0)
+		if (name_encodable(n, i) &&
+		    buf_put(out, n->names[i].name, n->names[i].len + 1u) < 0)
 			return -1;
-	if (out->len - start + SC_CHECK > UINT32_MAX)
-		return decree_error_set(DECREE_EINVALID, "directory too large");
 	put_u32le((unsigned char *)out->ptr + start,
 		  (uint32_t)(out->len - start + SC_CHECK));
 	return buf_put_u64(out, check64((const unsigned char *)out->ptr + start,
@@ -643,15 +679,20 @@ static int write_table(const char *path, int64_t scan_ns,
 	uint64_t ndirs = 0;
 	int r = -1;
 
-	for (size_t k = 0; k < nn; k++)
-		ndirs += !skip || !skip[k];
 	if (buf_put(&out, SC_MAGIC, 4) < 0 ||
 	    buf_put_u32(&out, SC_VERSION) < 0 || put_i64(&out, scan_ns) < 0 ||
-	    buf_put_u64(&out, ndirs) < 0)
+	    buf_put_u64(&out, 0) < 0 || buf_put_u64(&out, 0) < 0)
 		goto done;
-	for (size_t k = 0; k < nn; k++)
-		if ((!skip || !skip[k]) && put_record(&out, &notes[k], s) < 0)
+	for (size_t k = 0; k < nn; k++) {
+		if ((skip && skip[k]) || !note_encodable(&notes[k]))
+			continue;
+		if (put_record(&out, &notes[k], s) < 0)
 			goto done;
+		ndirs++;
+	}
+	put_u64le((unsigned char *)out.ptr + 16, ndirs);
+	put_u64le((unsigned char *)out.ptr + 24,
+		  check64((const unsigned char *)out.ptr, SC_HDR - SC_CHECK));
 	if (out.len > UINT32_MAX) {
 		r = decree_error_set(DECREE_EINVALID, "stat cache too large");
 		goto done;
@@ -729,6 +770,8 @@ int statcache_save(const char *path, const snap *s)
 		for (size_t k = i; k < j; k++) {
 			statcache_name *nm = &n->names[k - i];
 			nm->name = v[k].path + v[k].dlen + !!v[k].dlen;
+			/* (a name too long for 16 bits is left out:
+			 * put_record) */
 			nm->len = (uint16_t)strlen(nm->name);
 			nm->idx = v[k].idx;
 			nm->type = s->v[v[k].idx].mode == MODE_LINK ? DT_LNK

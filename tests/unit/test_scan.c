@@ -554,30 +554,6 @@ static void test_cache_hits_skip_hashing(void **state)
 	snap_release(&t);
 }
 
-/*
- * A copy of check64() from src/lib/scan/statcache.c (the check ending each
- * stat cache record), to reseal a record this test edits; test_statcache's
- * test_format fails if the library's check changes.
- */
-static uint64_t check64(const unsigned char *p, size_t n)
-{
-	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = 0x2545f4914f6cdd1dull ^ (n * k);
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		h = (h ^ get_u64le(p + i)) * k;
-		h ^= h >> 31;
-	}
-	for (; i < n; i++) {
-		h = (h ^ p[i]) * k;
-		h ^= h >> 31;
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
 static void rewrite(const char *path, const buf *b)
 {
 	int fd;
@@ -601,7 +577,7 @@ static void settle_cache(const char *cpath)
 	put_u64le((unsigned char *)b.ptr + 8,
 		  (uint64_t)(fs_now_ns() + 10 * 1000000000LL));
 	put_u64le((unsigned char *)b.ptr + 24,
-		  check64((const unsigned char *)b.ptr, 24));
+		  statcache_check64((const unsigned char *)b.ptr, 24));
 	rewrite(cpath, &b);
 	buf_release(&b);
 }
@@ -634,7 +610,7 @@ static void edit_listing(const char *cpath, const char *dir, const char *from,
 				done = true;
 			}
 		}
-		put_u64le(r + len - 8, check64(r, len - 8));
+		put_u64le(r + len - 8, statcache_check64(r, len - 8));
 	}
 	assert_true(done);
 	rewrite(cpath, &b);

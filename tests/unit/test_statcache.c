@@ -23,9 +23,9 @@
  *     record overriding the base's for its directory, and a damaged delta
  *     falling back to the base's (self-consistent) facts.
  *
- * To seal records around bad contents the test carries a copy of
- * statcache.c's check64(), the record check (see below).  If the library's
- * check or layout changes, test_format fails first and says where.
+ * To seal records around bad contents the test uses statcache_check64(),
+ * the library's record and header check.  If the layout changes,
+ * test_format fails first and says where.
  */
 #include "util/common.h"
 
@@ -69,32 +69,6 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	return testutil_scratch_teardown(state);
-}
-
-/*
- * A copy of check64() from src/lib/scan/statcache.c (the check that ends
- * every directory record), so that the tests can write records whose
- * check is right around contents that are wrong.  Kept identical on
- * purpose; test_format compares whole files written by the library with
- * files this test encodes, so a change there shows up as a failure here.
- */
-static uint64_t check64(const unsigned char *p, size_t n)
-{
-	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = 0x2545f4914f6cdd1dull ^ (n * k);
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		h = (h ^ get_u64le(p + i)) * k;
-		h ^= h >> 31;
-	}
-	for (; i < n; i++) {
-		h = (h ^ p[i]) * k;
-		h ^= h >> 31;
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
 }
 
 /* --- snaps and files ------------------------------------------------------ */
@@ -371,14 +345,15 @@ static void enc_header(buf *b, int64_t scan_ns, uint64_t ndirs)
 	OK(buf_put_u32(b, 2));
 	OK(buf_put_u64(b, (uint64_t)scan_ns));
 	OK(buf_put_u64(b, ndirs));
-	OK(buf_put_u64(b, check64((const unsigned char *)b->ptr, 24)));
+	OK(buf_put_u64(b,
+		       statcache_check64((const unsigned char *)b->ptr, 24)));
 }
 
 /* Recompute the header's check (after editing scan_ns or the count). */
 static void reseal_header(buf *b)
 {
 	put_u64le((unsigned char *)b->ptr + 24,
-		  check64((const unsigned char *)b->ptr, 24));
+		  statcache_check64((const unsigned char *)b->ptr, 24));
 }
 
 /* Recompute the check of the record at offset rec (its length field as
@@ -388,7 +363,7 @@ static void reseal(buf *b, size_t rec)
 	unsigned char *p = (unsigned char *)b->ptr + rec;
 	size_t len = get_u32le(p);
 
-	put_u64le(p + len - V2_CHECK, check64(p, len - V2_CHECK));
+	put_u64le(p + len - V2_CHECK, statcache_check64(p, len - V2_CHECK));
 }
 
 /* Append the record of d (facts from s) exactly as the format says;

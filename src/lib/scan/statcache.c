@@ -15,7 +15,7 @@
  *       u32 mode  u64 size  i64 mtime_ns  i64 ctime_ns  u64 ino  u64 dev
  *       oid[32]
  *     the names, each NUL-terminated (name_off counts from the first)
- *     check: u64 check64() of the record before it
+ *     check: u64 statcache_check64() of the record before it
  *
  * Fixed-size name entries let a lookup without a walk binary-search a
  * record.  Loading reads the file and indexes the directories by path
@@ -83,8 +83,9 @@ struct statcache {
  * write the store, and a cryptographic hash of every record would cost a
  * large part of a no-change scan.
  */
-static uint64_t check64(const unsigned char *p, size_t n)
+uint64_t statcache_check64(const void *data, size_t n)
 {
+	const unsigned char *p = data;
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
 	uint64_t h = 0x2545f4914f6cdd1dull ^ (n * k);
 	size_t i = 0;
@@ -122,7 +123,8 @@ static int table_index(sc_table *t)
 
 	if (len < SC_HDR || memcmp(p, SC_MAGIC, 4) ||
 	    get_u32le(p + 4) != SC_VERSION || len > UINT32_MAX ||
-	    check64(p, SC_HDR - SC_CHECK) != get_u64le(p + SC_HDR - SC_CHECK))
+	    statcache_check64(p, SC_HDR - SC_CHECK) !=
+		    get_u64le(p + SC_HDR - SC_CHECK))
 		return -1;
 	t->scan_ns = (int64_t)get_u64le(p + 8);
 	ndirs = get_u64le(p + 16);
@@ -276,7 +278,8 @@ static bool rec_good(sc_table *t, size_t k)
 	if (n > (rlen - SC_REC_HDR - plen - SC_CHECK) / SC_ENT)
 		goto done;
 	nlen = rlen - SC_REC_HDR - plen - n * SC_ENT - SC_CHECK;
-	if (check64(rec, rlen - SC_CHECK) != get_u64le(rec + rlen - SC_CHECK))
+	if (statcache_check64(rec, rlen - SC_CHECK) !=
+	    get_u64le(rec + rlen - SC_CHECK))
 		goto done;
 	names = rec_names(rec);
 	for (uint32_t i = 0; i < n; i++) {
@@ -495,7 +498,8 @@ const char *statcache_verify(const void *data, size_t len)
 		return "bad header (unknown version)";
 	if (len < SC_HDR)
 		return "bad header (magic)";
-	if (check64(p, SC_HDR - SC_CHECK) != get_u64le(p + SC_HDR - SC_CHECK))
+	if (statcache_check64(p, SC_HDR - SC_CHECK) !=
+	    get_u64le(p + SC_HDR - SC_CHECK))
 		return "bad header (check)";
 	memset(&t, 0, sizeof(t));
 	t.p = p;
@@ -665,8 +669,9 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 			return -1;
 	put_u32le((unsigned char *)out->ptr + start,
 		  (uint32_t)(out->len - start + SC_CHECK));
-	return buf_put_u64(out, check64((const unsigned char *)out->ptr + start,
-					out->len - start));
+	return buf_put_u64(
+		out, statcache_check64((const unsigned char *)out->ptr + start,
+				       out->len - start));
 }
 
 /* Write the notes (all, or with base_only those not clean against the
@@ -692,7 +697,8 @@ static int write_table(const char *path, int64_t scan_ns,
 	}
 	put_u64le((unsigned char *)out.ptr + 16, ndirs);
 	put_u64le((unsigned char *)out.ptr + 24,
-		  check64((const unsigned char *)out.ptr, SC_HDR - SC_CHECK));
+		  statcache_check64((const unsigned char *)out.ptr,
+				    SC_HDR - SC_CHECK));
 	if (out.len > UINT32_MAX) {
 		r = decree_error_set(DECREE_EINVALID, "stat cache too large");
 		goto done;

@@ -116,6 +116,9 @@ typedef struct {
 } statcache_note;
 int statcache_note_dir(statcache *c, statcache_note *n);
 
+/* The check of a record and of the header (docs/format.md). */
+uint64_t statcache_check64(const void *data, size_t n);
+
 /* fsck: NULL when `data` is a sound cache file (version 2, or an older
  * decree's version 1, which is ignored), else what is wrong. */
 const char *statcache_verify(const void *data, size_t len);

@@ -26,22 +26,50 @@
 #define TREE_VERSION_MODES 2 /* any permission bits */
 #define MAX_DEPTH	   512
 
-static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
-		 size_t *i, const char *prefix, size_t plen, int depth)
+/* One tree object being built: the objects of a directory and of its
+ * ancestors share one buffer, each appended after its parent's part and cut
+ * off again once written (a stack), so building allocates nothing per
+ * directory. */
+typedef struct {
+	odb_writer *w;
+	const snap *s;
+	size_t i;      /* next entry of s */
+	buf b;	       /* the objects on the way down, parent first */
+	tree_ids *ids; /* or NULL */
+} builder;
+
+/* Bytes of one encoded entry before its name. */
+#define ENTRY_FIXED (4 + 8 + SHA256_LEN + 2)
+
+static int build(builder *bd, oid *out, uint64_t *bytes_out, const char *prefix,
+		 size_t plen, int depth)
 {
-	buf body = BUF_INIT, obj = BUF_INIT;
+	const snap *s = bd->s;
+	size_t start = bd->b.len, slot = 0, first = bd->i;
 	uint32_t count = 0, version = TREE_VERSION;
 	uint64_t total = 0;
+	unsigned char *hdr;
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
 		return decree_error_set(DECREE_EINVALID,
 					"directory tree too deep");
-	while (*i < s->n && !strncmp(s->v[*i].path, prefix, plen)) {
-		const snap_entry *e = &s->v[*i];
+	if (bd->ids) {
+		/* pre-order: the directory before what lies below it */
+		if (GROW(bd->ids->v, bd->ids->cap, bd->ids->n + 1) < 0)
+			return -1;
+		slot = bd->ids->n++;
+	}
+	/* "DTRE", version and count, filled in at the end */
+	if (buf_grow(&bd->b, 12) < 0)
+		return -1;
+	bd->b.len += 12;
+	while (bd->i < s->n && !strncmp(s->v[bd->i].path, prefix, plen)) {
+		const snap_entry *e = &s->v[bd->i];
 		const char *name = e->path + plen;
 		const char *slash = strchr(name, '/');
 		size_t nlen = slash ? (size_t)(slash - name) : strlen(name);
+		unsigned char *p;
 		uint32_t mode;
 		uint64_t size;
 		oid id;
@@ -53,8 +81,7 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 		}
 		if (slash) {
 			/* prefix + name + "/" of the subdirectory */
-			size_t sublen = plen + nlen + 1;
-			if ((r = build(&id, &size, w, s, i, e->path, sublen,
+			if ((r = build(bd, &id, &size, e->path, plen + nlen + 1,
 				       depth + 1)) < 0)
 				goto done;
 			mode = MODE_DIR;
@@ -62,14 +89,20 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 			mode = e->mode;
 			size = e->size;
 			id = e->id;
-			(*i)++;
+			bd->i++;
 		}
-		if ((r = buf_put_u32(&body, mode)) < 0 ||
-		    (r = buf_put_u64(&body, size)) < 0 ||
-		    (r = buf_put(&body, id.b, SHA256_LEN)) < 0 ||
-		    (r = buf_put_u16(&body, (unsigned)nlen)) < 0 ||
-		    (r = buf_put(&body, name, nlen)) < 0)
+		/* (the buffer may have moved while the subdirectory was
+		 * built: `name` points into the snap, not into it) */
+		if ((r = buf_grow(&bd->b, ENTRY_FIXED + nlen)) < 0)
 			goto done;
+		p = (unsigned char *)bd->b.ptr + bd->b.len;
+		put_u32le(p, mode);
+		put_u64le(p + 4, size);
+		memcpy(p + 12, id.b, SHA256_LEN);
+		p[12 + SHA256_LEN] = (unsigned char)nlen;
+		p[13 + SHA256_LEN] = (unsigned char)(nlen >> 8);
+		memcpy(p + ENTRY_FIXED, name, nlen);
+		bd->b.len += ENTRY_FIXED + nlen;
 		if (mode != MODE_SKIP)
 			total += size;
 		if (mode_is_file(mode) && mode != MODE_FILE &&
@@ -77,27 +110,57 @@ static int build(oid *out, uint64_t *bytes_out, odb_writer *w, const snap *s,
 			version = TREE_VERSION_MODES;
 		count++;
 	}
-	if ((r = buf_put(&obj, TREE_MAGIC, 4)) < 0 ||
-	    (r = buf_put_u32(&obj, version)) < 0 ||
-	    (r = buf_put_u32(&obj, count)) < 0 ||
-	    (r = buf_put(&obj, body.ptr, body.len)) < 0)
-		goto done;
-	if (w)
-		r = odb_writer_add(w, ODB_TREE, obj.ptr, obj.len, NULL, out);
+	hdr = (unsigned char *)bd->b.ptr + start;
+	memcpy(hdr, TREE_MAGIC, 4);
+	put_u32le(hdr + 4, version);
+	put_u32le(hdr + 8, count);
+	if (bd->w)
+		r = odb_writer_add(bd->w, ODB_TREE, hdr, bd->b.len - start,
+				   NULL, out);
 	else
-		sha256_buf(out, obj.ptr, obj.len);
+		sha256_buf(out, hdr, bd->b.len - start);
 	*bytes_out = total;
+	if (r == 0 && bd->ids) {
+		tree_dir *d = &bd->ids->v[slot];
+		d->first = first;
+		d->end = bd->i;
+		d->plen = plen;
+		d->id = *out;
+	}
 done:
-	buf_release(&body);
-	buf_release(&obj);
+	buf_truncate(&bd->b, start);
+	return r;
+}
+
+int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids)
+{
+	builder bd;
+	uint64_t bytes;
+	int r;
+
+	memset(&bd, 0, sizeof(bd));
+	bd.w = w;
+	bd.s = s;
+	buf_init(&bd.b);
+	bd.ids = ids;
+	if (ids)
+		ids->n = 0;
+	r = build(&bd, root, &bytes, "", 0, 0);
+	buf_release(&bd.b);
+	if (r < 0 && ids)
+		ids->n = 0;
 	return r;
 }
 
 int tree_write(oid *root, odb_writer *w, const snap *s)
 {
-	size_t i = 0;
-	uint64_t bytes;
-	return build(root, &bytes, w, s, &i, "", 0, 0);
+	return tree_write_ids(root, w, s, NULL);
+}
+
+void tree_ids_release(tree_ids *ids)
+{
+	decree_free(ids->v);
+	memset(ids, 0, sizeof(*ids));
 }
 
 int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
@@ -173,6 +236,15 @@ struct read_ctx {
 	odb *db;
 	buf *prefix;
 	int depth;
+	buf *objs; /* one per depth: a tree object is parsed while its
+		      subdirectories are read */
+	const snap *like;
+	const tree_ids *ids;
+	/* tree_diff_like: what is as in `like` is left out of `out`, and
+	 * the ranges of like's entries it covers are noted here */
+	bool skip_like;
+	size_t (*same)[2];
+	size_t nsame, samecap;
 };
 
 static int read_rec(struct read_ctx *c, const oid *id);
@@ -204,33 +276,184 @@ static int read_entry(void *payload, const char *name, uint32_t mode,
 	return r;
 }
 
+/* Directory prefixes ("" or "a/b/") in canonical order, '/' first. */
+static int prefix_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen;
+
+	for (size_t k = 0; k < n; k++) {
+		unsigned char x = (unsigned char)a[k], y = (unsigned char)b[k];
+		if (x == y)
+			continue;
+		if (x == '/')
+			return -1;
+		if (y == '/')
+			return 1;
+		return x < y ? -1 : 1;
+	}
+	return alen < blen ? -1 : alen > blen;
+}
+
+/* The directory of c->like at prefix c->prefix, when its id is `id`. */
+static const tree_dir *like_dir(const struct read_ctx *c, const oid *id)
+{
+	const tree_ids *ids = c->ids;
+	size_t lo = 0, hi = ids->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const tree_dir *d = &ids->v[mid];
+		/* (the root of an empty snap has no entry to hold its "") */
+		int k = prefix_cmp(d->plen ? c->like->v[d->first].path : "",
+				   d->plen, c->prefix->ptr, c->prefix->len);
+		if (k == 0) {
+			if (oid_cmp(&d->id, id))
+				return NULL;
+			for (size_t i = d->first; i < d->end; i++)
+				if (c->like->v[i].unhashed)
+					return NULL; /* its ids say nothing */
+			return d;
+		}
+		if (k < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static int read_rec(struct read_ctx *c, const oid *id)
 {
-	buf obj = BUF_INIT;
+	const tree_dir *d;
+	buf *obj;
 	int r;
 
 	if (++c->depth > MAX_DEPTH) {
 		r = decree_error_set(DECREE_ECORRUPT, "tree too deep");
 		goto done;
 	}
+	/* A directory whose id is that of the same directory of `like` holds
+	 * what `like` holds there: the bytes of a tree object are all its id
+	 * covers. */
+	if (c->ids && c->ids->n && (d = like_dir(c, id)) != NULL) {
+		if (c->skip_like) {
+			r = GROW(c->same, c->samecap, c->nsame + 1);
+			if (r == 0) {
+				c->same[c->nsame][0] = d->first;
+				c->same[c->nsame++][1] = d->end;
+			}
+			goto done;
+		}
+		for (size_t i = d->first; i < d->end; i++) {
+			const snap_entry *src = &c->like->v[i];
+			snap_entry *e =
+				snap_add(c->out, src->path, strlen(src->path));
+			if (!e) {
+				r = -1;
+				goto done;
+			}
+			e->mode = src->mode;
+			e->size = src->size;
+			e->id = src->id;
+		}
+		r = 0;
+		goto done;
+	}
 	/* The stored type is not checked: names are hashes of the bytes, so a
 	 * file whose bytes equal a tree object shares its object, and
 	 * whichever was stored first decided the recorded type.  The bytes
 	 * are what matters, and tree_parse validates them. */
-	if ((r = odb_read(&obj, NULL, c->db, id)) < 0)
+	obj = &c->objs[c->depth];
+	if ((r = odb_read(obj, NULL, c->db, id)) < 0)
 		goto done;
-	r = tree_parse(obj.ptr, obj.len, read_entry, c);
+	r = tree_parse(obj->ptr, obj->len, read_entry, c);
 done:
 	c->depth--;
-	buf_release(&obj);
+	return r;
+}
+
+static int read_tree(struct read_ctx *c, const oid *root)
+{
+	buf prefix = BUF_INIT;
+	int r;
+
+	c->prefix = &prefix;
+	if (!(c->objs = decree_calloc(MAX_DEPTH + 2, sizeof(*c->objs))))
+		return -1;
+	for (size_t i = 0; i < MAX_DEPTH + 2; i++)
+		buf_init(&c->objs[i]);
+	r = read_rec(c, root);
+	for (size_t i = 0; i < MAX_DEPTH + 2; i++)
+		buf_release(&c->objs[i]);
+	decree_free(c->objs);
+	buf_release(&prefix);
+	return r;
+}
+
+int tree_read_like(snap *out, odb *db, const oid *root, const snap *like,
+		   const tree_ids *ids)
+{
+	struct read_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	c.out = out;
+	c.db = db;
+	c.like = like;
+	c.ids = like ? ids : NULL;
+	return read_tree(&c, root);
+}
+
+int tree_diff_like(snap *keep, odb *db, const oid *root, const snap *like,
+		   const tree_ids *ids, snap_diff_fn fn, void *payload)
+{
+	struct read_ctx c;
+	size_t i = 0, j = 0, k = 0;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	c.out = keep;
+	c.db = db;
+	c.like = like;
+	c.ids = ids;
+	c.skip_like = true;
+	if ((r = read_tree(&c, root)) < 0)
+		goto done;
+	/* snap_diff(keep, like) over what is left: the ranges of `like` noted
+	 * are as the tree has them (and absent from keep); they come in
+	 * order, one after the other */
+	while (i < keep->n || j < like->n) {
+		int cmp;
+		if (k < c.nsame && j == c.same[k][0]) {
+			j = c.same[k++][1];
+			continue;
+		}
+		cmp = i >= keep->n ? 1
+		      : j >= like->n
+			      ? -1
+			      : path_cmp(keep->v[i].path, like->v[j].path);
+		if (cmp < 0) {
+			r = fn(payload, keep->v[i].path, &keep->v[i], NULL);
+			i++;
+		} else if (cmp > 0) {
+			r = fn(payload, like->v[j].path, NULL, &like->v[j]);
+			j++;
+		} else {
+			r = snap_entry_same(&keep->v[i], &like->v[j])
+				    ? 0
+				    : fn(payload, keep->v[i].path, &keep->v[i],
+					 &like->v[j]);
+			i++;
+			j++;
+		}
+		if (r)
+			goto done;
+	}
+done:
+	decree_free(c.same);
 	return r;
 }
 
 int tree_read(snap *out, odb *db, const oid *root)
 {
-	buf prefix = BUF_INIT;
-	struct read_ctx c = { out, db, &prefix, 0 };
-	int r = read_rec(&c, root);
-	buf_release(&prefix);
-	return r;
+	return tree_read_like(out, db, root, NULL, NULL);
 }

@@ -21,6 +21,8 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
+#include <pthread.h>
+
 #define TREE_MAGIC	   "DTRE"
 #define TREE_VERSION	   1 /* files 0644/0755 only */
 #define TREE_VERSION_MODES 2 /* any permission bits */
@@ -372,14 +374,20 @@ done:
 	return r;
 }
 
-static int read_tree(struct read_ctx *c, const oid *root)
+/* Read tree `root` whose path is `at` ("" or "a/b/"), c->depth trees
+ * deep, into c->out. */
+static int read_tree_at(struct read_ctx *c, const oid *root, const char *at)
 {
 	buf prefix = BUF_INIT;
 	int r;
 
 	c->prefix = &prefix;
-	if (!(c->objs = decree_calloc(MAX_DEPTH + 2, sizeof(*c->objs))))
+	if (buf_puts(&prefix, at) < 0)
 		return -1;
+	if (!(c->objs = decree_calloc(MAX_DEPTH + 2, sizeof(*c->objs)))) {
+		buf_release(&prefix);
+		return -1;
+	}
 	for (size_t i = 0; i < MAX_DEPTH + 2; i++)
 		buf_init(&c->objs[i]);
 	r = read_rec(c, root);
@@ -388,6 +396,11 @@ static int read_tree(struct read_ctx *c, const oid *root)
 	decree_free(c->objs);
 	buf_release(&prefix);
 	return r;
+}
+
+static int read_tree(struct read_ctx *c, const oid *root)
+{
+	return read_tree_at(c, root, "");
 }
 
 int tree_read_like(snap *out, odb *db, const oid *root, const snap *like,
@@ -456,4 +469,256 @@ done:
 int tree_read(snap *out, odb *db, const oid *root)
 {
 	return tree_read_like(out, db, root, NULL, NULL);
+}
+
+/* --- reading on several threads ---------------------------------------------
+ *
+ * The top of the tree is read on the calling thread, a level at a time,
+ * into a "front": its files and its directories not read yet, in
+ * canonical order.  Once there are enough directories (or after a few
+ * levels), threads read them, each into a snap of its own, biggest first
+ * (a directory's entry holds the bytes below it); then the front is put
+ * together in order.  The result is what tree_read gives; so is any
+ * failure: on one, the tree is read again on this thread alone, which
+ * fails the same way (damage is rare; reporting it exactly is not).
+ */
+
+typedef struct {
+	char *path; /* a file's path, a directory's prefix ("a/b/") */
+	bool is_dir;
+	uint32_t mode;
+	uint64_t size;
+	oid id;
+	int depth; /* a directory: the depth its read starts at */
+	snap sub;  /* a directory: what lies below it */
+} front_item;
+
+typedef struct {
+	front_item *v;
+	size_t n, cap;
+	size_t ndirs;
+	/* expanding one directory */
+	const char *prefix;
+	int depth;
+} front;
+
+static void front_release(front *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		decree_free(f->v[i].path);
+		snap_release(&f->v[i].sub);
+	}
+	decree_free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+static int front_push(front *f, const char *prefix, const char *name,
+		      bool is_dir, uint32_t mode, uint64_t size, const oid *id,
+		      int depth)
+{
+	front_item *it;
+	buf p = BUF_INIT;
+
+	if (GROW(f->v, f->cap, f->n + 1) < 0 || buf_puts(&p, prefix) < 0 ||
+	    buf_puts(&p, name) < 0 || (is_dir && buf_putc(&p, '/') < 0)) {
+		buf_release(&p);
+		return -1;
+	}
+	it = &f->v[f->n++];
+	memset(it, 0, sizeof(*it));
+	it->path = buf_detach(&p, NULL);
+	it->is_dir = is_dir;
+	it->mode = mode;
+	it->size = size;
+	it->id = *id;
+	it->depth = depth;
+	f->ndirs += is_dir;
+	return 0;
+}
+
+static int front_entry(void *payload, const char *name, uint32_t mode,
+		       uint64_t size, const oid *id)
+{
+	front *f = payload;
+	return front_push(f, f->prefix, name, mode == MODE_DIR, mode, size, id,
+			  f->depth);
+}
+
+/* One level more: every directory of `in` read into its entries. */
+static int front_expand(front *out, front *in, odb *db, buf *obj)
+{
+	int r;
+
+	for (size_t i = 0; i < in->n; i++) {
+		front_item *it = &in->v[i];
+		if (!it->is_dir) {
+			if (GROW(out->v, out->cap, out->n + 1) < 0)
+				return -1;
+			out->v[out->n++] = *it; /* moved */
+			memset(it, 0, sizeof(*it));
+			continue;
+		}
+		if (it->depth + 1 > MAX_DEPTH)
+			return decree_error_set(DECREE_ECORRUPT,
+						"tree too deep");
+		if ((r = odb_read(obj, NULL, db, &it->id)) < 0)
+			return r;
+		out->prefix = it->path;
+		out->depth = it->depth + 1;
+		if ((r = tree_parse(obj->ptr, obj->len, front_entry, out)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+typedef struct {
+	odb *db;
+	front *f;
+	size_t *order; /* indices of the directories, biggest first */
+	size_t norder;
+	pthread_mutex_t mu;
+	size_t next;
+	bool failed;
+} par_read;
+
+static void *par_worker(void *arg)
+{
+	par_read *pr = arg;
+
+	for (;;) {
+		front_item *it;
+		struct read_ctx c;
+		int r;
+		pthread_mutex_lock(&pr->mu);
+		it = !pr->failed && pr->next < pr->norder
+			     ? &pr->f->v[pr->order[pr->next++]]
+			     : NULL;
+		pthread_mutex_unlock(&pr->mu);
+		if (!it)
+			break;
+		memset(&c, 0, sizeof(c));
+		c.out = &it->sub;
+		c.db = pr->db;
+		c.depth = it->depth;
+		if ((r = read_tree_at(&c, &it->id, it->path)) < 0) {
+			error_clear(); /* read again, alone, to report it */
+			pthread_mutex_lock(&pr->mu);
+			pr->failed = true;
+			pthread_mutex_unlock(&pr->mu);
+			break;
+		}
+	}
+	return NULL;
+}
+
+typedef struct {
+	uint64_t size;
+	size_t at;
+} dir_job;
+
+static int bigger_first(const void *a, const void *b)
+{
+	const dir_job *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* 0 done; 1 not done, for any reason (tree_read says why). */
+DECREE_TESTABLE int tree_read_parallel(snap *out, odb *db, const oid *root,
+				       unsigned threads)
+{
+	front a, b;
+	buf obj = BUF_INIT;
+	par_read pr;
+	dir_job *jobs = NULL;
+	pthread_t tids[15];
+	unsigned started = 0;
+	size_t want = 16 * (size_t)threads, njobs = 0;
+	int r = 1;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&pr, 0, sizeof(pr));
+	if (front_push(&a, "", "", true, MODE_DIR, 0, root, 0) < 0)
+		goto done;
+	a.v[0].path[0] = '\0'; /* the root's prefix is "" */
+	for (int level = 0; level < 4 && a.ndirs && a.ndirs < want; level++) {
+		if (front_expand(&b, &a, db, &obj) < 0)
+			goto done;
+		front_release(&a);
+		a = b;
+		memset(&b, 0, sizeof(b));
+	}
+	if (a.ndirs && !(jobs = decree_calloc(a.ndirs, sizeof(*jobs))))
+		goto done;
+	for (size_t i = 0; i < a.n; i++)
+		if (a.v[i].is_dir) {
+			jobs[njobs].size = a.v[i].size;
+			jobs[njobs++].at = i;
+		}
+	if (njobs > 1)
+		qsort(jobs, njobs, sizeof(*jobs), bigger_first);
+	if (njobs && !(pr.order = decree_calloc(njobs, sizeof(*pr.order))))
+		goto done;
+	for (size_t i = 0; i < njobs; i++)
+		pr.order[i] = jobs[i].at;
+	pr.norder = njobs;
+	pr.db = db;
+	pr.f = &a;
+	pthread_mutex_init(&pr.mu, NULL);
+	while (started + 1 < threads && started < ARRAY_SIZE(tids) &&
+	       started + 1 < pr.norder &&
+	       pthread_create(&tids[started], NULL, par_worker, &pr) == 0)
+		started++;
+	par_worker(&pr);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	pthread_mutex_destroy(&pr.mu);
+	if (pr.failed)
+		goto done;
+	for (size_t i = 0; i < a.n; i++) {
+		front_item *it = &a.v[i];
+		snap_entry *e;
+		if (it->is_dir) {
+			if (snap_append_move(out, &it->sub) < 0)
+				goto done;
+			continue;
+		}
+		if (!(e = snap_add(out, it->path, strlen(it->path))))
+			goto done;
+		e->mode = it->mode;
+		e->size = it->size;
+		e->id = it->id;
+	}
+	r = 0;
+done:
+	if (r)
+		error_clear(); /* tree_read says it again */
+	decree_free(jobs);
+	decree_free(pr.order);
+	front_release(&a);
+	front_release(&b);
+	buf_release(&obj);
+	return r;
+}
+
+int tree_read_threads(snap *out, odb *db, const oid *root, unsigned threads)
+{
+	size_t n0 = out->n;
+	int r;
+
+	if (!threads) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	}
+	if (threads > 16)
+		threads = 16;
+	if (threads < 2)
+		return tree_read(out, db, root);
+	if ((r = tree_read_parallel(out, db, root, threads)) == 0)
+		return 0;
+	/* a failure: what reading alone says (and leaves in out) */
+	out->n = n0;
+	return tree_read(out, db, root);
 }

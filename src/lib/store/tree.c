@@ -68,14 +68,18 @@ static int build(builder *bd, oid *out, uint64_t *bytes_out, const char *prefix,
 	bd->b.len += 12;
 	while (bd->i < s->n && !strncmp(s->v[bd->i].path, prefix, plen)) {
 		const snap_entry *e = &s->v[bd->i];
-		const char *name = e->path + plen;
-		const char *slash = strchr(name, '/');
-		size_t nlen = slash ? (size_t)(slash - name) : strlen(name);
+		const char *name = e->path + plen, *q = name;
 		unsigned char *p;
+		size_t nlen;
+		bool slash;
 		uint32_t mode;
 		uint64_t size;
 		oid id;
 
+		while (*q && *q != '/') /* the name and whether a '/' ends it */
+			q++;
+		nlen = (size_t)(q - name);
+		slash = *q == '/';
 		if (nlen == 0 || nlen > NAME_MAX) {
 			r = decree_error_set(DECREE_EINVALID, "bad path '%s'",
 					     e->path);

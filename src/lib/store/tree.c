@@ -242,8 +242,9 @@ struct read_ctx {
 	odb *db;
 	buf *prefix;
 	int depth;
-	buf *objs; /* one per depth: a tree object is parsed while its
-		      subdirectories are read */
+	buf *objs; /* one per depth (grown as needed): a tree object is
+		      parsed while its subdirectories are read */
+	size_t nobjs;
 	const snap *like;
 	const tree_ids *ids;
 	/* tree_diff_like: what is as in `like` is left out of `out`, and
@@ -369,6 +370,15 @@ static int read_rec(struct read_ctx *c, const oid *id)
 	 * file whose bytes equal a tree object shares its object, and
 	 * whichever was stored first decided the recorded type.  The bytes
 	 * are what matters, and tree_parse validates them. */
+	if ((size_t)c->depth >= c->nobjs) {
+		size_t had = c->nobjs;
+		if ((r = GROW(c->objs, c->nobjs, (size_t)c->depth + 1)) < 0)
+			goto done;
+		for (size_t i = had; i < c->nobjs; i++)
+			buf_init(&c->objs[i]);
+	}
+	/* (the array may move while a subdirectory is read: the parse
+	 * holds the bytes, which do not) */
 	obj = &c->objs[c->depth];
 	if ((r = odb_read(obj, NULL, c->db, id)) < 0)
 		goto done;
@@ -378,8 +388,17 @@ done:
 	return r;
 }
 
+static void ctx_release(struct read_ctx *c)
+{
+	for (size_t i = 0; i < c->nobjs; i++)
+		buf_release(&c->objs[i]);
+	decree_free(c->objs);
+	c->objs = NULL;
+	c->nobjs = 0;
+}
+
 /* Read tree `root` whose path is `at` ("" or "a/b/"), c->depth trees
- * deep, into c->out. */
+ * deep, into c->out (c->objs are kept for the next read: ctx_release). */
 static int read_tree_at(struct read_ctx *c, const oid *root, const char *at)
 {
 	buf prefix = BUF_INIT;
@@ -388,23 +407,16 @@ static int read_tree_at(struct read_ctx *c, const oid *root, const char *at)
 	c->prefix = &prefix;
 	if (buf_puts(&prefix, at) < 0)
 		return -1;
-	if (!(c->objs = decree_calloc(MAX_DEPTH + 2, sizeof(*c->objs)))) {
-		buf_release(&prefix);
-		return -1;
-	}
-	for (size_t i = 0; i < MAX_DEPTH + 2; i++)
-		buf_init(&c->objs[i]);
 	r = read_rec(c, root);
-	for (size_t i = 0; i < MAX_DEPTH + 2; i++)
-		buf_release(&c->objs[i]);
-	decree_free(c->objs);
 	buf_release(&prefix);
 	return r;
 }
 
 static int read_tree(struct read_ctx *c, const oid *root)
 {
-	return read_tree_at(c, root, "");
+	int r = read_tree_at(c, root, "");
+	ctx_release(c);
+	return r;
 }
 
 int tree_read_like(snap *out, odb *db, const oid *root, const snap *like,
@@ -588,10 +600,12 @@ typedef struct {
 static void *par_worker(void *arg)
 {
 	par_read *pr = arg;
+	struct read_ctx c; /* its buffers serve every directory it reads */
 
+	memset(&c, 0, sizeof(c));
+	c.db = pr->db;
 	for (;;) {
 		front_item *it;
-		struct read_ctx c;
 		int r;
 		pthread_mutex_lock(&pr->mu);
 		it = !pr->failed && pr->next < pr->norder
@@ -600,9 +614,7 @@ static void *par_worker(void *arg)
 		pthread_mutex_unlock(&pr->mu);
 		if (!it)
 			break;
-		memset(&c, 0, sizeof(c));
 		c.out = &it->sub;
-		c.db = pr->db;
 		c.depth = it->depth;
 		if ((r = read_tree_at(&c, &it->id, it->path)) < 0) {
 			error_clear(); /* read again, alone, to report it */
@@ -612,6 +624,7 @@ static void *par_worker(void *arg)
 			break;
 		}
 	}
+	ctx_release(&c);
 	return NULL;
 }
 
@@ -681,6 +694,13 @@ DECREE_TESTABLE int tree_read_parallel(snap *out, odb *db, const oid *root,
 	pthread_mutex_destroy(&pr.mu);
 	if (pr.failed)
 		goto done;
+	{
+		size_t total = out->n;
+		for (size_t i = 0; i < a.n; i++)
+			total += a.v[i].is_dir ? a.v[i].sub.n : 1;
+		if (GROW(out->v, out->cap, total) < 0)
+			goto done;
+	}
 	for (size_t i = 0; i < a.n; i++) {
 		front_item *it = &a.v[i];
 		snap_entry *e;

@@ -247,38 +247,6 @@ static void test_arena(void **state)
 	free(big);
 }
 
-/* snap_append_move: entries move, paths stay valid, the source empties;
- * into an empty snap, onto one with entries, and the result grows on. */
-static void test_append_move(void **state)
-{
-	snap a = SNAP_INIT, b = SNAP_INIT, c = SNAP_INIT, empty = SNAP_INIT;
-
-	UNUSED(state);
-	for (int i = 0; i < 3000; i++) {
-		char p[32];
-		snprintf(p, sizeof(p), "a%04d", i);
-		add_entry(&a, p, MODE_FILE, 1, (unsigned char)i);
-		snprintf(p, sizeof(p), "b%04d", i);
-		add_entry(&b, p, MODE_FILE, 1, (unsigned char)i);
-	}
-	assert_int_equal(snap_append_move(&c, &a), 0); /* into nothing */
-	assert_int_equal(a.n, 0);
-	assert_null(a.arena);
-	assert_int_equal(snap_append_move(&c, &b), 0); /* onto entries */
-	assert_int_equal(snap_append_move(&c, &empty), 0);
-	assert_int_equal(c.n, 6000);
-	assert_string_equal(c.v[0].path, "a0000");
-	assert_string_equal(c.v[2999].path, "a2999");
-	assert_string_equal(c.v[3000].path, "b0000");
-	assert_int_equal(c.v[5999].id.b[0], (unsigned char)2999);
-	add_entry(&c, "c", MODE_FILE, 1, 1); /* still a snap */
-	assert_string_equal(c.v[6000].path, "c");
-	assert_string_equal(c.v[5999].path, "b2999");
-	snap_release(&a); /* emptied: nothing to free twice */
-	snap_release(&b);
-	snap_release(&c);
-}
-
 /* --- snap_entry_same / snap_diff
  * --------------------------------------------------- */
 
@@ -451,7 +419,6 @@ int main(void)
 		cmocka_unit_test(test_path_cmp_oracle),
 		cmocka_unit_test(test_sort_and_find),
 		cmocka_unit_test(test_arena),
-		cmocka_unit_test(test_append_move),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_entry_same_and_totals),
 	};

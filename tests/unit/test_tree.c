@@ -27,7 +27,6 @@
 #include "util/error.h"
 #include "store/odb.h"
 #include "store/snap.h"
-#include "util/oidset.h"
 #include "util/strset.h"
 
 #include <ftw.h>
@@ -1045,88 +1044,6 @@ static void test_diff_like_reads_little(void **state)
 	snap_release(&b);
 }
 
-/* --- reading on several threads ---------------------------------------------
- */
-
-static void test_read_threads(void **state)
-{
-	fixture *f = *state;
-
-	rng_state = test_seed() ^ 0xaaaa;
-	for (int iter = 0; iter < 12; iter++) {
-		snap s = SNAP_INIT, one = SNAP_INIT, many = SNAP_INIT;
-		oid root;
-		unsigned th = 1 + (unsigned)iter % 4;
-		random_snap(&s, iter == 0 ? 1 : 50 + rnd() % 1500);
-		write_and_commit(&root, f->db, &s);
-		assert_int_equal(tree_read(&one, f->db, &root), 0);
-		/* appended after what out holds, like tree_read */
-		add(&many, "zz-before", MODE_FILE, 1, NULL);
-		assert_int_equal(tree_read_threads(&many, f->db, &root, th), 0);
-		assert_int_equal(many.n, one.n + 1);
-		assert_string_equal(many.v[0].path, "zz-before");
-		memmove(many.v, many.v + 1, one.n * sizeof(*many.v));
-		many.n--;
-		assert_snaps_equal(&one, &many);
-		snap_release(&many);
-#ifdef DECREE_TESTING
-		/* the parallel read itself (not its fallback) */
-		assert_int_equal(tree_read_parallel(&many, f->db, &root, 3), 0);
-		assert_snaps_equal(&one, &many);
-		snap_release(&many);
-#endif
-		snap_release(&s);
-		snap_release(&one);
-	}
-}
-
-/* A subtree missing deep down: the same failure as tree_read. */
-static void test_read_threads_damage(void **state)
-{
-	fixture *f = *state;
-	snap s = SNAP_INIT, out = SNAP_INIT;
-	tree_ids ids = TREE_IDS_INIT;
-	oidset only = OIDSET_INIT;
-	odb_writer *w;
-	char want[512];
-	oid root;
-	size_t victim = SIZE_MAX;
-
-	rng_state = test_seed() ^ 0xbbbb;
-	random_snap(&s, 800);
-	assert_int_equal(tree_write_ids(&root, NULL, &s, &ids), 0);
-	/* the deepest directory is not stored */
-	for (size_t k = 1; k < ids.n; k++)
-		if (victim == SIZE_MAX || ids.v[k].plen > ids.v[victim].plen)
-			victim = k;
-	assert_true(victim != SIZE_MAX);
-	for (size_t k = 0; k < ids.n; k++)
-		if (k != victim)
-			assert_int_equal(oidset_put(&only, &ids.v[k].id, 1), 0);
-	assert_int_equal(odb_writer_new(&w, f->db), 0);
-	odb_writer_restrict(w, &only);
-	assert_int_equal(tree_write(&root, w, &s), 0);
-	assert_int_equal(odb_writer_commit(w), 0);
-	odb_writer_free(w);
-	assert_int_equal(tree_read(&out, f->db, &root), DECREE_ENOTFOUND);
-	snprintf(want, sizeof(want), "%s", error_last());
-	snap_release(&out);
-	for (unsigned th = 2; th <= 4; th++) {
-		error_clear();
-		assert_int_equal(tree_read_threads(&out, f->db, &root, th),
-				 DECREE_ENOTFOUND);
-		assert_string_equal(error_last(), want);
-		snap_release(&out);
-	}
-#ifdef DECREE_TESTING
-	assert_int_equal(tree_read_parallel(&out, f->db, &root, 2), 1);
-	assert_int_equal(out.n, 0);
-#endif
-	oidset_release(&only);
-	tree_ids_release(&ids);
-	snap_release(&s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1150,10 +1067,6 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_diff_like_reads_little,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_threads, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_read_threads_damage, setup,
-						teardown),
 	};
 
 	test_seed();

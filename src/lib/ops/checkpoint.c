@@ -964,11 +964,11 @@ int decree_checkpoint_compare(decree_store *s, const char *ref,
 	if ((r = record_resolve(&a, s, ref)) < 0)
 		return r;
 	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = tree_read_threads(&sa, db, &a.tree, s->threads)) < 0)
+	    (r = tree_read(&sa, db, &a.tree)) < 0)
 		goto done;
 	if (ref2) {
 		if ((r = record_resolve(&b, s, ref2)) < 0 ||
-		    (r = tree_read_threads(&sb, db, &b.tree, s->threads)) < 0)
+		    (r = tree_read(&sb, db, &b.tree)) < 0)
 			goto done;
 	} else {
 		/* the working tree as the checkpoint's rules see it */

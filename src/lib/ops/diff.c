@@ -372,7 +372,7 @@ static int diff_trees(decree_store *s, const oid *ta, const oid *tb,
 	    (r = repo_tree(&sa, s, ta)) < 0)
 		goto done;
 	if (tb) {
-		if ((r = tree_read_threads(&sb, c.db, tb, s->threads)) < 0)
+		if ((r = tree_read(&sb, c.db, tb)) < 0)
 			goto done;
 	} else {
 		/* the working tree as the checkpoint's rules see it (lazy:

@@ -288,7 +288,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	}
 	trace_phase("restore: locked");
 	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = tree_read_threads(&target, db, &rec.tree, s->threads)) < 0)
+	    (r = tree_read(&target, db, &rec.tree)) < 0)
 		goto done;
 	trace_phase("restore: target tree read");
 	{

@@ -432,7 +432,7 @@ int repo_tree(const snap **out, decree_store *s, const oid *id)
 		return 0;
 	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = tree_read_threads(&sn, db, id, s->threads)) < 0) {
+	    (r = tree_read(&sn, db, id)) < 0) {
 		snap_release(&sn);
 		return r;
 	}

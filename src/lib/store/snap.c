@@ -15,13 +15,7 @@ static char *arena_alloc(snap *s, size_t n)
 {
 	snap_chunk *c = s->arena;
 	if (!c || c->cap - c->used < n) {
-		/* 4 KiB first, doubling up to 64 KiB: small snaps (a
-		 * subtree read on its own) waste little */
-		size_t cap = c && c->cap < 65536 ? 2 * c->cap
-			     : c		 ? 65536
-						 : 4096;
-		if (cap < n)
-			cap = n;
+		size_t cap = n > 65536 ? n : 65536;
 		c = decree_malloc(sizeof(*c) + cap);
 		if (!c)
 			return NULL;
@@ -47,36 +41,6 @@ snap_entry *snap_add(snap *s, const char *path, size_t len)
 	memset(e, 0, sizeof(*e));
 	e->path = p;
 	return e;
-}
-
-int snap_append_move(snap *dst, snap *src)
-{
-	snap_chunk *last;
-
-	if (!src->n) {
-		snap_release(src);
-		return 0;
-	}
-	if (GROW(dst->v, dst->cap, dst->n + src->n) < 0)
-		return -1;
-	memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
-	dst->n += src->n;
-	/* the paths stay where they are: src's chunks join dst's, behind
-	 * the one dst allocates from */
-	for (last = src->arena; last && last->next; last = last->next)
-		;
-	if (last) {
-		if (dst->arena) {
-			last->next = dst->arena->next;
-			dst->arena->next = src->arena;
-		} else {
-			dst->arena = src->arena;
-		}
-	}
-	src->arena = NULL;
-	src->n = 0;
-	snap_release(src);
-	return 0;
 }
 
 int path_cmp(const char *a, const char *b)

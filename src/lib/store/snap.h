@@ -66,9 +66,6 @@ typedef struct {
 
 /* Append an entry; the path is copied.  Returns the new entry or NULL. */
 snap_entry *snap_add(snap *s, const char *path, size_t len);
-/* Move src's entries to the end of dst (paths are not copied: src's
- * memory goes to dst); src is left empty.  0 or -1 (src untouched). */
-int snap_append_move(snap *dst, snap *src);
 void snap_sort(snap *s);
 void snap_release(snap *s);
 /* Binary search (the snap must be sorted). */

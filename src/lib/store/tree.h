@@ -45,14 +45,6 @@ void tree_ids_release(tree_ids *ids);
 /* Read a tree recursively into `out` (appended, canonical order). */
 int tree_read(snap *out, odb *db, const oid *root);
 
-/* tree_read on `threads` threads (0: one per CPU), the same result. */
-int tree_read_threads(snap *out, odb *db, const oid *root, unsigned threads);
-#ifdef DECREE_TESTING
-/* Its parallel read alone: 0 done, 1 not (tree_read_threads then reads
- * on one thread). */
-int tree_read_parallel(snap *out, odb *db, const oid *root, unsigned threads);
-#endif
-
 /* tree_read, taking every subtree whose id is that of the same directory
  * of `like` (its ids from tree_write_ids) from `like` instead of the
  * store: the same result, reading only the directories that differ.

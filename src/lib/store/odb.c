@@ -791,8 +791,9 @@ static int read_stored(buf *out, const pack *p, const idx_entry *e)
 
 /* Decompress the stored bytes `tmp` of entry e into out. */
 static int decompress(buf *out, odb *db, const buf *tmp, const idx_entry *e,
-		      const char *hex, const char *where)
+		      const char *where)
 {
+	char hex[SHA256_HEXLEN + 1];
 	ZSTD_DCtx *dc = NULL;
 	size_t got;
 
@@ -802,14 +803,18 @@ static int decompress(buf *out, odb *db, const buf *tmp, const idx_entry *e,
 	 * exceed 32768 bytes per stored byte (a zstd block yields at most
 	 * 128 KiB and takes at least 4 bytes). */
 	if (ZSTD_getFrameContentSize(tmp->ptr, tmp->len) != e->raw_len ||
-	    e->raw_len / 32768 > tmp->len)
+	    e->raw_len / 32768 > tmp->len) {
+		oid_to_hex(hex, &e->id);
 		return decree_error_set(
 			DECREE_ECORRUPT,
 			"object %s: bad compressed frame in '%s'", hex, where);
-	if (e->raw_len > SIZE_MAX / 2)
+	}
+	if (e->raw_len > SIZE_MAX / 2) {
+		oid_to_hex(hex, &e->id);
 		return decree_error_set(DECREE_ECORRUPT,
 					"object %s: bad size in '%s'", hex,
 					where);
+	}
 	if (buf_grow(out, (size_t)e->raw_len) < 0)
 		return -1;
 	pthread_mutex_lock(&db->zmu);
@@ -829,18 +834,21 @@ static int decompress(buf *out, odb *db, const buf *tmp, const idx_entry *e,
 	}
 	pthread_mutex_unlock(&db->zmu);
 	ZSTD_freeDCtx(dc);
-	if (ZSTD_isError(got) || got != e->raw_len)
+	if (ZSTD_isError(got) || got != e->raw_len) {
+		oid_to_hex(hex, &e->id);
 		return decree_error_set(
 			DECREE_ECORRUPT,
 			"object %s: cannot decompress in '%s' (%s)", hex, where,
 			ZSTD_isError(got) ? ZSTD_getErrorName(got)
 					  : "wrong size");
+	}
 	out->len = got;
 	out->ptr[got] = '\0';
 	return 0;
 }
 
-/* Read and verify the copy of entry e held by pack p. */
+/* Read and verify the copy of entry e held by pack p.  (The hex form of
+ * the id is made only for a message: every tree read goes through here.) */
 static int read_copy(buf *out, odb *db, const pack *p, const idx_entry *e)
 {
 	char hex[SHA256_HEXLEN + 1];
@@ -852,10 +860,8 @@ static int read_copy(buf *out, odb *db, const pack *p, const idx_entry *e)
 			return r;
 	} else if (e->comp == COMP_ZSTD) {
 		buf tmp = BUF_INIT;
-		if ((r = read_stored(&tmp, p, e)) == 0) {
-			oid_to_hex(hex, &e->id);
-			r = decompress(out, db, &tmp, e, hex, p->name);
-		}
+		if ((r = read_stored(&tmp, p, e)) == 0)
+			r = decompress(out, db, &tmp, e, p->name);
 		buf_release(&tmp);
 		if (r < 0)
 			return r;
@@ -866,21 +872,26 @@ static int read_copy(buf *out, odb *db, const pack *p, const idx_entry *e)
 			"object %s: unknown compression %u in '%s'", hex,
 			e->comp, p->name);
 	}
-	oid_to_hex(hex, &e->id);
-	if (out->len != e->raw_len)
+	if (out->len != e->raw_len) {
+		oid_to_hex(hex, &e->id);
 		return decree_error_set(DECREE_ECORRUPT,
 					"object %s: wrong size in '%s'", hex,
 					p->name);
-	if (e->type != ODB_BLOB && e->type != ODB_TREE)
+	}
+	if (e->type != ODB_BLOB && e->type != ODB_TREE) {
+		oid_to_hex(hex, &e->id);
 		return decree_error_set(DECREE_ECORRUPT,
 					"object %s: unknown type %u in '%s'",
 					hex, e->type, p->name);
+	}
 	sha256_buf(&check, out->ptr, out->len);
-	if (oid_cmp(&check, &e->id))
+	if (oid_cmp(&check, &e->id)) {
+		oid_to_hex(hex, &e->id);
 		return decree_error_set(
 			DECREE_ECORRUPT,
 			"object %s is corrupt (hash mismatch in '%s')", hex,
 			p->name);
+	}
 	return 0;
 }
 

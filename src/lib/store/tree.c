@@ -167,72 +167,130 @@ void tree_ids_release(tree_ids *ids)
 	memset(ids, 0, sizeof(*ids));
 }
 
-int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
-{
-	const unsigned char *p = (const unsigned char *)data, *end = p + len;
-	char name[NAME_MAX + 1], prev[NAME_MAX + 1];
-	uint32_t count, version;
-	bool any_perm = false;
-	int r;
+/*
+ * Walking one tree object's entries, each checked as it comes (so a
+ * reader sees the entries before a damaged one, as it always did): the
+ * one parser behind tree_parse and the reader.  Names point into the
+ * object's bytes, not NUL-terminated.
+ */
+typedef struct {
+	const unsigned char *p, *end;
+	uint32_t count, k, version;
+	bool any_perm;
+	const unsigned char *prev;
+	size_t prevlen;
+} tree_iter;
 
+typedef struct {
+	uint32_t mode;
+	uint64_t size;
+	oid id;
+	const char *name;
+	size_t nlen;
+} tree_item;
+
+static int iter_start(tree_iter *it, const char *data, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)data;
+
+	memset(it, 0, sizeof(*it));
 	if (len < 12 || memcmp(p, TREE_MAGIC, 4))
 		return decree_error_set(DECREE_ECORRUPT, "not a tree object");
-	version = get_u32le(p + 4);
-	if (version != TREE_VERSION && version != TREE_VERSION_MODES)
+	it->version = get_u32le(p + 4);
+	if (it->version != TREE_VERSION && it->version != TREE_VERSION_MODES)
 		return decree_error_set(DECREE_ECORRUPT,
-					"unknown tree version %u", version);
-	count = get_u32le(p + 8);
-	p += 12;
-	for (uint32_t k = 0; k < count; k++) {
-		uint32_t mode;
-		uint64_t size;
-		oid id;
-		size_t nlen;
+					"unknown tree version %u", it->version);
+	it->count = get_u32le(p + 8);
+	it->p = p + 12;
+	it->end = p + len;
+	return 0;
+}
 
-		if ((size_t)(end - p) < 4 + 8 + SHA256_LEN + 2)
-			return decree_error_set(DECREE_ECORRUPT,
-						"truncated tree object");
-		mode = get_u32le(p);
-		size = get_u64le(p + 4);
-		memcpy(id.b, p + 12, SHA256_LEN);
-		nlen = get_u16le(p + 12 + SHA256_LEN);
-		p += 4 + 8 + SHA256_LEN + 2;
-		if ((size_t)(end - p) < nlen || nlen > NAME_MAX)
-			return decree_error_set(DECREE_ECORRUPT,
-						"truncated tree object");
-		memcpy(name, p, nlen);
-		name[nlen] = '\0';
-		p += nlen;
-		if (nlen == 0 || memchr(name, '/', nlen) ||
-		    memchr(name, '\0', nlen) || !strcmp(name, ".") ||
-		    !strcmp(name, ".."))
-			return decree_error_set(DECREE_ECORRUPT,
-						"bad name in tree object");
-		if (mode != MODE_FILE && mode != MODE_EXEC &&
-		    mode != MODE_LINK && mode != MODE_DIR &&
-		    mode != MODE_SKIP &&
-		    !(version == TREE_VERSION_MODES && mode_is_file(mode)))
-			return decree_error_set(DECREE_ECORRUPT,
-						"bad mode %o in tree object",
-						mode);
-		any_perm |= mode_is_file(mode) && mode != MODE_FILE &&
-			    mode != MODE_EXEC;
-		if (k > 0 && strcmp(prev, name) >= 0)
-			return decree_error_set(DECREE_ECORRUPT,
-						"tree entries out of order");
-		memcpy(prev, name, nlen + 1);
-		if ((r = fn(payload, name, mode, size, &id)) != 0)
+/* strcmp of two names without NUL bytes. */
+static int name_cmp(const unsigned char *a, size_t alen, const unsigned char *b,
+		    size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen;
+}
+
+/* 1: *e is the next entry; 0: there is none (the object is whole);
+ * DECREE_ECORRUPT: it is damaged there. */
+static int iter_next(tree_iter *it, tree_item *e)
+{
+	const unsigned char *p = it->p, *name;
+	size_t nlen;
+
+	if (it->k == it->count) {
+		if (p != it->end)
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"trailing bytes in tree object");
+		/* one encoding per tree: the writer uses version 2 only
+		 * when needed */
+		if (it->version == TREE_VERSION_MODES && !it->any_perm)
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"version 2 tree object without modes "
+				"beyond 0644 and 0755");
+		return 0;
+	}
+	if ((size_t)(it->end - p) < ENTRY_FIXED)
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated tree object");
+	e->mode = get_u32le(p);
+	e->size = get_u64le(p + 4);
+	memcpy(e->id.b, p + 12, SHA256_LEN);
+	nlen = get_u16le(p + 12 + SHA256_LEN);
+	p += ENTRY_FIXED;
+	if ((size_t)(it->end - p) < nlen || nlen > NAME_MAX)
+		return decree_error_set(DECREE_ECORRUPT,
+					"truncated tree object");
+	name = p;
+	p += nlen;
+	if (nlen == 0 || memchr(name, '/', nlen) || memchr(name, '\0', nlen) ||
+	    (nlen == 1 && name[0] == '.') ||
+	    (nlen == 2 && name[0] == '.' && name[1] == '.'))
+		return decree_error_set(DECREE_ECORRUPT,
+					"bad name in tree object");
+	if (e->mode != MODE_FILE && e->mode != MODE_EXEC &&
+	    e->mode != MODE_LINK && e->mode != MODE_DIR &&
+	    e->mode != MODE_SKIP &&
+	    !(it->version == TREE_VERSION_MODES && mode_is_file(e->mode)))
+		return decree_error_set(DECREE_ECORRUPT,
+					"bad mode %o in tree object", e->mode);
+	it->any_perm |= mode_is_file(e->mode) && e->mode != MODE_FILE &&
+			e->mode != MODE_EXEC;
+	if (it->k > 0 && name_cmp(it->prev, it->prevlen, name, nlen) >= 0)
+		return decree_error_set(DECREE_ECORRUPT,
+					"tree entries out of order");
+	it->prev = name;
+	it->prevlen = nlen;
+	it->k++;
+	it->p = p;
+	e->name = (const char *)name;
+	e->nlen = nlen;
+	return 1;
+}
+
+int tree_parse(const char *data, size_t len, tree_entry_fn fn, void *payload)
+{
+	char name[NAME_MAX + 1];
+	tree_iter it;
+	tree_item e;
+	int r;
+
+	if ((r = iter_start(&it, data, len)) < 0)
+		return r;
+	while ((r = iter_next(&it, &e)) > 0) {
+		memcpy(name, e.name, e.nlen);
+		name[e.nlen] = '\0';
+		if ((r = fn(payload, name, e.mode, e.size, &e.id)) != 0)
 			return r;
 	}
-	if (p != end)
-		return decree_error_set(DECREE_ECORRUPT,
-					"trailing bytes in tree object");
-	/* one encoding per tree: the writer uses version 2 only when needed */
-	if (version == TREE_VERSION_MODES && !any_perm)
-		return decree_error_set(DECREE_ECORRUPT,
-					"version 2 tree object without modes "
-					"beyond 0644 and 0755");
-	return 0;
+	return r;
 }
 
 struct read_ctx {
@@ -253,33 +311,6 @@ struct read_ctx {
 };
 
 static int read_rec(struct read_ctx *c, const oid *id);
-
-static int read_entry(void *payload, const char *name, uint32_t mode,
-		      uint64_t size, const oid *id)
-{
-	struct read_ctx *c = payload;
-	size_t plen = c->prefix->len;
-	int r;
-
-	if (buf_puts(c->prefix, name) < 0)
-		return -1;
-	if (mode == MODE_DIR) {
-		if ((r = buf_putc(c->prefix, '/')) < 0)
-			return r;
-		r = read_rec(c, id);
-	} else {
-		snap_entry *e =
-			snap_add(c->out, c->prefix->ptr, c->prefix->len);
-		r = e ? 0 : -1;
-		if (e) {
-			e->mode = mode;
-			e->size = size;
-			e->id = *id;
-		}
-	}
-	buf_truncate(c->prefix, plen);
-	return r;
-}
 
 /* Directory prefixes ("" or "a/b/") in canonical order, '/' first. */
 static int prefix_cmp(const char *a, size_t alen, const char *b, size_t blen)
@@ -330,6 +361,9 @@ static const tree_dir *like_dir(const struct read_ctx *c, const oid *id)
 static int read_rec(struct read_ctx *c, const oid *id)
 {
 	const tree_dir *d;
+	tree_iter it;
+	tree_item e;
+	size_t plen;
 	buf *obj;
 	int r;
 
@@ -351,15 +385,15 @@ static int read_rec(struct read_ctx *c, const oid *id)
 		}
 		for (size_t i = d->first; i < d->end; i++) {
 			const snap_entry *src = &c->like->v[i];
-			snap_entry *e =
+			snap_entry *dst =
 				snap_add(c->out, src->path, strlen(src->path));
-			if (!e) {
+			if (!dst) {
 				r = -1;
 				goto done;
 			}
-			e->mode = src->mode;
-			e->size = src->size;
-			e->id = src->id;
+			dst->mode = src->mode;
+			dst->size = src->size;
+			dst->id = src->id;
 		}
 		r = 0;
 		goto done;
@@ -378,9 +412,34 @@ static int read_rec(struct read_ctx *c, const oid *id)
 	/* (the array may move while a subdirectory is read: the parse
 	 * holds the bytes, which do not) */
 	obj = &c->objs[c->depth];
-	if ((r = odb_read(obj, NULL, c->db, id)) < 0)
+	if ((r = odb_read(obj, NULL, c->db, id)) < 0 ||
+	    (r = iter_start(&it, obj->ptr, obj->len)) < 0)
 		goto done;
-	r = tree_parse(obj->ptr, obj->len, read_entry, c);
+	plen = c->prefix->len;
+	while ((r = iter_next(&it, &e)) > 0) {
+		buf *pre = c->prefix;
+		/* the entry's path: the prefix and its name (and a '/') */
+		if ((r = buf_grow(pre, e.nlen + 1)) < 0)
+			break;
+		memcpy(pre->ptr + plen, e.name, e.nlen);
+		pre->len = plen + e.nlen;
+		if (e.mode == MODE_DIR) {
+			pre->ptr[pre->len++] = '/';
+			pre->ptr[pre->len] = '\0';
+			r = read_rec(c, &e.id);
+		} else {
+			snap_entry *se = snap_add(c->out, pre->ptr, pre->len);
+			if (se) {
+				se->mode = e.mode;
+				se->size = e.size;
+				se->id = e.id;
+			}
+			r = se ? 0 : -1;
+		}
+		buf_truncate(c->prefix, plen);
+		if (r < 0)
+			break;
+	}
 done:
 	c->depth--;
 	return r;

@@ -193,6 +193,9 @@ typedef struct {
 	bool failed;
 } change_count;
 
+/* Bytes to compare that make a counting thread worth starting. */
+#define COUNT_THREAD_BYTES (256u << 10)
+
 /* Lines of a buffer: '\n's, and a last line without one. */
 static int64_t line_count(const buf *t)
 {
@@ -305,6 +308,7 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 	size_t n = 0, last = SIZE_MAX;
 	pthread_t tids[16];
 	unsigned nt, started = 0;
+	uint64_t bytes = 0;
 	long ncpu;
 	oid prev_tree;
 	int r;
@@ -343,8 +347,14 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 	if (nt > ARRAY_SIZE(tids) + 1)
 		nt = ARRAY_SIZE(tids) + 1;
 	pthread_mutex_init(&c.mu, NULL);
-	/* a thread is worth its start only with some files to read */
-	while (started + 1 < nt && (started + 1) * 32 < c.n &&
+	/* a thread is worth its start only with some files to read: 32 of
+	 * them, or 256 KiB to diff (a few big files) */
+	for (size_t i = 0; i < c.n; i++)
+		bytes += (c.items[i].a ? c.items[i].a->size : 0) +
+			 (c.items[i].b ? c.items[i].b->size : 0);
+	while (started + 1 < nt && started + 1 < c.n &&
+	       ((started + 1) * 32 < c.n ||
+		bytes / (started + 1) >= COUNT_THREAD_BYTES) &&
 	       pthread_create(&tids[started], NULL, count_worker, &c) == 0)
 		started++;
 	count_worker(&c); /* this thread works too */

@@ -12,8 +12,10 @@
 #include "util/error.h"
 
 #include <dirent.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 int (*fs_fault_hook)(const char *step);
@@ -601,8 +603,6 @@ int fs_random(void *out, size_t n)
 
 /* --- resolution below a root ------------------------------------------- */
 
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
 int fs_open_beneath(int rootfd, const char *rel, int flags)
 {

@@ -12,8 +12,10 @@
 #include "util/error.h"
 
 #include <dirent.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 int (*fs_fault_hook)(const char *step);
@@ -376,6 +378,38 @@ bool fs_path_is_safe(const char *rel, bool refuse_meta)
 	return true;
 }
 
+/*
+ * openat2(rel beneath rootfd, no symlink anywhere on the way): the fd, or
+ * -1 with errno; -2 when the kernel has no openat2 (or a seccomp filter
+ * refuses it), and then never again.
+ */
+static int openat2_beneath(int rootfd, const char *rel, int flags)
+{
+#ifdef SYS_openat2
+	static int have_openat2 = 1;
+	if (have_openat2) {
+		struct open_how how;
+		long fd;
+		memset(&how, 0, sizeof(how));
+		how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
+		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			      RESOLVE_NO_MAGICLINKS;
+		do {
+			fd = syscall(SYS_openat2, rootfd, rel, &how,
+				     sizeof(how));
+		} while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+			return (int)fd;
+		have_openat2 = 0;
+	}
+#else
+	(void)rootfd;
+	(void)rel;
+	(void)flags;
+#endif
+	return -2;
+}
+
 int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 		   const char *rel, bool create)
 {
@@ -388,6 +422,26 @@ int fs_open_parent(int *dirfd_out, const char **base_out, int rootfd,
 		errno = EXDEV; /* what openat2 RESOLVE_BENEATH says for escapes
 				*/
 		return DECREE_EINVALID;
+	}
+	/* The parent in one step where it is simply there: openat2 refuses
+	 * the same symlinks the walk below does.  Anything else (missing,
+	 * to create, not a directory, a low fd) goes the walk's way, which
+	 * says exactly what is wrong. */
+	if ((slash = strrchr(rel, '/')) != NULL &&
+	    (size_t)(slash - rel) < PATH_MAX) {
+		char parent[PATH_MAX];
+		int fd;
+		memcpy(parent, rel, (size_t)(slash - rel));
+		parent[slash - rel] = '\0';
+		fd = openat2_beneath(rootfd, parent, O_RDONLY | O_DIRECTORY);
+		if (fd >= 3) {
+			*dirfd_out = fd;
+			*base_out = slash + 1;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		errno = 0;
 	}
 	if ((cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3)) < 0)
 		return decree_error_os("cannot dup root fd");
@@ -566,32 +620,16 @@ int fs_random(void *out, size_t n)
 
 /* --- resolution below a root ------------------------------------------- */
 
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
 int fs_open_beneath(int rootfd, const char *rel, int flags)
 {
-#ifdef SYS_openat2
-	static int have_openat2 = 1;
-	if (have_openat2) {
-		struct open_how how;
-		long fd;
-		memset(&how, 0, sizeof(how));
-		how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-			      RESOLVE_NO_MAGICLINKS;
-		do {
-			fd = syscall(SYS_openat2, rootfd, rel, &how,
-				     sizeof(how));
-		} while (fd < 0 && (errno == EINTR || errno == EAGAIN));
-		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-			return (int)fd;
-		have_openat2 = 0;
-	}
-#endif
+	int fd = openat2_beneath(rootfd, rel, flags);
+
+	if (fd != -2)
+		return fd;
 	{
 		const char *base;
-		int dfd, fd, saved;
+		int dfd, saved;
 		if (fs_open_parent(&dfd, &base, rootfd, rel, false) < 0) {
 			/* errno is openat's (ENOENT, ENOTDIR, ELOOP), as
 			 * openat2 would report; EINVAL for an unsafe path */

@@ -334,6 +334,54 @@ static void test_delete(void **state)
 			 DECREE_ENOTFOUND);
 }
 
+/* A whole id is resolved from its file, and gives what a prefix gives;
+ * a damaged record, one a pending removal lists and a missing one say
+ * what the listing says. */
+static void test_resolve_whole_id(void **state)
+{
+	fixture *f = *state;
+	decree_checkpoint_create_options o =
+		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
+	decree_checkpoint_created a, b;
+	record whole, prefix;
+	char path[PATH_MAX + 80], pre[9], want[512], gone[DECREE_ID_HEXLEN + 1];
+	oid id;
+
+	puts_at(f, "a.txt", "a\n");
+	o.message = "one";
+	assert_int_equal(decree_checkpoint_create_ext(&a, f->s, &o), 0);
+	puts_at(f, "a.txt", "b\n");
+	o.message = "two";
+	assert_int_equal(decree_checkpoint_create_ext(&b, f->s, &o), 0);
+	assert_int_equal(record_resolve(&whole, f->s, a.id), 0);
+	snprintf(pre, sizeof(pre), "%.8s", a.id);
+	assert_int_equal(record_resolve(&prefix, f->s, pre), 0);
+	assert_string_equal(whole.info.id, prefix.info.id);
+	assert_memory_equal(whole.tree.b, prefix.tree.b, SHA256_LEN);
+	assert_string_equal(whole.session, prefix.session);
+	assert_string_equal(whole.message, "one");
+	assert_int_equal(whole.info.created_ns, prefix.info.created_ns);
+	record_release(&whole);
+	record_release(&prefix);
+	/* damaged bytes */
+	repo_file(path, f->s, "checkpoints");
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", a.id);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(fs_write_atomic(path, "{}", 2, 0644), 0);
+	assert_int_equal(record_resolve(&prefix, f->s, pre), DECREE_ECORRUPT);
+	snprintf(want, sizeof(want), "%s", error_last());
+	assert_int_equal(record_resolve(&whole, f->s, a.id), DECREE_ECORRUPT);
+	assert_string_equal(error_last(), want);
+	/* listed by a removal that has not finished: gone already */
+	assert_int_equal(oid_from_hex(&id, b.id), 0);
+	assert_int_equal(record_drop_commit(f->s, &id, 1, 0), 0);
+	assert_int_equal(record_resolve(&whole, f->s, b.id), DECREE_ENOTFOUND);
+	/* no such record */
+	snprintf(gone, sizeof(gone), "%s", b.id);
+	gone[0] = gone[0] == 'f' ? '0' : 'f';
+	assert_int_equal(record_resolve(&whole, f->s, gone), DECREE_ENOTFOUND);
+}
+
 static void test_size_parse(void **state)
 {
 	static const struct {
@@ -695,6 +743,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_excludes_carried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_whole_id, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_captures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_parse, setup,
 						teardown),

@@ -481,6 +481,59 @@ static void test_types_and_known_id(void **state)
 	odb_free(db);
 }
 
+/* Lookups guess an id's place in its bucket from its value: ids spread
+ * evenly (hashes), bunched (ids equal in the bytes the guess uses, given
+ * as known ids) and at the ends of their buckets are all found, and ids
+ * next to them are not. */
+static void test_lookup_spread(void **state)
+{
+	fixture *f = *state;
+	enum { NRND = 3000, NBUNCH = 700, NEDGE = 64 };
+	oid *ids = calloc(NRND + NBUNCH + NEDGE, sizeof(oid));
+	size_t n = 0;
+	odb_writer *w;
+	oid other;
+
+	assert_non_null(ids);
+	rng_state = testutil_seed("test_odb") ^ 0x1d5;
+	assert_int_equal(odb_open(&f->db, f->packs), 0);
+	assert_int_equal(odb_writer_new(&w, f->db), 0);
+	for (size_t i = 0; i < NRND; i++)
+		rnd_bytes(ids[n++].b, SHA256_LEN);
+	for (size_t i = 0; i < NBUNCH; i++) {
+		oid *id = &ids[n++];
+		rnd_bytes(id->b, SHA256_LEN);
+		id->b[0] = 0x00;
+		/* bytes 1-8 all but equal: the guess sees one value */
+		memset(id->b + 1, 0, 8);
+		id->b[8] = (unsigned char)(i % 3);
+	}
+	for (size_t i = 0; i < NEDGE; i++) {
+		oid *id = &ids[n++];
+		rnd_bytes(id->b, SHA256_LEN);
+		id->b[0] = 0xff;
+		memset(id->b + 1, i % 2 ? 0xff : 0x00, 8);
+	}
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(
+			odb_writer_add(w, ODB_BLOB, "x", 1, &ids[i], NULL), 0);
+	assert_int_equal(odb_writer_commit(w), 0);
+	odb_writer_free(w);
+	for (size_t i = 0; i < n; i++) {
+		if (!odb_has(f->db, &ids[i]))
+			fail_msg("id %zu not found", i);
+		other = ids[i];
+		other.b[31] ^= 0x5a;
+		if (odb_has(f->db, &other))
+			fail_msg("id %zu with its last byte changed found", i);
+		other = ids[i];
+		other.b[1] ^= 0x80;
+		if (odb_has(f->db, &other))
+			fail_msg("id %zu with byte 1 changed found", i);
+	}
+	free(ids);
+}
+
 /* --- dedupe -----------------------------------------------------------------
  */
 
@@ -1813,6 +1866,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_object, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_types_and_known_id, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_spread, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dedupe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_add, setup,

@@ -870,6 +870,180 @@ static void test_read_hostile(void **state)
 	buf_release(&b);
 }
 
+/* --- reading and comparing with a snapshot's directory ids ----------------
+ */
+
+typedef struct {
+	snap got;
+} diff_log;
+
+static int log_diff(void *payload, const char *path, const snap_entry *a,
+		    const snap_entry *b)
+{
+	diff_log *l = payload;
+	snap_entry *e = snap_add(&l->got, path, strlen(path));
+
+	assert_non_null(e);
+	/* mode: what a had, size: what b had, id: a's (b's when absent) */
+	e->mode = a ? a->mode : 0777;
+	e->size = b ? b->size : UINT64_MAX;
+	e->id = a ? a->id : b->id;
+	return 0;
+}
+
+/* A copy of `s` with some files changed, removed and added. */
+static void mutate_snap(snap *out, const snap *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const snap_entry *e = &s->v[i];
+		unsigned k = (unsigned)(rnd() % 10);
+		oid id = e->id;
+		if (k == 0)
+			continue; /* removed */
+		if (k == 1)
+			id.b[0] ^= 1; /* changed */
+		add(out, e->path,
+		    k == 2 && e->mode == MODE_FILE ? MODE_EXEC : e->mode,
+		    e->size, &id);
+		if (k == 3) { /* a new file beside it, and a new directory */
+			char p[300];
+			oid nid;
+			text_id(&nid, e->path);
+			snprintf(p, sizeof(p), "%s.new", e->path);
+			add(out, p, MODE_FILE, 7, &nid);
+			snprintf(p, sizeof(p), "%s.dir/x", e->path);
+			add(out, p, MODE_FILE, 8, &nid);
+		}
+	}
+	snap_sort(out);
+}
+
+static void test_read_and_diff_like(void **state)
+{
+	fixture *f = *state;
+
+	rng_state = test_seed() ^ 0x9999;
+	for (int iter = 0; iter < 40; iter++) {
+		snap a = SNAP_INIT, b = SNAP_INIT, full = SNAP_INIT;
+		snap like = SNAP_INIT, keep = SNAP_INIT;
+		diff_log want, got;
+		tree_ids ids = TREE_IDS_INIT;
+		oid ra, rb, rb2;
+
+		memset(&want, 0, sizeof(want));
+		memset(&got, 0, sizeof(got));
+		random_snap(&a, (size_t)(1 + rnd() % 150));
+		if (iter % 4 == 0)
+			assert_int_equal(snap_copy(&b, &a), 0); /* the same */
+		else if (iter != 1) /* (1: b is empty) */
+			mutate_snap(&b, &a);
+		write_and_commit(&ra, f->db, &a);
+		assert_int_equal(tree_write_ids(&rb, NULL, &b, &ids), 0);
+		assert_int_equal(tree_write(&rb2, NULL, &b), 0);
+		assert_memory_equal(rb.b, rb2.b, SHA256_LEN);
+		/* the ids: the root first, each directory's range and id */
+		assert_true(ids.n >= 1);
+		assert_int_equal(ids.v[0].first, 0);
+		assert_int_equal(ids.v[0].end, b.n);
+		assert_int_equal(ids.v[0].plen, 0);
+		assert_memory_equal(ids.v[0].id.b, rb.b, SHA256_LEN);
+		for (size_t k = 1; k < ids.n; k++) {
+			const tree_dir *d = &ids.v[k];
+			const char *pre = b.v[d->first].path;
+			snap sub = SNAP_INIT;
+			oid sid;
+			assert_true(d->first < d->end && d->plen > 0);
+			assert_int_equal(pre[d->plen - 1], '/');
+			for (size_t i = 0; i < b.n; i++) {
+				bool in = !strncmp(b.v[i].path, pre, d->plen);
+				assert_int_equal(in,
+						 i >= d->first && i < d->end);
+				if (in)
+					add(&sub, b.v[i].path + d->plen,
+					    b.v[i].mode, b.v[i].size,
+					    &b.v[i].id);
+			}
+			assert_int_equal(tree_write(&sid, NULL, &sub), 0);
+			assert_memory_equal(sid.b, d->id.b, SHA256_LEN);
+			snap_release(&sub);
+		}
+		/* reading a like b: what reading a gives */
+		assert_int_equal(tree_read(&full, f->db, &ra), 0);
+		assert_int_equal(tree_read_like(&like, f->db, &ra, &b, &ids),
+				 0);
+		assert_snaps_equal(&full, &like);
+		/* comparing with b: what snap_diff gives */
+		assert_int_equal(snap_diff(&full, &b, log_diff, &want), 0);
+		assert_int_equal(tree_diff_like(&keep, f->db, &ra, &b, &ids,
+						log_diff, &got),
+				 0);
+		assert_snaps_equal(&want.got, &got.got);
+		assert_true(keep.n <= full.n);
+		if (iter % 4 == 0)
+			assert_int_equal(keep.n, 0); /* nothing read */
+		snap_release(&a);
+		snap_release(&b);
+		snap_release(&full);
+		snap_release(&like);
+		snap_release(&keep);
+		snap_release(&want.got);
+		snap_release(&got.got);
+		tree_ids_release(&ids);
+	}
+}
+
+/* Only the directories on the way to a change are read; an entry whose id
+ * is not known (a lazy scan) never stands for its directory. */
+static void test_diff_like_reads_little(void **state)
+{
+	fixture *f = *state;
+	static const char *const paths[] = {
+		"a/b/c/file1", "a/b/c/other", "a/b/d/file2", "a/e/file3",
+		"a/top",       "f/file4",     "g.txt",
+	};
+	snap a = SNAP_INIT, b = SNAP_INIT, keep = SNAP_INIT;
+	tree_ids ids = TREE_IDS_INIT;
+	diff_log got;
+	oid ra, rb, id;
+
+	memset(&got, 0, sizeof(got));
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		text_id(&id, paths[i]);
+		add(&a, paths[i], MODE_FILE, 1, &id);
+		if (!strcmp(paths[i], "a/b/c/file1"))
+			text_id(&id, "changed");
+		add(&b, paths[i], MODE_FILE, 1, &id);
+	}
+	snap_sort(&a);
+	snap_sort(&b);
+	write_and_commit(&ra, f->db, &a);
+	assert_int_equal(tree_write_ids(&rb, NULL, &b, &ids), 0);
+	assert_int_equal(ids.n, 7); /* "", a, a/b, a/b/c, a/b/d, a/e, f */
+	assert_int_equal(
+		tree_diff_like(&keep, f->db, &ra, &b, &ids, log_diff, &got), 0);
+	assert_int_equal(got.got.n, 1);
+	assert_string_equal(got.got.v[0].path, "a/b/c/file1");
+	/* the files of "", a, a/b and a/b/c: nothing of a/b/d, a/e, f */
+	assert_int_equal(keep.n, 4);
+	snap_release(&keep);
+	snap_release(&got.got);
+	/* a lazy scan's entry (its id unknown, the directory's id computed
+	 * from a zero one): its directory is read, and it differs */
+	b.v[3].unhashed = 1;
+	assert_string_equal(b.v[3].path, "a/e/file3");
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(
+		tree_diff_like(&keep, f->db, &ra, &b, &ids, log_diff, &got), 0);
+	assert_int_equal(got.got.n, 2);
+	assert_string_equal(got.got.v[1].path, "a/e/file3");
+	assert_int_equal(keep.n, 5);
+	snap_release(&keep);
+	snap_release(&got.got);
+	tree_ids_release(&ids);
+	snap_release(&a);
+	snap_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -888,6 +1062,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_hostile, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_blob_with_tree_bytes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_and_diff_like, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_diff_like_reads_little,
 						setup, teardown),
 	};
 

@@ -193,6 +193,9 @@ typedef struct {
 	bool failed;
 } change_count;
 
+/* Bytes to compare that make a counting thread worth starting. */
+#define COUNT_THREAD_BYTES (256u << 10)
+
 /* Lines of a buffer: '\n's, and a last line without one. */
 static int64_t line_count(const buf *t)
 {
@@ -288,22 +291,24 @@ static int collect_change(void *payload, const char *path, const snap_entry *a,
 	return 0;
 }
 
-/* Fill m's counts: `cur` (tree `root`, every object stored) against the
- * newest checkpoint of m->session, else the root's newest checkpoint;
- * the root's first checkpoint counts its files and leaves the lines
- * unknown.  Only counts: a failure leaves them unknown (-1) and clears
- * the error.  Changed blobs are read on one thread per CPU (s->threads). */
+/* Fill m's counts: `cur` (tree `root`, every object stored; the ids of
+ * its directories in `ids`) against the newest checkpoint of m->session,
+ * else the root's newest checkpoint; the root's first checkpoint counts
+ * its files and leaves the lines unknown.  Only counts: a failure leaves
+ * them unknown (-1) and clears the error.  Of the previous tree only the
+ * directories that differ are read.  Changed blobs are read on one thread
+ * per CPU (s->threads). */
 static void count_changes(record_meta *m, decree_store *s, const snap *cur,
-			  const oid *root)
+			  const oid *root, const tree_ids *ids)
 {
 	const char *session = m->session ? m->session : RECORD_DEFAULT_SESSION;
 	change_count c;
-	const snap *prev = NULL;
-	snap empty = SNAP_INIT;
+	snap prev = SNAP_INIT; /* what differs of the previous tree */
 	record *v = NULL;
 	size_t n = 0, last = SIZE_MAX;
 	pthread_t tids[16];
 	unsigned nt, started = 0;
+	uint64_t bytes = 0;
 	long ncpu;
 	oid prev_tree;
 	int r;
@@ -329,21 +334,27 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 		m->files_changed = (int64_t)cur->n;
 		goto done;
 	}
-	if (last != SIZE_MAX && !oid_cmp(&prev_tree, root)) {
+	if (!oid_cmp(&prev_tree, root)) {
 		m->files_changed = m->insertions = m->deletions = 0;
 		goto done;
 	}
 	if ((r = repo_odb(&c.db, s, false)) < 0 ||
-	    (last != SIZE_MAX && (r = repo_tree(&prev, s, &prev_tree)) < 0) ||
-	    (r = snap_diff(prev ? prev : &empty, cur, collect_change, &c)) < 0)
+	    (r = tree_diff_like(&prev, c.db, &prev_tree, cur, ids,
+				collect_change, &c)) < 0)
 		goto done;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	nt = s->threads ? s->threads : ncpu > 0 ? (unsigned)ncpu : 1;
 	if (nt > ARRAY_SIZE(tids) + 1)
 		nt = ARRAY_SIZE(tids) + 1;
 	pthread_mutex_init(&c.mu, NULL);
-	/* a thread is worth its start only with some files to read */
-	while (started + 1 < nt && (started + 1) * 32 < c.n &&
+	/* a thread is worth its start only with some files to read: 32 of
+	 * them, or 256 KiB to diff (a few big files) */
+	for (size_t i = 0; i < c.n; i++)
+		bytes += (c.items[i].a ? c.items[i].a->size : 0) +
+			 (c.items[i].b ? c.items[i].b->size : 0);
+	while (started + 1 < nt && started + 1 < c.n &&
+	       ((started + 1) * 32 < c.n ||
+		bytes / (started + 1) >= COUNT_THREAD_BYTES) &&
 	       pthread_create(&tids[started], NULL, count_worker, &c) == 0)
 		started++;
 	count_worker(&c); /* this thread works too */
@@ -359,26 +370,42 @@ done:
 	if (r < 0)
 		error_clear(); /* unknown counts; the checkpoint is fine */
 	decree_free(c.items);
+	snap_release(&prev);
+}
+
+/* checkpoint_write_meta once the trees of `cur` are in w: `root` and
+ * `ids` from tree_write_ids. */
+static int write_built(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
+		       odb_writer *w, const snap *cur, record_meta *m,
+		       const oid *root, const tree_ids *ids)
+{
+	int r;
+
+	if ((r = odb_writer_commit(w)) < 0)
+		return r;
+	trace_phase("write: objects committed");
+	count_changes(m, s, cur, root, ids);
+	trace_phase("write: changes counted");
+	return record_save(id_out, s, root, cur, m);
 }
 
 int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 			  decree_store *s, odb_writer *w, snap *cur,
 			  record_meta *m)
 {
+	tree_ids ids = TREE_IDS_INIT;
 	oid root;
 	int r;
 
 	if ((r = store_uncached(s, w, cur)) < 0 ||
-	    (r = tree_write(&root, w, cur)) < 0)
-		return r;
+	    (r = tree_write_ids(&root, w, cur, &ids)) < 0)
+		goto done;
 	trace_phase("write: trees built");
-	if ((r = odb_writer_commit(w)) < 0)
-		return r;
-	trace_phase("write: objects committed");
-	count_changes(m, s, cur, &root);
-	trace_phase("write: changes counted");
-	if ((r = record_save(id_out, s, &root, cur, m)) == 0 && tree_out)
+	if ((r = write_built(id_out, s, w, cur, m, &root, &ids)) == 0 &&
+	    tree_out)
 		*tree_out = root;
+done:
+	tree_ids_release(&ids);
 	return r;
 }
 
@@ -556,6 +583,8 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	record *v = NULL;
 	size_t n = 0, latest = SIZE_MAX;
 	uint64_t limit;
+	tree_ids ids = TREE_IDS_INIT;
+	bool built = false; /* the trees are in w: root and ids */
 	odb *db;
 	oid root;
 	int r;
@@ -620,9 +649,14 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 		: s->max_file_size ? s->max_file_size
 				   : SCAN_DEFAULT_MAX_SIZE;
 	if (if_changed && latest != SIZE_MAX) {
+		/* the trees go into w at once: when the tree is the latest's
+		 * they are all stored already (nothing is written), else they
+		 * are what the checkpoint needs */
 		if ((r = store_uncached(s, w, &cur)) < 0 ||
-		    (r = tree_write(&root, NULL, &cur)) < 0)
+		    (r = tree_write_ids(&root, w, &cur, &ids)) < 0)
 			goto done;
+		built = true;
+		trace_phase("write: trees built");
 		if (!oid_cmp(&root, &v[latest].tree)) {
 			/* what the scan stored: bytes whose stored copy was
 			 * damaged, which the latest checkpoint names too */
@@ -637,7 +671,9 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 			goto done;
 		}
 	}
-	if ((r = checkpoint_write_meta(out->id, &root, s, w, &cur, &m)) < 0)
+	if (built ? (r = write_built(out->id, s, w, &cur, &m, &root, &ids)) < 0
+		  : (r = checkpoint_write_meta(out->id, &root, s, w, &cur,
+					       &m)) < 0)
 		goto done;
 	trace_phase("create: record written");
 	out->created = true;
@@ -666,6 +702,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	}
 	repo_tree_cache_put(s, &cur, &root);
 done:
+	tree_ids_release(&ids);
 	record_free_all(v, n);
 	statcache_free(cache);
 	odb_writer_free(w);

@@ -609,6 +609,43 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	return 0;
 }
 
+/*
+ * A whole id (what resolving a prefix gives, so what most commands are
+ * handed) names its file: no listing needed, unless an unfinished prune
+ * or drop removes it.  0 when that file is a record; anything else (gone,
+ * damaged, being dropped) leaves the answer, and its wording, to the
+ * listing.
+ */
+static int record_by_id(record *out, decree_store *s, const char *id)
+{
+	char path[PATH_MAX + 80];
+	oidset gone = OIDSET_INIT;
+	oid key;
+	int r;
+
+	if (oid_from_hex(&key, id) < 0) {
+		error_clear();
+		return -1;
+	}
+	r = record_drop_pending(&gone, s);
+	if (r == DECREE_ENOTFOUND || r == DECREE_ECORRUPT)
+		r = 0; /* none pending (or lost: every record stays) */
+	if (r == 0 && !oidset_has(&gone, &key)) {
+		repo_file(path, s, "checkpoints");
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+			 "/%s", id);
+		r = record_load_file(out, path, id);
+	} else if (r == 0) {
+		r = -1;
+	}
+	oidset_release(&gone);
+	if (r < 0) {
+		record_release(out);
+		error_clear();
+	}
+	return r;
+}
+
 int record_resolve(record *out, decree_store *s, const char *ref)
 {
 	record *v;
@@ -631,6 +668,9 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 		lower[k] = (char)(ref[k] >= 'A' && ref[k] <= 'F' ? ref[k] + 32
 								 : ref[k]);
 	lower[k] = '\0';
+	if (!colon && k == SHA256_HEXLEN && !ref[k] &&
+	    record_by_id(out, s, lower) == 0)
+		return 0;
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		return r;
 	for (size_t i = n; i-- > 0;) {

@@ -16,8 +16,49 @@
  * w == NULL only the ids are computed (nothing is stored). */
 int tree_write(oid *root, odb_writer *w, const snap *s);
 
+/*
+ * The id of every directory of a snap, as tree_write_ids found them, in
+ * canonical order of their paths (a directory before what lies below
+ * it; the root first).  Directory k holds the snap's entries
+ * [first, end), and its path plus '/' (nothing for the root) is the
+ * first plen bytes of the path of entry `first`.
+ */
+typedef struct {
+	size_t first, end, plen;
+	oid id;
+} tree_dir;
+
+typedef struct {
+	tree_dir *v;
+	size_t n, cap;
+} tree_ids;
+
+#define TREE_IDS_INIT      \
+	{                  \
+		NULL, 0, 0 \
+	}
+
+/* tree_write, also filling *ids (emptied first; NULL: none). */
+int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids);
+void tree_ids_release(tree_ids *ids);
+
 /* Read a tree recursively into `out` (appended, canonical order). */
 int tree_read(snap *out, odb *db, const oid *root);
+
+/* tree_read, taking every subtree whose id is that of the same directory
+ * of `like` (its ids from tree_write_ids) from `like` instead of the
+ * store: the same result, reading only the directories that differ.
+ * The entries taken carry path, mode, size and id only, as read ones
+ * do.  like == NULL: tree_read. */
+int tree_read_like(snap *out, odb *db, const oid *root, const snap *like,
+		   const tree_ids *ids);
+
+/* snap_diff(tree `root`, like) reading only the directories whose ids
+ * differ from like's (ids from tree_write_ids): fn gets a from the tree
+ * (held in *keep, which the caller releases with snap_release; it holds
+ * only what was read), b from like. */
+int tree_diff_like(snap *keep, odb *db, const oid *root, const snap *like,
+		   const tree_ids *ids, snap_diff_fn fn, void *payload);
 
 /* Parse one tree object (for fsck).  Calls fn per entry; validates. */
 typedef int (*tree_entry_fn)(void *payload, const char *name, uint32_t mode,

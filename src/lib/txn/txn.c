@@ -1094,13 +1094,15 @@ static int remove_log(const char *walpath)
  * every step before succeeded, so that the next recovery does again what
  * failed (every step is idempotent).  Returns the first failure.
  */
-static int finish_committed(decree_store *s, plan *p, const char *walpath)
+static int finish_committed(decree_store *s, plan *p, const char *walpath,
+			    bool temps_gone)
 {
 	first_error fe = { 0, "" };
 	int r;
 
-	/* temps are gone after a complete apply; a crash may leave some */
-	for (size_t i = 0; i < p->nfiles; i++) {
+	/* temps are gone after a complete apply (temps_gone: this process
+	 * renamed every one); a crash may leave some */
+	for (size_t i = 0; !temps_gone && i < p->nfiles; i++) {
 		if (!p->files[i].c.has_new)
 			continue; /* never staged */
 		r = unlink_beneath(s, p->files[i].c.path, p->files[i].tmp, 0);
@@ -1481,7 +1483,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	/* COMMITTED -> IDLE.  The change has happened: a failure from here
 	 * on is a warning, and the log stays for the next recovery to finish
 	 * the bookkeeping (DESIGN.md: the exit status tells the truth). */
-	if (finish_committed(s, &p, walpath) < 0) {
+	if (finish_committed(s, &p, walpath, true) < 0) {
 		warning_set(DECREE_EUNFINISHED,
 			    "the change was made, but recording it failed "
 			    "(%s); the next decree command finishes that",
@@ -1792,7 +1794,7 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 		p.history = TXN_HISTORY_NONE;
 	*recovered = true;
 	if (p.committed) {
-		if ((r = finish_committed(s, &p, walpath)) == 0 &&
+		if ((r = finish_committed(s, &p, walpath, false)) == 0 &&
 		    (!c.plan_complete || bad) && !has_begin)
 			warning_set(0,
 				    "the transaction log '%s' was damaged: its "

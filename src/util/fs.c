@@ -620,7 +620,6 @@ int fs_random(void *out, size_t n)
 
 /* --- resolution below a root ------------------------------------------- */
 
-
 int fs_open_beneath(int rootfd, const char *rel, int flags)
 {
 	int fd = openat2_beneath(rootfd, rel, flags);

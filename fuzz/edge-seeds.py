@@ -137,24 +137,57 @@ w("record", "edge-cache2-exclude-none", cache2([centry2(id2, ex=(None,))]) + S +
 w("record", "edge-cache2-excludes-overrun", cache2([centry2(id2, ex=(b"a",), nex=0xfffe)]) + S + r2)
 w("record", "edge-cache2-no-exclude-count", cache2([centry2(id2, ex=())[:-2]]) + S + r2)
 
-# ---- statcache ----
-def sc(recs, count=None, written=2_000_000_000_000_000_000, magic=b"DSTC"):
-    b = magic + struct.pack("<IqQ", 1, written, len(recs) if count is None else count)
-    for r in recs: b += r
-    return fixsum(b)
-def screc(path, mode=0o100644, size=5, mt=1_000_000_000_000_000_000, ct=1, ino=7, dev=9, oid=b"\x11"*32):
-    return struct.pack("<H", len(path)) + path + struct.pack("<IQqqQQ", mode, size, mt, ct, ino, dev) + oid
+# ---- statcache (format version 2, docs/format.md) ----
+M64 = (1 << 64) - 1
+def check64(b):
+    k = 0x9e3779b97f4a7c15
+    h = (0x2545f4914f6cdd1d ^ (len(b) * k)) & M64
+    i = 0
+    while i + 8 <= len(b):
+        h = ((h ^ int.from_bytes(b[i:i+8], "little")) * k) & M64
+        h ^= h >> 31
+        i += 8
+    while i < len(b):
+        h = ((h ^ b[i]) * k) & M64
+        h ^= h >> 31
+        i += 1
+    h ^= h >> 29
+    h = (h * 0xbf58476d1ce4e5b9) & M64
+    return h ^ (h >> 32)
+def sc(recs, count=None, scan=2_000_000_000_000_000_000, magic=b"DSTC", version=2):
+    h = magic + struct.pack("<IqQ", version, scan, len(recs) if count is None else count)
+    return h + struct.pack("<Q", check64(h)) + b"".join(recs)
+def scname(name, dtype=8, facts=True, mode=0o100644, size=5, mt=1_000_000_000_000_000_000, ct=1, ino=7, dev=9, oid=b"\x11"*32):
+    return (name, dtype, facts, mode, size, mt, ct, ino, dev, oid)
+def scdir(path, names, flags=1, dmt=1_000_000_000_000_000_000, dct=1_000_000_000_000_000_000, dino=3, ddev=9, n=None, seal=True):
+    ents = b""; blob = b""
+    for (name, dtype, facts, mode, size, mt, ct, ino, dev, oid) in names:
+        ents += struct.pack("<IHBB", len(blob), len(name), dtype, 1 if facts else 0)
+        ents += struct.pack("<IQqqQQ", mode, size, mt, ct, ino, dev) + oid if facts else bytes(76)
+        blob += name + b"\0"
+    body = struct.pack("<IHBB", len(names) if n is None else n, len(path), flags, 0)
+    body += struct.pack("<qqQQ", dmt, dct, dino, ddev) + path + ents + blob
+    rec = struct.pack("<I", 4 + len(body) + 8) + body
+    return rec + struct.pack("<Q", check64(rec) if seal else 0)
 w("statcache", "edge-empty", sc([]))
-w("statcache", "edge-dup-paths", sc([screc(b"a", oid=b"\x01"*32), screc(b"a", oid=b"\x02"*32)]))
-w("statcache", "edge-racy", sc([screc(b"a", mt=2_000_000_000_500_000_000)]))
-w("statcache", "edge-negative-times", sc([screc(b"a", mt=-(1<<63), ct=-1)], written=-1))
-w("statcache", "edge-count-huge", sc([screc(b"a")], count=1<<62))
-w("statcache", "edge-count-short", sc([screc(b"a"), screc(b"b")], count=1))
-w("statcache", "edge-path-overrun", sc([struct.pack("<H", 0xffff) + b"a"*10]))
-w("statcache", "edge-nul-path", sc([screc(b"a\0b"), screc(b"")]))
-w("statcache", "edge-delta-overrides", sc([screc(b"a", oid=b"\x01"*32)]) + S + sc([screc(b"a", oid=b"\x02"*32, ino=8)]))
-w("statcache", "edge-bad-delta", sc([screc(b"a")]) + S + sc([screc(b"a")])[:-3])
-w("statcache", "edge-version-2", fixsum(b"DSTC" + struct.pack("<IqQ", 2, 0, 0)))
+w("statcache", "edge-one", sc([scdir(b"", [scname(b"a"), scname(b"d", dtype=4, facts=False)]), scdir(b"d", [scname(b"f")])]))
+w("statcache", "edge-dup-dirs", sc([scdir(b"", [scname(b"a", oid=b"\x01"*32)]), scdir(b"", [scname(b"a", oid=b"\x02"*32)])]))
+w("statcache", "edge-racy", sc([scdir(b"", [scname(b"a", mt=2_000_000_000_500_000_000)], dct=1_999_999_999_500_000_000)]))
+w("statcache", "edge-whole-seconds", sc([scdir(b"", [scname(b"a", mt=1_998_000_000_000_000_000), scname(b"b", mt=1_996_000_000_000_000_000)], dct=1_998_000_000_000_000_000)]))
+w("statcache", "edge-negative-times", sc([scdir(b"", [scname(b"a", mt=-(1<<63), ct=-1)], dct=-(1<<63))], scan=-(1<<63)))
+w("statcache", "edge-scan-max", sc([scdir(b"", [scname(b"a", mt=(1<<63)-1)], dct=(1<<63)-1)], scan=(1<<63)-1))
+w("statcache", "edge-count-huge", sc([scdir(b"", [scname(b"a")])], count=1<<62))
+w("statcache", "edge-count-short", sc([scdir(b"", [scname(b"a")]), scdir(b"d", [scname(b"b")])], count=1))
+w("statcache", "edge-unsorted", sc([scdir(b"", [scname(b"b"), scname(b"a")])]))
+w("statcache", "edge-slash-name", sc([scdir(b"", [scname(b"a/b")])]))
+w("statcache", "edge-names-overrun", sc([scdir(b"", [scname(b"a")], n=1000)]))
+w("statcache", "edge-unsealed", sc([scdir(b"", [scname(b"a")], seal=False), scdir(b"d", [scname(b"x")])]))
+w("statcache", "edge-nul-path", sc([scdir(b"a\0b", [scname(b"x")]), scdir(b"", [scname(b"y")])]))
+w("statcache", "edge-no-stat", sc([scdir(b"", [scname(b"a")], flags=0)]))
+w("statcache", "edge-delta-overrides", sc([scdir(b"", [scname(b"a", oid=b"\x01"*32)])]) + S + sc([scdir(b"", [scname(b"a", oid=b"\x02"*32, ino=8)])]))
+w("statcache", "edge-bad-delta", sc([scdir(b"", [scname(b"a")])]) + S + sc([scdir(b"", [scname(b"a")])])[:-3])
+w("statcache", "edge-version-1", fixsum(b"DSTC" + struct.pack("<IqQ", 1, 0, 0)))
+w("statcache", "edge-version-3", sc([], version=3))
 
 # ---- oplog ----
 def sum64(b):

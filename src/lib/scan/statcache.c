@@ -337,6 +337,8 @@ static bool settled(const sc_table *t, int64_t time_ns)
 	 * (FAT): its clock ticks that coarsely, so wait longer. */
 	int64_t margin = time_ns % SEC_NS ? SEC_NS : 3 * SEC_NS;
 
+	if (t->scan_ns < INT64_MIN + margin)
+		return false; /* (a damaged or hostile file: no overflow) */
 	return time_ns < t->scan_ns - margin;
 }
 

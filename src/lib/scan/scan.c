@@ -5,16 +5,21 @@
  * and a first checkpoint by hashing and compressing; both run on one pool
  * of threads (one per online CPU) sharing one queue of two kinds of jobs:
  *
- *   DIR   read one directory (opened beneath the root with no symlink on
- *         the way), sort its names, lstat them, apply the ignore rules,
- *         ask the stat cache; queue a DIR job per subdirectory and a HASH
- *         job per file the cache does not vouch for;
+ *   DIR   list one directory (opened beneath the root with no symlink on
+ *         the way): its names from the stat cache when the cache vouches
+ *         for its listing (statcache.h), else read and sorted; lstat
+ *         them, apply the ignore rules, ask the stat cache; queue a DIR
+ *         job per subdirectory and a HASH job per file the cache does not
+ *         vouch for;
  *   HASH  read one file, SHA-256 it and, with a writer, store it.
  *
  * Each directory's result is an array of entries sized once, so jobs write
  * into stable memory; no job touches another's entries.  When the queue is
  * empty and no job runs, the results are stitched together depth-first in
- * name order, which is exactly canonical order (snap.h).  The ignore
+ * name order, which is exactly canonical order (snap.h); the entries'
+ * paths, kept in per-thread arenas, become the snapshot's without a copy,
+ * and with a stat cache each directory's listing is handed to it for the
+ * next save.  The ignore
  * matcher is not thread-safe: each thread has its own (rules load lazily,
  * so each reads only what it needs).
  *

@@ -812,7 +812,7 @@ bool statcache_unchanged(const statcache *c, const snap *s)
 	return true;
 }
 
-int statcache_update(const char *path, const snap *s, const statcache *c)
+int statcache_update(const char *path, const snap *s, statcache *c)
 {
 	char dpath[PATH_MAX];
 	uint64_t total = 0, outside = 0;
@@ -825,6 +825,11 @@ int statcache_update(const char *path, const snap *s, const statcache *c)
 		return 0;
 	if (!notes_fit(c, s))
 		return statcache_save(path, s);
+	/* A record the scan never opened (its path damaged, or a directory
+	 * gone) is checked now: a damaged base is written anew, not kept
+	 * behind a delta. */
+	for (size_t k = 0; k < c->base.nrecs && !c->base.damaged; k++)
+		(void)rec_good(&c->base, k);
 	if (!(skip = decree_calloc(c->nnotes, sizeof(bool))))
 		return -1;
 	for (size_t k = 0; k < c->nnotes; k++) {

@@ -134,6 +134,6 @@ int statcache_save(const char *path, const snap *s);
 /* Save after a scan made with `c` (may be NULL) whose result is s: nothing
  * when nothing changed, the changed directories as a small delta when
  * they are few, a new base otherwise.  The facts written are s's. */
-int statcache_update(const char *path, const snap *s, const statcache *c);
+int statcache_update(const char *path, const snap *s, statcache *c);
 
 #endif

@@ -106,15 +106,21 @@ bool snap_entry_same(const snap_entry *a, const snap_entry *b)
 	return !oid_cmp(&a->id, &b->id);
 }
 
-int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload)
+int snap_diff_skip(const snap *a, const snap *b, const size_t (*skip)[2],
+		   size_t nskip, snap_diff_fn fn, void *payload)
 {
-	size_t i = 0, j = 0;
+	size_t i = 0, j = 0, k = 0;
 	int r;
 
 	while (i < a->n || j < b->n) {
-		int c = i >= a->n   ? 1
-			: j >= b->n ? -1
-				    : path_cmp(a->v[i].path, b->v[j].path);
+		int c;
+		if (k < nskip && j == skip[k][0]) {
+			j = skip[k++][1];
+			continue;
+		}
+		c = i >= a->n	? 1
+		    : j >= b->n ? -1
+				: path_cmp(a->v[i].path, b->v[j].path);
 		if (c < 0) {
 			r = fn(payload, a->v[i].path, &a->v[i], NULL);
 			i++;
@@ -133,6 +139,11 @@ int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload)
 			return r;
 	}
 	return 0;
+}
+
+int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload)
+{
+	return snap_diff_skip(a, b, NULL, 0, fn, payload);
 }
 
 void snap_totals(const snap *s, uint64_t *files, uint64_t *bytes)

@@ -93,6 +93,12 @@ typedef int (*snap_diff_fn)(void *payload, const char *path,
 			    const snap_entry *a, const snap_entry *b);
 int snap_diff(const snap *a, const snap *b, snap_diff_fn fn, void *payload);
 
+/* snap_diff where the ranges skip[0..nskip) of b ([start, end) indexes,
+ * in order) are known to be the same as in a, which lacks them: they are
+ * passed over unread. */
+int snap_diff_skip(const snap *a, const snap *b, const size_t (*skip)[2],
+		   size_t nskip, snap_diff_fn fn, void *payload);
+
 /* Is `p` one of `paths` or below one of them?  paths NULL-terminated;
  * NULL selects everything. */
 bool snap_path_selected(const char *const *paths, const char *p);

@@ -493,7 +493,6 @@ int tree_diff_like(snap *keep, odb *db, const oid *root, const snap *like,
 		   const tree_ids *ids, snap_diff_fn fn, void *payload)
 {
 	struct read_ctx c;
-	size_t i = 0, j = 0, k = 0;
 	int r;
 
 	memset(&c, 0, sizeof(c));
@@ -502,39 +501,12 @@ int tree_diff_like(snap *keep, odb *db, const oid *root, const snap *like,
 	c.like = like;
 	c.ids = ids;
 	c.skip_like = true;
-	if ((r = read_tree(&c, root)) < 0)
-		goto done;
 	/* snap_diff(keep, like) over what is left: the ranges of `like` noted
 	 * are as the tree has them (and absent from keep); they come in
 	 * order, one after the other */
-	while (i < keep->n || j < like->n) {
-		int cmp;
-		if (k < c.nsame && j == c.same[k][0]) {
-			j = c.same[k++][1];
-			continue;
-		}
-		cmp = i >= keep->n ? 1
-		      : j >= like->n
-			      ? -1
-			      : path_cmp(keep->v[i].path, like->v[j].path);
-		if (cmp < 0) {
-			r = fn(payload, keep->v[i].path, &keep->v[i], NULL);
-			i++;
-		} else if (cmp > 0) {
-			r = fn(payload, like->v[j].path, NULL, &like->v[j]);
-			j++;
-		} else {
-			r = snap_entry_same(&keep->v[i], &like->v[j])
-				    ? 0
-				    : fn(payload, keep->v[i].path, &keep->v[i],
-					 &like->v[j]);
-			i++;
-			j++;
-		}
-		if (r)
-			goto done;
-	}
-done:
+	if ((r = read_tree(&c, root)) == 0)
+		r = snap_diff_skip(keep, like, (const size_t(*)[2])c.same,
+				   c.nsame, fn, payload);
 	decree_free(c.same);
 	return r;
 }

@@ -331,15 +331,25 @@ static const unsigned char *table_find(sc_table *t, const char *path,
  * stat, even in the same clock tick, gave the file a later one.  (A file
  * whose mtime was set back, `touch -d`, has a new ctime, which must match
  * too.) */
-static bool settled(const sc_table *t, int64_t time_ns)
+static bool settled(int64_t scan_ns, int64_t time_ns)
 {
 	/* A whole second: a file system that keeps seconds only, or two
 	 * (FAT): its clock ticks that coarsely, so wait longer. */
 	int64_t margin = time_ns % SEC_NS ? SEC_NS : 3 * SEC_NS;
 
-	if (t->scan_ns < INT64_MIN + margin)
+	if (scan_ns < INT64_MIN + margin)
 		return false; /* (a damaged or hostile file: no overflow) */
-	return time_ns < t->scan_ns - margin;
+	return time_ns < scan_ns - margin;
+}
+
+/* Does directory record rec hold the stat data *st (NULL: unknown)? */
+static bool rec_stat_is(const unsigned char *rec, const struct stat *st)
+{
+	return st && (rec[10] & SC_STAT_OK) &&
+	       (int64_t)get_u64le(rec + 12) == st_mtime_ns(st) &&
+	       (int64_t)get_u64le(rec + 20) == st_ctime_ns(st) &&
+	       get_u64le(rec + 28) == (uint64_t)st->st_ino &&
+	       get_u64le(rec + 36) == (uint64_t)st->st_dev;
 }
 
 void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
@@ -362,12 +372,8 @@ void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
 	d->src = t == &c->delta ? STATCACHE_DELTA : STATCACHE_BASE;
 	for (uint32_t i = 0; i < d->n; i++)
 		d->facts += rec_ent(rec, i)[7] != 0;
-	d->listing = st && (rec[10] & SC_STAT_OK) &&
-		     (int64_t)get_u64le(rec + 12) == st_mtime_ns(st) &&
-		     (int64_t)get_u64le(rec + 20) == st_ctime_ns(st) &&
-		     get_u64le(rec + 28) == (uint64_t)st->st_ino &&
-		     get_u64le(rec + 36) == (uint64_t)st->st_dev &&
-		     settled(t, st_ctime_ns(st));
+	d->listing = rec_stat_is(rec, st) &&
+		     settled(t->scan_ns, st_ctime_ns(st));
 }
 
 bool statcache_dir_clean(const statcache *c, const statcache_dir *d,
@@ -375,22 +381,15 @@ bool statcache_dir_clean(const statcache *c, const statcache_dir *d,
 			 size_t n)
 {
 	const unsigned char *rec = d->rec;
-	sc_table now;
 
 	if (!rec || d->misses || d->hits != d->facts)
 		return false;
 	if (d->listing)
 		return true;
 	/* not trusted: the same directory, unchanged, but too new? */
-	if (!st || !(rec[10] & SC_STAT_OK) || n != d->n ||
-	    (int64_t)get_u64le(rec + 12) != st_mtime_ns(st) ||
-	    (int64_t)get_u64le(rec + 20) != st_ctime_ns(st) ||
-	    get_u64le(rec + 28) != (uint64_t)st->st_ino ||
-	    get_u64le(rec + 36) != (uint64_t)st->st_dev)
+	if (n != d->n || !rec_stat_is(rec, st))
 		return false;
-	memset(&now, 0, sizeof(now));
-	now.scan_ns = c->scan_ns;
-	if (settled(&now, st_ctime_ns(st)))
+	if (settled(c->scan_ns, st_ctime_ns(st)))
 		return false; /* written again, it will be trusted */
 	for (uint32_t i = 0; i < d->n; i++) {
 		statcache_name k = statcache_dir_name(d, i);
@@ -422,7 +421,7 @@ static bool ent_matches(const sc_table *t, const unsigned char *f,
 	       (int64_t)get_u64le(f + 20) == e->mtime_ns &&
 	       (int64_t)get_u64le(f + 28) == e->ctime_ns &&
 	       get_u64le(f + 36) == e->ino && get_u64le(f + 44) == e->dev &&
-	       settled(t, e->mtime_ns);
+	       settled(t->scan_ns, e->mtime_ns);
 }
 
 int statcache_dir_lookup(statcache_dir *d, const char *name,
@@ -539,12 +538,20 @@ static bool cacheable(const snap_entry *e)
 	       e->mtime_ns != 0 && !e->unhashed;
 }
 
-/* The snap entry of name i of note n, or NULL. */
-static const snap_entry *note_entry(const statcache_note *n, size_t i,
-				    const snap *s)
+/* The snap entry of name i of note n into *e (NULL: it has none); false
+ * when its index is beyond s (the snap is not the one stitched). */
+static bool note_entry(const statcache_note *n, size_t i, const snap *s,
+		       const snap_entry **e)
 {
 	uint32_t k = n->names[i].idx;
-	return k == STATCACHE_NO_ENTRY ? NULL : &s->v[k];
+
+	*e = NULL;
+	if (k == STATCACHE_NO_ENTRY)
+		return true;
+	if (k >= s->n)
+		return false;
+	*e = &s->v[k];
+	return true;
 }
 
 /* Do the notes describe s (the snap their scan stitched, entries maybe
@@ -556,13 +563,13 @@ static bool notes_fit(const statcache *c, const snap *s)
 		const statcache_note *n = &c->notes[k];
 		size_t plen = strlen(n->path);
 		for (size_t i = 0; i < n->n; i++) {
-			uint32_t x = n->names[i].idx;
+			const snap_entry *e;
 			const char *p;
-			if (x == STATCACHE_NO_ENTRY)
-				continue;
-			if (x >= s->n)
+			if (!note_entry(n, i, s, &e))
 				return false;
-			p = s->v[x].path;
+			if (!e)
+				continue;
+			p = e->path;
 			if (plen &&
 			    (strncmp(p, n->path, plen) || p[plen] != '/'))
 				return false;
@@ -580,14 +587,10 @@ static bool note_clean(const statcache_note *n, const snap *s)
 	if (!n->clean)
 		return false;
 	for (size_t i = 0; i < n->n; i++) {
-		uint32_t k = n->names[i].idx;
 		const snap_entry *e;
-		if (k == STATCACHE_NO_ENTRY)
-			continue;
-		if (k >= s->n)
+		if (!note_entry(n, i, s, &e))
 			return false;
-		e = &s->v[k];
-		if (cacheable(e) && e->cached != n->src)
+		if (e && cacheable(e) && e->cached != n->src)
 			return false;
 	}
 	return true;
@@ -641,11 +644,13 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 	    buf_put_u64(out, n->dev) < 0 || buf_put(out, n->path, plen) < 0)
 		return -1;
 	for (size_t i = 0; i < n->n; i++) {
-		const snap_entry *e = note_entry(n, i, s);
+		const snap_entry *e;
 		size_t l = n->names[i].len;
 		unsigned char ent[SC_ENT];
 		if (!name_encodable(n, i))
 			continue;
+		/* (the notes fit s; an index beyond it would give no facts) */
+		(void)note_entry(n, i, s, &e);
 		memset(ent, 0, sizeof(ent));
 		put_u32le(ent, (uint32_t)noff);
 		ent[4] = (unsigned char)(l & 0xff);

@@ -416,21 +416,6 @@ static void random_tree(const fixture *f, int nfiles)
 	buf_release(&data);
 }
 
-static void assert_same_scan(const snap *a, const snap *b, const char *what)
-{
-	if (a->n != b->n)
-		fail_msg("%s: %zu vs %zu entries", what, a->n, b->n);
-	for (size_t i = 0; i < a->n; i++) {
-		const snap_entry *x = &a->v[i], *y = &b->v[i];
-		if (strcmp(x->path, y->path) || x->mode != y->mode ||
-		    x->size != y->size || oid_cmp(&x->id, &y->id) ||
-		    x->mtime_ns != y->mtime_ns || x->ctime_ns != y->ctime_ns ||
-		    x->ino != y->ino || x->dev != y->dev)
-			fail_msg("%s: entry %zu differs ('%s' vs '%s')", what,
-				 i, x->path, y->path);
-	}
-}
-
 static void test_threads_agree(void **state)
 {
 	fixture *f = *state;
@@ -446,12 +431,12 @@ static void test_threads_agree(void **state)
 	assert_true(s1.n >= 250);
 	o.threads = 4;
 	scan_ok(&s4, f, &o);
-	assert_same_scan(&s1, &s4, "threads=1 vs threads=4");
+	testutil_same_scan(&s1, &s4, "threads=1 vs threads=4");
 	/* the same root fd, scanned again and again */
 	for (int i = 0; i < 3; i++) {
 		o.threads = (unsigned)(1 + i);
 		scan_ok(&again, f, &o);
-		assert_same_scan(&s1, &again, "repeated scan");
+		testutil_same_scan(&s1, &again, "repeated scan");
 		snap_release(&again);
 	}
 	/* the caller's fd offset does not matter either */
@@ -464,8 +449,8 @@ static void test_threads_agree(void **state)
 		while (readdir(d))
 			;
 		scan_ok(&again, f, &o);
-		assert_same_scan(&s1, &again,
-				 "scan after the fd was read to its end");
+		testutil_same_scan(&s1, &again,
+				   "scan after the fd was read to its end");
 		snap_release(&again);
 		closedir(d);
 	}
@@ -679,7 +664,7 @@ static void test_cache_unchanged(void **state)
 	assert_int_equal(statcache_load(&c, cpath), 0);
 	o.cache = c;
 	scan_ok(&t, f, &o);
-	assert_same_scan(&s, &t, "scan with a clean cache");
+	testutil_same_scan(&s, &t, "scan with a clean cache");
 	for (size_t i = 0; i < t.n; i++)
 		if (t.v[i].mode != MODE_SKIP && t.v[i].cached != STATCACHE_BASE)
 			fail_msg("'%s' was not taken from the cache",
@@ -728,7 +713,7 @@ static void test_cache_unchanged(void **state)
 	o.cache = c;
 	scan_ok(&t, f, &o);
 	statcache_free(c);
-	assert_same_scan(&s, &t, "scan after d/e changed");
+	testutil_same_scan(&s, &t, "scan after d/e changed");
 	snap_release(&s);
 	snap_release(&t);
 }

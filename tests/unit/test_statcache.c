@@ -1677,21 +1677,6 @@ static statcache *tree_scan(snap *out, const tree *t, bool cached, int64_t *t0,
 	return c;
 }
 
-static void assert_same_scan(const snap *a, const snap *b, const char *what)
-{
-	if (a->n != b->n)
-		fail_msg("%s: %zu vs %zu entries", what, a->n, b->n);
-	for (size_t i = 0; i < a->n; i++) {
-		const snap_entry *x = &a->v[i], *y = &b->v[i];
-		if (strcmp(x->path, y->path) || x->mode != y->mode ||
-		    x->size != y->size || oid_cmp(&x->id, &y->id) ||
-		    x->mtime_ns != y->mtime_ns || x->ctime_ns != y->ctime_ns ||
-		    x->ino != y->ino || x->dev != y->dev)
-			fail_msg("%s: entry %zu differs ('%s' vs '%s')", what,
-				 i, x->path, y->path);
-	}
-}
-
 /* Open directory rel's record with its real stat data. */
 static void tree_dir_open(statcache *c, const tree *t, const char *rel,
 			  statcache_dir *sd)
@@ -1906,7 +1891,7 @@ static void test_update_policy(void **state)
 	 * written */
 	base = id_of(t.cpath);
 	c = tree_scan(&s, &t, true, NULL, NULL);
-	assert_same_scan(&s0, &s, "with the cache");
+	testutil_same_scan(&s0, &s, "with the cache");
 	for (size_t i = 0; i < s.n; i++)
 		assert_int_equal(s.v[i].cached, STATCACHE_BASE);
 	assert_true(statcache_unchanged(c, &s));
@@ -2028,7 +2013,7 @@ static void test_update_policy(void **state)
 	c = tree_scan(&s, &t, true, NULL, NULL);
 	statcache_free(c);
 	tree_scan(&plain, &t, false, NULL, NULL);
-	assert_same_scan(&plain, &s, "with a damaged delta");
+	testutil_same_scan(&plain, &s, "with a damaged delta");
 	assert_int_equal(snap_find(&s, "d05/f")->cached, 0);
 	{
 		oid want;

@@ -8,6 +8,8 @@
  *                              printed once so a failure can be replayed
  *   testutil_scratch_setup/teardown   a cmocka fixture: a fresh scratch
  *                              directory (under $TMPDIR) and a file path in it
+ *   testutil_same_scan(a, b, what)    two scans' snaps are equal, stat data
+ *                              included (cmocka must be included first)
  */
 #ifndef DECREE_TESTUTIL_H
 #define DECREE_TESTUTIL_H
@@ -20,6 +22,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "store/snap.h"
 
 static inline int testutil_rm_entry(const char *p, const struct stat *st,
 				    int flag, struct FTW *ftw)
@@ -100,6 +104,22 @@ static inline int testutil_scratch_teardown(void **state)
 	testutil_rm_rf(f->dir);
 	free(f);
 	return 0;
+}
+
+static inline void testutil_same_scan(const snap *a, const snap *b,
+				      const char *what)
+{
+	if (a->n != b->n)
+		fail_msg("%s: %zu vs %zu entries", what, a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const snap_entry *x = &a->v[i], *y = &b->v[i];
+		if (strcmp(x->path, y->path) || x->mode != y->mode ||
+		    x->size != y->size || oid_cmp(&x->id, &y->id) ||
+		    x->mtime_ns != y->mtime_ns || x->ctime_ns != y->ctime_ns ||
+		    x->ino != y->ino || x->dev != y->dev)
+			fail_msg("%s: entry %zu differs ('%s' vs '%s')", what,
+				 i, x->path, y->path);
+	}
 }
 
 #endif

@@ -159,14 +159,19 @@ def sc(recs, count=None, scan=2_000_000_000_000_000_000, magic=b"DSTC", version=
     return h + struct.pack("<Q", check64(h)) + b"".join(recs)
 def scname(name, dtype=8, facts=True, mode=0o100644, size=5, mt=1_000_000_000_000_000_000, ct=1, ino=7, dev=9, oid=b"\x11"*32):
     return (name, dtype, facts, mode, size, mt, ct, ino, dev, oid)
-def scdir(path, names, flags=1, dmt=1_000_000_000_000_000_000, dct=1_000_000_000_000_000_000, dino=3, ddev=9, n=None, seal=True):
+# facts: True (kind 1, file facts), False (kind 0), or a kind number (2: a
+# subdirectory in the record's tree); tree: the directory's tree id (flag 2)
+def scdir(path, names, flags=1, dmt=1_000_000_000_000_000_000, dct=1_000_000_000_000_000_000, dino=3, ddev=9, n=None, seal=True, tree=None):
     ents = b""; blob = b""
     for (name, dtype, facts, mode, size, mt, ct, ino, dev, oid) in names:
-        ents += struct.pack("<IHBB", len(blob), len(name), dtype, 1 if facts else 0)
-        ents += struct.pack("<IQqqQQ", mode, size, mt, ct, ino, dev) + oid if facts else bytes(76)
+        kind = facts if not isinstance(facts, bool) else (1 if facts else 0)
+        ents += struct.pack("<IHBB", len(blob), len(name), dtype, kind)
+        ents += struct.pack("<IQqqQQ", mode, size, mt, ct, ino, dev) + oid if kind == 1 else bytes(76)
         blob += name + b"\0"
+    if tree is not None:
+        flags |= 2
     body = struct.pack("<IHBB", len(names) if n is None else n, len(path), flags, 0)
-    body += struct.pack("<qqQQ", dmt, dct, dino, ddev) + path + ents + blob
+    body += struct.pack("<qqQQ", dmt, dct, dino, ddev) + path + ents + blob + (tree or b"")
     rec = struct.pack("<I", 4 + len(body) + 8) + body
     return rec + struct.pack("<Q", check64(rec) if seal else 0)
 w("statcache", "edge-empty", sc([]))
@@ -188,6 +193,10 @@ w("statcache", "edge-delta-overrides", sc([scdir(b"", [scname(b"a", oid=b"\x01"*
 w("statcache", "edge-bad-delta", sc([scdir(b"", [scname(b"a")])]) + S + sc([scdir(b"", [scname(b"a")])])[:-3])
 w("statcache", "edge-version-1", fixsum(b"DSTC" + struct.pack("<IqQ", 1, 0, 0)))
 w("statcache", "edge-version-3", sc([], version=3))
+w("statcache", "edge-tree", sc([scdir(b"", [scname(b"a"), scname(b"d", dtype=4, facts=2)], tree=b"\x33"*32), scdir(b"d", [scname(b"f")], tree=b"\x44"*32)]))
+w("statcache", "edge-tree-short", sc([scdir(b"", [], tree=b"\x33"*4)]))
+w("statcache", "edge-tree-flag-no-id", sc([scdir(b"", [scname(b"a")], flags=3)]))
+w("statcache", "edge-kind-unknown", sc([scdir(b"", [scname(b"a", facts=7), scname(b"b", facts=2)])]))
 
 # ---- oplog ----
 def sum64(b):

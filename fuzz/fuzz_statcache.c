@@ -79,12 +79,21 @@ static const char *names(const ref_rec *r)
 	return (const char *)(r->p + REC_HDR + r->plen + (size_t)r->n * ENT);
 }
 
+/* Flag 2: the directory's tree id ends the record, before its check. */
+static size_t tail(const ref_rec *r)
+{
+	return CHECK + (r->p[10] & 2 ? SHA256_LEN : 0);
+}
+
 static bool rec_sound(ref_rec *r)
 {
-	size_t room = r->len - REC_HDR - r->plen - CHECK, nlen;
+	size_t room, nlen;
 	const char *nm, *prev = NULL;
 
 	r->n = get_u32le(r->p + 4);
+	if (r->len - REC_HDR - r->plen < tail(r))
+		return false;
+	room = r->len - REC_HDR - r->plen - tail(r);
 	if ((uint64_t)r->n * ENT > room)
 		return false;
 	nlen = room - (size_t)r->n * ENT;
@@ -194,7 +203,7 @@ static int ref_lookup(const ref_table *base, const ref_table *delta,
 		const uint8_t *f = ent(r, i);
 		if (strcmp(names(r) + get_u32le(f), name))
 			continue;
-		if (!f[7] || get_u32le(f + 8) != e->mode ||
+		if (f[7] != 1 || get_u32le(f + 8) != e->mode ||
 		    get_u64le(f + 12) != e->size ||
 		    (int64_t)get_u64le(f + 20) != e->mtime_ns ||
 		    (int64_t)get_u64le(f + 28) != e->ctime_ns ||
@@ -254,6 +263,22 @@ static void probe_listing(statcache *c, const ref_table *base,
 		if (!want)
 			return;
 		fuzz_check(d.n == want->n);
+		/* its tree id, and its names with facts and subdirectories
+		 * marked as in that tree (kinds 1 and 2) */
+		fuzz_check(d.tree_known == ((want->p[10] & 2) != 0));
+		if (d.tree_known)
+			fuzz_check(!memcmp(d.tree.b,
+					   want->p + want->len - CHECK -
+						   SHA256_LEN,
+					   SHA256_LEN));
+		{
+			uint32_t facts = 0, subs = 0;
+			for (uint32_t i = 0; i < want->n; i++) {
+				facts += ent(want, i)[7] == 1;
+				subs += ent(want, i)[7] == 2;
+			}
+			fuzz_check(d.facts == facts && d.subs == subs);
+		}
 		trusted =
 			k == 0 && (want->p[10] & 1) &&
 			(int64_t)get_u64le(want->p + 12) == st_mtime_ns(&st) &&

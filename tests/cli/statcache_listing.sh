@@ -535,6 +535,27 @@ scen create_none_then_size_limit
 pre_create_none_then_size_limit() { head -c 200 /dev/zero | tr '\0' b >a/big.bin; }
 mut_create_none_then_size_limit() { printf 'new\n' >a/b/new && head -c 150 /dev/zero >a/b/grow; }
 par_create_none_then_size_limit() { CREATE_OPTS3='--max-file-size=100' MAX_POST=100; }
+# The rules take a whole subdirectory (a/b/c/d) out of the tree or back
+# in while no directory changes: a/b/c stays clean, but the tree id its
+# record keeps (docs/format.md) is no longer a/b/c's tree.
+scen config_exclude_subdir_only
+mut_config_exclude_subdir_only() { printf 'checkpoint:\n  exclude:\n    - "a/b/c/d/"\n' >.decree/config.yml; }
+par_config_exclude_subdir_only() { DROP_POST='^a/b/c/d/' DROP_DIFF='^a/b/c/d/' RESTORE_DROP='^a/b/c/d/'; }
+scen config_exclude_subdir_removed
+pre_config_exclude_subdir_removed() { mkdir -p .decree && printf 'checkpoint:\n  exclude:\n    - "a/b/c/d/"\n' >.decree/config.yml; }
+mut_config_exclude_subdir_removed() { rm .decree/config.yml; }
+par_config_exclude_subdir_removed() { DROP_PRE='^a/b/c/d/' DROP_DIFF= RESTORE_DROP= RESTORE_EXPECT_DROP='^a/b/c/d/'; }
+scen create_exclude_subdir_then_none
+mut_create_exclude_subdir_then_none() { :; }
+par_create_exclude_subdir_then_none() { CREATE_OPTS='--exclude=a/b/c/d/' DROP_PRE='^a/b/c/d/'; }
+scen create_none_then_exclude_subdir
+mut_create_none_then_exclude_subdir() { :; }
+par_create_none_then_exclude_subdir() { CREATE_OPTS3='--exclude=a/b/c/d/' DROP_POST='^a/b/c/d/'; }
+scen gitignore_ignores_subdir_only
+pre_gitignore_ignores_subdir_only() { printf '*.log\n' >.gitignore; }
+mut_gitignore_ignores_subdir_only() { printf 'd/\n' >>.gitignore; }
+# (status and diff see the tree through the checkpoint's own ignore files)
+par_gitignore_ignores_subdir_only() { DROP_POST='^a/b/c/d/'; }
 
 # unreadable directories: as root the scan still reads them; as another
 # user every create fails, with or without a cache, until they are back

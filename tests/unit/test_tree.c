@@ -1044,6 +1044,118 @@ static void test_diff_like_reads_little(void **state)
 	snap_release(&b);
 }
 
+static void assert_ids_equal(const tree_ids *a, const tree_ids *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t k = 0; k < a->n; k++) {
+		assert_int_equal(a->v[k].first, b->v[k].first);
+		assert_int_equal(a->v[k].end, b->v[k].end);
+		assert_int_equal(a->v[k].plen, b->v[k].plen);
+		assert_memory_equal(a->v[k].id.b, b->v[k].id.b, SHA256_LEN);
+	}
+}
+
+/* Does directory k of ids hold a skipped entry (never taken as known)? */
+static bool dir_has_skip(const snap *s, const tree_dir *d)
+{
+	for (size_t i = d->first; i < d->end; i++)
+		if (s->v[i].mode == MODE_SKIP)
+			return true;
+	return false;
+}
+
+/*
+ * tree_write_known gives what tree_write_ids gives, whatever the hints
+ * say, as long as a known hint names its directory's tree (the caller's
+ * promise); a hint that does not fit (another range, an entry not vouched
+ * for, a skipped file, an id not in the store) is built instead.  And a
+ * fitting hint is really taken: one that names another stored tree shows.
+ */
+static void test_write_known(void **state)
+{
+	fixture *f = *state;
+
+	rng_state = test_seed() ^ 0x4b4e;
+	for (int iter = 0; iter < 60; iter++) {
+		snap a = SNAP_INIT;
+		tree_ids ids = TREE_IDS_INIT, got = TREE_IDS_INIT;
+		tree_ids hints = TREE_IDS_INIT;
+		odb_writer *w;
+		oid ra, rk, other;
+		size_t pick = SIZE_MAX;
+
+		random_snap(&a, (size_t)(1 + rnd() % 120));
+		for (size_t i = 0; i < a.n; i++)
+			a.v[i].cached = 1; /* every entry a cache hit */
+		write_and_commit(&ra, f->db, &a);
+		assert_int_equal(tree_write_ids(&ra, NULL, &a, &ids), 0);
+		hints.v = test_malloc(ids.n * sizeof(tree_dir));
+		memcpy(hints.v, ids.v, ids.n * sizeof(tree_dir));
+		hints.n = hints.cap = ids.n;
+		for (size_t k = 0; k < hints.n; k++)
+			hints.v[k].known = rnd() % 3 != 0;
+		assert_int_equal(odb_writer_new(&w, f->db), 0);
+
+		/* right hints, some known: the same trees and ids */
+		assert_int_equal(tree_write_known(&rk, w, &a, &got, &hints), 0);
+		assert_memory_equal(rk.b, ra.b, SHA256_LEN);
+		assert_ids_equal(&got, &ids);
+		assert_int_equal(tree_write_known(&rk, NULL, &a, &got, &hints),
+				 0);
+		assert_memory_equal(rk.b, ra.b, SHA256_LEN);
+		assert_ids_equal(&got, &ids);
+
+		/* a directory below the root without skipped files: its hint
+		 * names the root's tree instead (stored, so it would be
+		 * taken) */
+		for (size_t k = 1; k < hints.n && pick == SIZE_MAX; k++)
+			if (!dir_has_skip(&a, &hints.v[k]))
+				pick = k;
+		if (pick != SIZE_MAX) {
+			tree_dir keep = hints.v[pick];
+			for (size_t k = 0; k < hints.n; k++)
+				hints.v[k].known = true;
+			hints.v[0].known = false; /* the root is built */
+			other = ra;
+			hints.v[pick].id = other;
+			/* taken: the root differs (the test can see a hint
+			 * used) */
+			assert_int_equal(
+				tree_write_known(&rk, w, &a, &got, &hints), 0);
+			assert_memory_not_equal(rk.b, ra.b, SHA256_LEN);
+			/* not vouched for: one entry below it not cached */
+			a.v[keep.first].cached = 0;
+			assert_int_equal(
+				tree_write_known(&rk, w, &a, &got, &hints), 0);
+			assert_memory_equal(rk.b, ra.b, SHA256_LEN);
+			assert_ids_equal(&got, &ids);
+			a.v[keep.first].cached = 1;
+			/* another range: not that directory's hint */
+			hints.v[pick].end = keep.end - 1;
+			assert_int_equal(
+				tree_write_known(&rk, w, &a, &got, &hints), 0);
+			assert_memory_equal(rk.b, ra.b, SHA256_LEN);
+			hints.v[pick].end = keep.end;
+			hints.v[pick].plen = keep.plen + 1;
+			assert_int_equal(
+				tree_write_known(&rk, w, &a, &got, &hints), 0);
+			assert_memory_equal(rk.b, ra.b, SHA256_LEN);
+			hints.v[pick].plen = keep.plen;
+			/* an id the store does not hold */
+			hints.v[pick].id.b[0] ^= 1;
+			assert_int_equal(
+				tree_write_known(&rk, w, &a, &got, &hints), 0);
+			assert_memory_equal(rk.b, ra.b, SHA256_LEN);
+			assert_ids_equal(&got, &ids);
+		}
+		odb_writer_free(w);
+		test_free(hints.v);
+		tree_ids_release(&ids);
+		tree_ids_release(&got);
+		snap_release(&a);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1064,6 +1176,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_blob_with_tree_bytes,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_and_diff_like, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_write_known, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_diff_like_reads_little,
 						setup, teardown),

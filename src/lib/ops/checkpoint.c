@@ -389,16 +389,24 @@ static int write_built(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	return record_save(id_out, s, root, cur, m);
 }
 
+const tree_ids *checkpoint_hints(odb *db, const statcache *cache)
+{
+	/* (with a pack not known intact, a tree the cache names might not
+	 * be readable below it) */
+	return cache && odb_all_trusted(db) ? statcache_tree_hints(cache)
+					    : NULL;
+}
+
 int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 			  decree_store *s, odb_writer *w, snap *cur,
-			  record_meta *m)
+			  record_meta *m, const tree_ids *known)
 {
 	tree_ids ids = TREE_IDS_INIT;
 	oid root;
 	int r;
 
 	if ((r = store_uncached(s, w, cur)) < 0 ||
-	    (r = tree_write_ids(&root, w, cur, &ids)) < 0)
+	    (r = tree_write_known(&root, w, cur, &ids, known)) < 0)
 		goto done;
 	trace_phase("write: trees built");
 	if ((r = write_built(id_out, s, w, cur, m, &root, &ids)) == 0 &&
@@ -418,7 +426,7 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	m.session = session;
 	m.message = message;
 	m.label = label;
-	return checkpoint_write_meta(id_out, NULL, s, w, cur, &m);
+	return checkpoint_write_meta(id_out, NULL, s, w, cur, &m, NULL);
 }
 
 /* --- notices ----------------------------------------------------------------
@@ -584,7 +592,6 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	size_t n = 0, latest = SIZE_MAX;
 	uint64_t limit;
 	tree_ids ids = TREE_IDS_INIT;
-	bool built = false; /* the trees are in w: root and ids */
 	odb *db;
 	oid root;
 	int r;
@@ -648,15 +655,18 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	limit = view.max_file_size ? view.max_file_size
 		: s->max_file_size ? s->max_file_size
 				   : SCAN_DEFAULT_MAX_SIZE;
+	/* the trees, those the stat cache vouches for taken from it; their
+	 * ids go into its next save */
+	if ((r = store_uncached(s, w, &cur)) < 0 ||
+	    (r = tree_write_known(&root, w, &cur, &ids,
+				  checkpoint_hints(db, cache))) < 0)
+		goto done;
+	trace_phase("write: trees built");
+	if (cache)
+		statcache_trees_built(cache, &ids);
 	if (if_changed && latest != SIZE_MAX) {
-		/* the trees go into w at once: when the tree is the latest's
-		 * they are all stored already (nothing is written), else they
-		 * are what the checkpoint needs */
-		if ((r = store_uncached(s, w, &cur)) < 0 ||
-		    (r = tree_write_ids(&root, w, &cur, &ids)) < 0)
-			goto done;
-		built = true;
-		trace_phase("write: trees built");
+		/* when the tree is the latest's, its trees are all stored
+		 * already (nothing was written) */
 		if (!oid_cmp(&root, &v[latest].tree)) {
 			/* what the scan stored: bytes whose stored copy was
 			 * damaged, which the latest checkpoint names too */
@@ -671,9 +681,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 			goto done;
 		}
 	}
-	if (built ? (r = write_built(out->id, s, w, &cur, &m, &root, &ids)) < 0
-		  : (r = checkpoint_write_meta(out->id, &root, s, w, &cur,
-					       &m)) < 0)
+	if ((r = write_built(out->id, s, w, &cur, &m, &root, &ids)) < 0)
 		goto done;
 	trace_phase("create: record written");
 	out->created = true;

@@ -22,6 +22,7 @@
 #define DECREE_OPS_CHECKPOINT_H
 
 #include "decree/checkpoint.h"
+#include "scan/statcache.h"
 #include "scan/worktree.h"
 #include "store/odb.h"
 #include "store/record.h"
@@ -50,10 +51,15 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
  * would delete what that view left out).  The change counts against the
  * session's previous checkpoint are computed here and set in *m (-1 when
  * they cannot be: the checkpoint is made anyway).  tree_out (may be
- * NULL): the root tree. */
+ * NULL): the root tree.  known (may be NULL): trees taken as they are,
+ * checkpoint_hints of the scan that made cur (tree_write_known). */
 int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 			  decree_store *s, odb_writer *w, snap *cur,
-			  record_meta *m);
+			  record_meta *m, const tree_ids *known);
+
+/* The trees the stat cache of the scan that made cur vouches for
+ * (statcache_tree_hints), or NULL: none, or a store not known intact. */
+const tree_ids *checkpoint_hints(odb *db, const statcache *cache);
 
 /* The scan rules of a checkpoint (borrowed from rec). */
 static inline void checkpoint_view(worktree_view *out, const record *rec)

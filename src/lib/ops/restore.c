@@ -361,8 +361,11 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		m.label = CAPTURE_PRE_RESTORE;
 		m.excludes = view.excludes;
 		m.max_file_size = view.max_file_size;
-		if ((r = checkpoint_write_meta(res->pre_checkpoint, NULL, s, w,
-					       &cur, &m)) < 0)
+		/* (the cache takes no tree ids from this capture: the
+		 * restore changes the tree next) */
+		if ((r = checkpoint_write_meta(
+			     res->pre_checkpoint, NULL, s, w, &cur, &m,
+			     checkpoint_hints(db, cache))) < 0)
 			goto done;
 	}
 	trace_phase("restore: present captured");

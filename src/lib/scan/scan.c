@@ -53,6 +53,8 @@ typedef struct {
 	size_t plen;  /* its length */
 	dirres *sub;  /* subdirectory result, or NULL */
 	bool dropped; /* ignored, vanished or not a project file */
+	bool marked;  /* sub: the stat cache's record marks it as in the
+			 directory's tree */
 } rentry;
 
 /* A directory's result: its entries, one per name of its listing (same
@@ -67,6 +69,10 @@ struct dirres {
 	bool stat_ok, clean;
 	bool listed; /* listed with a stat cache: a note is due */
 	int src;
+	/* its record's tree: the id, and whether every subdirectory the
+	 * record marks is one the walk found (and took) */
+	bool tree_known, marks_found;
+	oid tree_old;
 };
 
 enum { JOB_DIR = 1, JOB_HASH = 2 };
@@ -363,7 +369,7 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 	if (wk->cur_dir && !strcmp(dir, wk->cur_dir)) {
 		/* The listing tells whether the file exists: no failed open
 		 * per directory (two per directory add up on large trees). */
-		dent key = { name, 0, 0, 0 };
+		dent key = { name, 0, 0, false, 0 };
 		const dent *hit = bsearch(&key, wk->cur_ents, wk->cur_n,
 					  sizeof(dent), dent_cmp);
 		if (!hit || (hit->type != DT_REG && hit->type != DT_UNKNOWN))
@@ -477,6 +483,7 @@ static int read_dir(listing *out, int fd, const char *rel)
 			v[n].name = (const char *)(uintptr_t)nlen;
 			v[n].idx = STATCACHE_NO_ENTRY;
 			v[n].len = (uint16_t)(len - 1);
+			v[n].sub = false;
 			v[n++].type = de->d_type;
 			nlen += len;
 		}
@@ -702,6 +709,7 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	re->dropped = false;
 	if (is_dir) {
 		char *sub = decree_strdup(e->path);
+		re->marked = o->cache && statcache_dir_sub(&wk->scd, name);
 		if (!sub || !(re->sub = decree_calloc(1, sizeof(dirres))))
 			r = -1;
 		else
@@ -760,6 +768,9 @@ static int run_dir(worker *wk, job *j)
 		res->clean = statcache_dir_clean(w->o->cache, scd,
 						 res->stat_ok ? &res->st : NULL,
 						 res->names, res->n);
+		res->tree_known = scd->tree_known;
+		res->tree_old = scd->tree;
+		res->marks_found = scd->sub_hits == scd->subs;
 	}
 done:
 	res->path = j->path; /* the directory's, for the stat cache */
@@ -835,25 +846,67 @@ static void *worker_main(void *arg)
 	}
 }
 
-/* Depth-first, name order: canonical order (the paths already belong to
+/* What stitch found of a directory: entries below it, and a tree id the
+ * stat cache vouches for (statcache.h). */
+typedef struct {
+	bool nonempty, reusable;
+} stitched;
+
+/*
+ * Depth-first, name order: canonical order (the paths already belong to
  * the snap).  With a stat cache, hands each directory's listing to it,
- * each name with the snap index of its entry. */
-static int stitch(snap *out, dirres *d, statcache *cache)
+ * each name with the snap index of its entry, and lists the directories
+ * with entries in `hints` (tree_write_known's order), each known when its
+ * recorded tree id is its tree now: the directory clean (the same names,
+ * every file a cache hit, none skipped), its record marking exactly the
+ * subdirectories with entries, and each of those reusable in turn.
+ */
+static int stitch(snap *out, dirres *d, statcache *cache, tree_ids *hints,
+		  stitched *res)
 {
+	size_t first = out->n, slot = SIZE_MAX;
+	bool reusable = d->clean && d->tree_known;
+	bool same = d->marks_found; /* the record marks this tree's subdirs */
+
+	if (hints) {
+		if (GROW(hints->v, hints->cap, hints->n + 1) < 0)
+			return -1;
+		slot = hints->n++;
+		memset(&hints->v[slot], 0, sizeof(hints->v[slot]));
+		hints->v[slot].first = first;
+		hints->v[slot].plen = d->path && *d->path ? strlen(d->path) + 1
+							  : 0;
+	}
 	for (size_t i = 0; i < d->n; i++) {
 		rentry *re = &d->v[i];
 		if (re->dropped)
 			continue;
 		if (re->sub) {
-			int r = stitch(out, re->sub, cache);
+			stitched sr;
+			int r = stitch(out, re->sub, cache, hints, &sr);
 			if (r < 0)
 				return r;
+			if (d->names)
+				d->names[i].sub = sr.nonempty;
+			same = same && re->marked == sr.nonempty;
+			reusable = reusable && (!sr.nonempty || sr.reusable);
 			continue;
 		}
 		if (snap_push(out, &re->e) < 0) /* its path: adopted */
 			return -1;
 		if (d->names && out->n <= STATCACHE_NO_ENTRY)
 			d->names[i].idx = (uint32_t)(out->n - 1);
+		reusable = reusable && re->e.cached && re->e.mode != MODE_SKIP;
+	}
+	res->nonempty = out->n > first;
+	res->reusable = res->nonempty && reusable && same;
+	if (hints && !res->nonempty) {
+		hints->n = slot; /* no tree: the builder never meets it */
+		slot = SIZE_MAX;
+	} else if (hints) {
+		hints->v[slot].end = out->n;
+		hints->v[slot].known = res->reusable;
+		hints->v[slot].id = d->tree_old;
 	}
 	if (cache && d->listed && d->path) {
 		statcache_note n;
@@ -869,6 +922,9 @@ static int stitch(snap *out, dirres *d, statcache *cache)
 		n.names_block = d->names_block;
 		n.src = d->src;
 		n.clean = d->clean;
+		n.slot = slot;
+		n.tree_same = same && d->tree_known == (slot != SIZE_MAX);
+		n.tree_old = d->tree_old;
 		d->path = NULL;
 		d->names = NULL;
 		d->names_block = NULL;
@@ -991,7 +1047,14 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 		if ((r = snap_reserve(out, n)) < 0)
 			goto done;
 	}
-	r = stitch(out, &root, o->cache);
+	{
+		tree_ids hints = TREE_IDS_INIT;
+		stitched sr;
+		r = stitch(out, &root, o->cache, o->cache ? &hints : NULL, &sr);
+		if (r == 0 && o->cache)
+			statcache_set_hints(o->cache, &hints);
+		tree_ids_release(&hints);
+	}
 done:
 	/* on early failure, drain what was queued */
 	while (w.head) {

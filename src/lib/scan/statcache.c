@@ -7,14 +7,16 @@
  *            the 24 bytes before
  *   ndirs x directory record:
  *     u32 len (the whole record, this field and the check included)
- *     u32 n (names)  u16 path_len  u8 flags (1: stat known)  u8 0
+ *     u32 n (names)  u16 path_len  u8 flags (1: stat known, 2: tree)  u8 0
  *     i64 mtime_ns  i64 ctime_ns  u64 ino  u64 dev   (the directory's)
  *     path
  *     n x 84-byte name entry, in strcmp order of the names:
- *       u32 name_off  u16 name_len  u8 d_type  u8 has_facts
+ *       u32 name_off  u16 name_len  u8 d_type
+ *       u8 kind (0: nothing, 1: file facts, 2: a subdirectory in the tree)
  *       u32 mode  u64 size  i64 mtime_ns  i64 ctime_ns  u64 ino  u64 dev
  *       oid[32]
  *     the names, each NUL-terminated (name_off counts from the first)
+ *     with flag 2: oid[32], the id of the directory's tree object
  *     check: u64 statcache_check64() of the record before it
  *
  * Fixed-size name entries let a lookup without a walk binary-search a
@@ -46,6 +48,9 @@
 #define SC_ENT	     84
 #define SC_CHECK     8
 #define SC_STAT_OK   1
+#define SC_TREE	     2 /* record flag: the tree id ends the record */
+#define SC_FACTS     1 /* name entry kinds */
+#define SC_SUBDIR    2
 #define SEC_NS	     1000000000LL
 #define DELTA_SUFFIX ".delta"
 
@@ -72,6 +77,8 @@ struct statcache {
 	int64_t scan_ns; /* when loaded: the start of the scan */
 	statcache_note *notes;
 	size_t nnotes, cap;
+	tree_ids hints; /* statcache_set_hints */
+	oid *built;	/* statcache_trees_built: per hint, or NULL */
 };
 
 #define SLOT_TAG(h) ((h) >> 32)
@@ -245,6 +252,8 @@ void statcache_free(statcache *c)
 	for (size_t i = 0; i < c->nnotes; i++)
 		note_release(&c->notes[i]);
 	decree_free(c->notes);
+	tree_ids_release(&c->hints);
+	decree_free(c->built);
 	decree_free(c);
 }
 
@@ -258,6 +267,13 @@ static const unsigned char *rec_ent(const unsigned char *rec, uint32_t i)
 static const char *rec_names(const unsigned char *rec)
 {
 	return (const char *)rec_ent(rec, get_u32le(rec + 4));
+}
+
+/* The bytes after a record's names: its tree id (flag SC_TREE), then the
+ * check. */
+static size_t rec_tail(const unsigned char *rec)
+{
+	return SC_CHECK + (rec[10] & SC_TREE ? SHA256_LEN : 0);
 }
 
 /* Are record k's bounds, names and check sound?  Verified once. */
@@ -275,9 +291,10 @@ static bool rec_good(sc_table *t, size_t k)
 	rlen = get_u32le(rec);
 	n = get_u32le(rec + 4);
 	plen = get_u16le(rec + 8);
-	if (n > (rlen - SC_REC_HDR - plen - SC_CHECK) / SC_ENT)
+	if (rlen - SC_REC_HDR - plen < rec_tail(rec) ||
+	    n > (rlen - SC_REC_HDR - plen - rec_tail(rec)) / SC_ENT)
 		goto done;
-	nlen = rlen - SC_REC_HDR - plen - n * SC_ENT - SC_CHECK;
+	nlen = rlen - SC_REC_HDR - plen - n * SC_ENT - rec_tail(rec);
 	if (statcache_check64(rec, rlen - SC_CHECK) !=
 	    get_u64le(rec + rlen - SC_CHECK))
 		goto done;
@@ -370,8 +387,14 @@ void statcache_dir_open(statcache *c, statcache_dir *d, const char *path,
 	d->rec = rec;
 	d->n = get_u32le(rec + 4);
 	d->src = t == &c->delta ? STATCACHE_DELTA : STATCACHE_BASE;
-	for (uint32_t i = 0; i < d->n; i++)
-		d->facts += rec_ent(rec, i)[7] != 0;
+	for (uint32_t i = 0; i < d->n; i++) {
+		unsigned kind = rec_ent(rec, i)[7];
+		d->facts += kind == SC_FACTS;
+		d->subs += kind == SC_SUBDIR;
+	}
+	if ((d->tree_known = rec[10] & SC_TREE))
+		memcpy(d->tree.b, rec + get_u32le(rec) - SC_CHECK - SHA256_LEN,
+		       SHA256_LEN);
 	d->listing = rec_stat_is(rec, st) &&
 		     settled(t->scan_ns, st_ctime_ns(st));
 }
@@ -408,6 +431,7 @@ statcache_name statcache_dir_name(const statcache_dir *d, uint32_t i)
 	n.name = rec_names(d->rec) + get_u32le(e);
 	n.len = (uint16_t)get_u16le(e + 4);
 	n.type = e[6];
+	n.sub = false;
 	n.idx = STATCACHE_NO_ENTRY;
 	return n;
 }
@@ -416,7 +440,7 @@ statcache_name statcache_dir_name(const statcache_dir *d, uint32_t i)
 static bool ent_matches(const sc_table *t, const unsigned char *f,
 			const snap_entry *e)
 {
-	return f[7] && get_u32le(f + 8) == e->mode &&
+	return f[7] == SC_FACTS && get_u32le(f + 8) == e->mode &&
 	       get_u64le(f + 12) == e->size &&
 	       (int64_t)get_u64le(f + 20) == e->mtime_ns &&
 	       (int64_t)get_u64le(f + 28) == e->ctime_ns &&
@@ -424,23 +448,39 @@ static bool ent_matches(const sc_table *t, const unsigned char *f,
 	       settled(t->scan_ns, e->mtime_ns);
 }
 
+/* Move d's cursor to the first name >= name: its entry if it is name. */
+static const unsigned char *seek(statcache_dir *d, const char *name)
+{
+	const char *names = rec_names(d->rec);
+	int c = 1;
+
+	while (d->pos < d->n &&
+	       (c = strcmp(names + get_u32le(rec_ent(d->rec, d->pos)), name)) <
+		       0)
+		d->pos++;
+	return c == 0 ? rec_ent(d->rec, d->pos) : NULL;
+}
+
+bool statcache_dir_sub(statcache_dir *d, const char *name)
+{
+	const unsigned char *f;
+
+	if (!d->rec || !(f = seek(d, name)) || f[7] != SC_SUBDIR)
+		return false;
+	d->sub_hits++;
+	return true;
+}
+
 int statcache_dir_lookup(statcache_dir *d, const char *name,
 			 const snap_entry *probe, oid *id)
 {
-	const char *names;
-	int c = 1;
+	const unsigned char *f;
 
 	if (!d->rec) {
 		d->misses++;
 		return 0;
 	}
-	names = rec_names(d->rec);
-	while (d->pos < d->n &&
-	       (c = strcmp(names + get_u32le(rec_ent(d->rec, d->pos)), name)) <
-		       0)
-		d->pos++;
-	if (c == 0) {
-		const unsigned char *f = rec_ent(d->rec, d->pos);
+	if ((f = seek(d, name))) {
 		if (ent_matches(d->t, f, probe)) {
 			memcpy(id->b, f + 52, SHA256_LEN);
 			d->hits++;
@@ -519,6 +559,42 @@ const char *statcache_verify(const void *data, size_t len)
 	return why;
 }
 
+void statcache_set_hints(statcache *c, tree_ids *hints)
+{
+	tree_ids_release(&c->hints);
+	decree_free(c->built);
+	c->built = NULL;
+	c->hints = *hints;
+	memset(hints, 0, sizeof(*hints));
+}
+
+const tree_ids *statcache_tree_hints(const statcache *c)
+{
+	return &c->hints;
+}
+
+void statcache_trees_built(statcache *c, const tree_ids *ids)
+{
+	const tree_ids *h = &c->hints;
+
+	decree_free(c->built);
+	c->built = NULL;
+	/* the same directories, or no ids at all */
+	if (!ids || ids->n != h->n)
+		return;
+	for (size_t k = 0; k < h->n; k++)
+		if (ids->v[k].first != h->v[k].first ||
+		    ids->v[k].end != h->v[k].end ||
+		    ids->v[k].plen != h->v[k].plen)
+			return;
+	if (!h->n || !(c->built = decree_calloc(h->n, sizeof(oid)))) {
+		error_clear(); /* only a cache: no tree ids this time */
+		return;
+	}
+	for (size_t k = 0; k < h->n; k++)
+		c->built[k] = ids->v[k].id;
+}
+
 int statcache_note_dir(statcache *c, statcache_note *n)
 {
 	if (GROW(c->notes, c->cap, c->nnotes + 1) < 0) {
@@ -580,11 +656,26 @@ static bool notes_fit(const statcache *c, const snap *s)
 	return true;
 }
 
-/* Is note n clean with respect to s: clean after its scan, and its facts
- * not changed since (an entry re-read after the scan loses `cached`)? */
-static bool note_clean(const statcache_note *n, const snap *s)
+/* The tree id to record for note n, or NULL: none (no ids built, or no
+ * tree for it). */
+static const oid *note_tree(const statcache *c, const statcache_note *n)
 {
+	if (!c->built || n->slot >= c->hints.n)
+		return NULL;
+	return &c->built[n->slot];
+}
+
+/* Is note n clean with respect to s: clean after its scan, and its facts
+ * not changed since (an entry re-read after the scan loses `cached`)?
+ * When the save records tree ids, its record must hold the same ones. */
+static bool note_clean(const statcache *c, const statcache_note *n,
+		       const snap *s)
+{
+	const oid *t = note_tree(c, n);
+
 	if (!n->clean)
+		return false;
+	if (c->built && (!n->tree_same || (t && oid_cmp(t, &n->tree_old))))
 		return false;
 	for (size_t i = 0; i < n->n; i++) {
 		const snap_entry *e;
@@ -622,10 +713,12 @@ static bool note_encodable(const statcache_note *n)
 	return size <= UINT32_MAX / 2;
 }
 
-/* Append the record of note n (facts from s) to out.  A name too long
- * for its length field is left out, and then the listing is incomplete:
- * recorded as never to be trusted. */
-static int put_record(buf *out, const statcache_note *n, const snap *s)
+/* Append the record of note n (facts from s; its tree id when ids were
+ * built) to out.  A name too long for its length field is left out, and
+ * then the listing is incomplete: recorded as never to be trusted, and
+ * with no tree id. */
+static int put_record(buf *out, const statcache_note *n, const snap *s,
+		      const oid *tree)
 {
 	size_t start = out->len, plen = strlen(n->path), noff = 0, nw = 0;
 	bool complete = true;
@@ -636,9 +729,12 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 		else
 			complete = false;
 	}
+	if (!complete)
+		tree = NULL;
 	if (buf_put_u32(out, 0) < 0 || buf_put_u32(out, (uint32_t)nw) < 0 ||
 	    buf_put_u16(out, (unsigned)plen) < 0 ||
-	    buf_putc(out, n->stat_ok && complete ? SC_STAT_OK : 0) < 0 ||
+	    buf_putc(out, (n->stat_ok && complete ? SC_STAT_OK : 0) |
+				  (tree ? SC_TREE : 0)) < 0 ||
 	    buf_putc(out, 0) < 0 || put_i64(out, n->mtime_ns) < 0 ||
 	    put_i64(out, n->ctime_ns) < 0 || buf_put_u64(out, n->ino) < 0 ||
 	    buf_put_u64(out, n->dev) < 0 || buf_put(out, n->path, plen) < 0)
@@ -656,8 +752,10 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 		ent[4] = (unsigned char)(l & 0xff);
 		ent[5] = (unsigned char)(l >> 8);
 		ent[6] = n->names[i].type;
+		if (tree && n->names[i].sub)
+			ent[7] = SC_SUBDIR;
 		if (e && cacheable(e)) {
-			ent[7] = 1;
+			ent[7] = SC_FACTS;
 			put_u32le(ent + 8, e->mode);
 			put_u64le(ent + 12, e->size);
 			put_u64le(ent + 20, (uint64_t)e->mtime_ns);
@@ -674,6 +772,8 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 		if (name_encodable(n, i) &&
 		    buf_put(out, n->names[i].name, n->names[i].len + 1u) < 0)
 			return -1;
+	if (tree && buf_put(out, tree->b, SHA256_LEN) < 0)
+		return -1;
 	put_u32le((unsigned char *)out->ptr + start,
 		  (uint32_t)(out->len - start + SC_CHECK));
 	return buf_put_u64(
@@ -683,7 +783,7 @@ static int put_record(buf *out, const statcache_note *n, const snap *s)
 
 /* Write the notes (all, or with base_only those not clean against the
  * base) as one cache file at path. */
-static int write_table(const char *path, int64_t scan_ns,
+static int write_table(const char *path, int64_t scan_ns, const statcache *c,
 		       const statcache_note *notes, size_t nn, const bool *skip,
 		       const snap *s)
 {
@@ -698,7 +798,8 @@ static int write_table(const char *path, int64_t scan_ns,
 	for (size_t k = 0; k < nn; k++) {
 		if ((skip && skip[k]) || !note_encodable(&notes[k]))
 			continue;
-		if (put_record(&out, &notes[k], s) < 0)
+		if (put_record(&out, &notes[k], s,
+			       c ? note_tree(c, &notes[k]) : NULL) < 0)
 			goto done;
 		ndirs++;
 	}
@@ -792,7 +893,7 @@ int statcache_save(const char *path, const snap *s)
 		}
 		i = j;
 	}
-	r = write_table(path, fs_now_ns(), notes, nn, NULL, s);
+	r = write_table(path, fs_now_ns(), NULL, notes, nn, NULL, s);
 	if (r == 0)
 		r = remove_delta(path);
 done:
@@ -812,7 +913,7 @@ bool statcache_unchanged(const statcache *c, const snap *s)
 	if (!c->nnotes)
 		return false;
 	for (size_t k = 0; k < c->nnotes; k++)
-		if (!note_clean(&c->notes[k], s))
+		if (!note_clean(c, &c->notes[k], s))
 			return false;
 	return true;
 }
@@ -839,7 +940,7 @@ int statcache_update(const char *path, const snap *s, statcache *c)
 		return -1;
 	for (size_t k = 0; k < c->nnotes; k++) {
 		const statcache_note *n = &c->notes[k];
-		skip[k] = n->src == STATCACHE_BASE && note_clean(n, s);
+		skip[k] = n->src == STATCACHE_BASE && note_clean(c, n, s);
 		total += n->n;
 		outside += skip[k] ? 0 : n->n;
 	}
@@ -848,13 +949,14 @@ int statcache_update(const char *path, const snap *s, statcache *c)
 	 * new base. */
 	if (!c->base.nrecs || c->base.damaged || c->delta.damaged ||
 	    (outside * 16 > total && outside > 256)) {
-		r = write_table(path, c->scan_ns, c->notes, c->nnotes, NULL, s);
+		r = write_table(path, c->scan_ns, c, c->notes, c->nnotes, NULL,
+				s);
 		if (r == 0)
 			r = remove_delta(path);
 		goto done;
 	}
 	snprintf(dpath, sizeof(dpath), "%s%s", path, DELTA_SUFFIX);
-	r = write_table(dpath, c->scan_ns, c->notes, c->nnotes, skip, s);
+	r = write_table(dpath, c->scan_ns, c, c->notes, c->nnotes, skip, s);
 done:
 	decree_free(skip);
 	return r;

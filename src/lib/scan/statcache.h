@@ -21,11 +21,19 @@
  * later change, even within the same clock tick as the scan's stat, gives
  * it a newer time.  The cache is only an accelerator: a damaged record is
  * treated as absent.
+ *
+ * A record written after a checkpoint also holds the id of the
+ * directory's tree object and which of its subdirectories that tree
+ * listed.  When a walk finds a directory clean, every file in it a cache
+ * hit, the same subdirectories in the tree and each of those reusable in
+ * turn, the recorded id is the directory's tree id now, and the
+ * checkpoint does not build that tree again (statcache_tree_hints).
  */
 #ifndef DECREE_STATCACHE_H
 #define DECREE_STATCACHE_H
 
 #include "store/snap.h"
+#include "store/tree.h"
 
 #include <sys/stat.h>
 
@@ -47,6 +55,7 @@ typedef struct {
 	const char *name;
 	uint16_t len;	    /* strlen(name) */
 	unsigned char type; /* d_type */
+	bool sub;	    /* a subdirectory with entries in the snap */
 	uint32_t idx;
 } statcache_name;
 #define STATCACHE_NO_ENTRY UINT32_MAX
@@ -66,6 +75,10 @@ typedef struct {
 	bool listing;		  /* its names are the directory's now */
 	uint32_t facts;		  /* names with file facts */
 	uint32_t hits, misses;	  /* lookups made */
+	uint32_t subs;		  /* names marked "subdirectory in the tree" */
+	uint32_t sub_hits;	  /* ... that statcache_dir_sub found */
+	bool tree_known;	  /* the record holds the tree id below */
+	oid tree;
 } statcache_dir;
 
 /* Open the record of directory `path` ("" = the root) whose lstat data
@@ -93,6 +106,10 @@ statcache_name statcache_dir_name(const statcache_dir *d, uint32_t i);
 int statcache_dir_lookup(statcache_dir *d, const char *name,
 			 const snap_entry *probe, oid *id);
 
+/* Is `name` (an included subdirectory; same order rule as lookups)
+ * marked in d's record as a subdirectory its tree listed? */
+bool statcache_dir_sub(statcache_dir *d, const char *name);
+
 /* The same for one path, without a walk (workspace copies): slower. */
 int statcache_lookup(statcache *c, const char *path, const snap_entry *probe,
 		     oid *id);
@@ -113,8 +130,29 @@ typedef struct {
 	char *names_block; /* owned storage of the names, or NULL */
 	int src;
 	bool clean;
+	/* its place in statcache_tree_hints (SIZE_MAX: no entries below it,
+	 * no tree), and whether its record says the same of the tree (a
+	 * tree id exactly when it has a place, the same subdirectories
+	 * marked) with id tree_old */
+	size_t slot;
+	bool tree_same;
+	oid tree_old;
 } statcache_note;
 int statcache_note_dir(statcache *c, statcache_note *n);
+
+/*
+ * The directories of the snap the scan stitched, in tree_write_ids'
+ * order (only those with entries below them), each `known` with the id
+ * its record vouches for.  The scan hands them over (ownership too);
+ * statcache_tree_hints gives them to the checkpoint's tree builder, and
+ * statcache_trees_built takes the ids it built for the next save, which
+ * then records every directory's tree id.  Without statcache_trees_built
+ * a save records none (and keeps those of records it does not rewrite:
+ * they are used only when everything below them is vouched for too).
+ */
+void statcache_set_hints(statcache *c, tree_ids *hints);
+const tree_ids *statcache_tree_hints(const statcache *c);
+void statcache_trees_built(statcache *c, const tree_ids *ids);
 
 /* The check of a record and of the header (docs/format.md). */
 uint64_t statcache_check64(const void *data, size_t n);

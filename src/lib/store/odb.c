@@ -1528,6 +1528,11 @@ static int writer_append(odb_writer *w, const oid *id, int type, int comp,
 	return 0;
 }
 
+int odb_writer_check(odb_writer *w, const oid *id)
+{
+	return odb_check(w->db, id);
+}
+
 int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		   const oid *known, oid *id_out)
 {

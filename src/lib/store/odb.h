@@ -80,6 +80,9 @@ int odb_writer_new(odb_writer **out, odb *db);
  * returned through id_out, which may be NULL).  Thread-safe. */
 int odb_writer_add(odb_writer *w, int type, const void *data, size_t len,
 		   const oid *id, oid *id_out);
+/* odb_check in the store w writes to (what w has added but not
+ * committed does not count). */
+int odb_writer_check(odb_writer *w, const oid *id);
 /* Objects of this size or more are streamed (odb_writer_add_fd,
  * odb_read_to_fd): never held in memory whole. */
 #define ODB_STREAM_MIN ((uint64_t)8 << 20)

@@ -33,13 +33,79 @@
 typedef struct {
 	odb_writer *w;
 	const snap *s;
-	size_t i;      /* next entry of s */
-	buf b;	       /* the objects on the way down, parent first */
-	tree_ids *ids; /* or NULL */
+	size_t i;	       /* next entry of s */
+	buf b;		       /* the objects on the way down, parent first */
+	tree_ids *ids;	       /* or NULL */
+	const tree_ids *known; /* or NULL */
+	size_t k;	       /* the first of known not passed yet */
 } builder;
 
 /* Bytes of one encoded entry before its name. */
 #define ENTRY_FIXED (4 + 8 + SHA256_LEN + 2)
+
+/* Does path start with the first plen bytes of prefix? */
+static bool under(const char *path, const char *prefix, size_t plen)
+{
+	return !strncmp(path, prefix, plen);
+}
+
+/*
+ * The directory whose entries start at bd->i with prefix `prefix` (plen
+ * bytes), taken from bd->known when it holds it (tree_write_known): 1 and
+ * *out, *bytes_out set, bd->i past it and its directories' ids appended to
+ * bd->ids; 0 when it must be built; -1 on error.
+ */
+static int take_known(builder *bd, oid *out, uint64_t *bytes_out,
+		      const char *prefix, size_t plen)
+{
+	const tree_ids *kn = bd->known;
+	const snap *s = bd->s;
+	const tree_dir *d;
+	uint64_t total = 0;
+	size_t last;
+	int r;
+
+	/* the hints are in the order the builder meets directories: pass
+	 * those before this one (a parent has a shorter prefix) */
+	while (bd->k < kn->n &&
+	       (kn->v[bd->k].first < bd->i ||
+		(kn->v[bd->k].first == bd->i && kn->v[bd->k].plen < plen)))
+		bd->k++;
+	if (bd->k == kn->n)
+		return 0;
+	d = &kn->v[bd->k];
+	if (!d->known || d->first != bd->i || d->plen != plen ||
+	    d->end <= d->first || d->end > s->n ||
+	    !under(s->v[d->end - 1].path, prefix, plen) ||
+	    (d->end < s->n && under(s->v[d->end].path, prefix, plen)))
+		return 0;
+	for (size_t i = d->first; i < d->end; i++) {
+		const snap_entry *e = &s->v[i];
+		if (!e->cached || e->mode == MODE_SKIP)
+			return 0;
+		total += e->size;
+	}
+	/* the directories below it: known too (a directory is vouched for
+	 * only with all of them) */
+	for (last = bd->k + 1; last < kn->n && kn->v[last].first < d->end;
+	     last++)
+		if (!kn->v[last].known)
+			return 0;
+	if (bd->w && (r = odb_writer_check(bd->w, &d->id)) <= 0)
+		return r; /* not in the store (or damaged): built */
+	if (bd->ids) {
+		size_t n = last - bd->k;
+		if (GROW(bd->ids->v, bd->ids->cap, bd->ids->n + n) < 0)
+			return -1;
+		memcpy(bd->ids->v + bd->ids->n, d, n * sizeof(*d));
+		bd->ids->n += n;
+	}
+	*out = d->id;
+	*bytes_out = total;
+	bd->i = d->end;
+	bd->k = last;
+	return 1;
+}
 
 static int build(builder *bd, oid *out, uint64_t *bytes_out, const char *prefix,
 		 size_t plen, int depth)
@@ -54,6 +120,8 @@ static int build(builder *bd, oid *out, uint64_t *bytes_out, const char *prefix,
 	if (depth > MAX_DEPTH)
 		return decree_error_set(DECREE_EINVALID,
 					"directory tree too deep");
+	if (bd->known && (r = take_known(bd, out, bytes_out, prefix, plen)))
+		return r < 0 ? r : 0;
 	if (bd->ids) {
 		/* pre-order: the directory before what lies below it */
 		if (GROW(bd->ids->v, bd->ids->cap, bd->ids->n + 1) < 0)
@@ -130,13 +198,15 @@ static int build(builder *bd, oid *out, uint64_t *bytes_out, const char *prefix,
 		d->end = bd->i;
 		d->plen = plen;
 		d->id = *out;
+		d->known = true;
 	}
 done:
 	buf_truncate(&bd->b, start);
 	return r;
 }
 
-int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids)
+int tree_write_known(oid *root, odb_writer *w, const snap *s, tree_ids *ids,
+		     const tree_ids *known)
 {
 	builder bd;
 	uint64_t bytes;
@@ -147,6 +217,7 @@ int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids)
 	bd.s = s;
 	buf_init(&bd.b);
 	bd.ids = ids;
+	bd.known = known && known->n ? known : NULL;
 	if (ids)
 		ids->n = 0;
 	r = build(&bd, root, &bytes, "", 0, 0);
@@ -154,6 +225,11 @@ int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids)
 	if (r < 0 && ids)
 		ids->n = 0;
 	return r;
+}
+
+int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids)
+{
+	return tree_write_known(root, w, s, ids, NULL);
 }
 
 int tree_write(oid *root, odb_writer *w, const snap *s)

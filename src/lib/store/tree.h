@@ -26,6 +26,7 @@ int tree_write(oid *root, odb_writer *w, const snap *s);
 typedef struct {
 	size_t first, end, plen;
 	oid id;
+	bool known; /* (tree_write_known's hints: id vouched for) */
 } tree_dir;
 
 typedef struct {
@@ -40,6 +41,20 @@ typedef struct {
 
 /* tree_write, also filling *ids (emptied first; NULL: none). */
 int tree_write_ids(oid *root, odb_writer *w, const snap *s, tree_ids *ids);
+
+/*
+ * tree_write_ids, taking the id of a directory from `known` instead of
+ * building its tree when known holds it: the same directory (same first
+ * entry, prefix length and end, in tree_write_ids' order) marked known,
+ * every entry below it vouched for by the stat cache (`cached`, not
+ * skipped), and, with w, its tree object intact in w's store.  The caller
+ * promises that a known id is the tree of exactly those entries (the stat
+ * cache's proof, statcache.h); anything else about the hint is checked,
+ * and a hint that does not fit is built instead.  known == NULL:
+ * tree_write_ids.
+ */
+int tree_write_known(oid *root, odb_writer *w, const snap *s, tree_ids *ids,
+		     const tree_ids *known);
 void tree_ids_release(tree_ids *ids);
 
 /* Read a tree recursively into `out` (appended, canonical order). */

@@ -592,6 +592,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	size_t n = 0, latest = SIZE_MAX;
 	uint64_t limit;
 	tree_ids ids = TREE_IDS_INIT;
+	worktree_saver saver = WORKTREE_SAVER_INIT;
 	odb *db;
 	oid root;
 	int r;
@@ -681,6 +682,13 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 			goto done;
 		}
 	}
+	/* Once the objects are durable, the stat cache (which names them)
+	 * is saved on another thread while the record is written: the
+	 * checkpoint never waits for a cache, which only costs speed. */
+	if ((r = odb_writer_commit(w)) < 0)
+		goto done;
+	worktree_save_statcache_start(&saver, s, &cur, cache);
+	cache = NULL;
 	if ((r = write_built(out->id, s, w, &cur, &m, &root, &ids)) < 0)
 		goto done;
 	trace_phase("create: record written");
@@ -690,15 +698,11 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	out->files_changed = m.files_changed;
 	out->insertions = m.insertions;
 	out->deletions = m.deletions;
-	/* The checkpoint is complete; a stale cache or a missed repack only
-	 * costs speed. */
-	if (worktree_save_statcache(s, &cur, cache) < 0)
-		error_clear();
-	cache = NULL;
-	trace_phase("create: statcache saved");
+	/* The checkpoint is complete; a missed repack only costs speed. */
 	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
 		error_clear();
 	trace_phase("create: repacked");
+	worktree_save_statcache_wait(&saver); /* before cur changes */
 	/* what was just scanned is that tree: keep it for the show or diff
 	 * that often follows (the pipeline's manifest and diff) */
 	for (size_t i = 0; i < cur.n; i++) {
@@ -710,6 +714,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	}
 	repo_tree_cache_put(s, &cur, &root);
 done:
+	worktree_save_statcache_wait(&saver);
 	tree_ids_release(&ids);
 	record_free_all(v, n);
 	statcache_free(cache);

@@ -9,6 +9,7 @@
 #include "scan/statcache.h"
 #include "store/repo.h"
 #include "util/alloc.h"
+#include "util/error.h"
 #include "util/trace.h"
 
 int worktree_rules_load(void *payload, const char *dir, const char *name,
@@ -138,4 +139,36 @@ int worktree_save_statcache(decree_store *s, const snap *cur, statcache *cache)
 	trace_phase("statcache: updated");
 	statcache_free(cache);
 	return r;
+}
+
+static void *saver_main(void *arg)
+{
+	worktree_saver *sv = arg;
+
+	if (statcache_update(sv->path, sv->cur, sv->cache) < 0)
+		error_clear();
+	statcache_free(sv->cache);
+	sv->cache = NULL;
+	return NULL;
+}
+
+void worktree_save_statcache_start(worktree_saver *sv, decree_store *s,
+				   const snap *cur, statcache *cache)
+{
+	repo_file(sv->path, s, "statcache");
+	sv->cur = cur;
+	sv->cache = cache;
+	sv->running = pthread_create(&sv->thread, NULL, saver_main, sv) == 0;
+	if (!sv->running)
+		saver_main(sv);
+}
+
+void worktree_save_statcache_wait(worktree_saver *sv)
+{
+	if (sv->running)
+		pthread_join(sv->thread, NULL);
+	if (sv->cur)
+		trace_phase("statcache: saved (thread joined)");
+	sv->running = false;
+	sv->cur = NULL;
 }

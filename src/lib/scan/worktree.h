@@ -12,6 +12,8 @@
 #include "store/snap.h"
 #include "util/buf.h"
 
+#include <pthread.h>
+
 struct statcache;
 
 /* Scan the working tree with the stat cache; with w, contents are stored.
@@ -65,5 +67,27 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
  * Frees the cache. */
 int worktree_save_statcache(decree_store *s, const snap *cur,
 			    struct statcache *cache);
+
+/*
+ * worktree_save_statcache on another thread, whose failure is ignored
+ * (only a cache): start it once what the cache may name is durable (the
+ * objects of cur), and wait before cur changes or goes.  Runs at once
+ * when no thread can be started.  A saver that was never started waits
+ * for nothing.
+ */
+typedef struct {
+	char path[PATH_MAX];
+	const snap *cur;
+	struct statcache *cache;
+	pthread_t thread;
+	bool running;
+} worktree_saver;
+#define WORKTREE_SAVER_INIT                 \
+	{                                   \
+		{ 0 }, NULL, NULL, 0, false \
+	}
+void worktree_save_statcache_start(worktree_saver *sv, decree_store *s,
+				   const snap *cur, struct statcache *cache);
+void worktree_save_statcache_wait(worktree_saver *sv);
 
 #endif

@@ -10,6 +10,9 @@
 #     made in the second of the apply that saved the cache or later, are
 #     all carried by the next apply (the project then equals the
 #     workspace);
+#   - the merge sees only the paths the workspace changed: a file of the
+#     project where the workspace made a directory (and the reverse) is
+#     still refused, nothing written;
 #   - the ids the cache keeps name stored objects: a file the apply merged
 #     (its workspace bytes never stored) is read again by a checkpoint in
 #     the workspace, which fsck then finds complete.
@@ -82,6 +85,22 @@ t "apply settled changes" D workspace apply w
 check "... all carried (same-size edit with old mtime, create, delete)" same_tree
 t "apply again: nothing to do" D workspace apply w
 check "... still equal" same_tree
+
+# the project has a file where the workspace made a directory, and the
+# reverse: refused by the shape check, nothing written
+echo file >x
+mkdir "$W/x" && echo in >"$W/x/y"
+PRE=$(tree_state "$P")
+t_err "*conflict: a parent of 'x/y' is a file or a symlink*" \
+	"project file x, workspace x/y: refused" 1 D workspace apply w
+same "... nothing written" "$(tree_state "$P")" "$PRE"
+rm x && mkdir x && echo q >x/z
+rm -r "$W/x" && echo file >"$W/x"
+PRE=$(tree_state "$P")
+t_err "*conflict: 'x' is a directory*" \
+	"project directory x, workspace file x: refused" 1 D workspace apply w
+same "... nothing written" "$(tree_state "$P")" "$PRE"
+rm -r x "$W/x"
 
 # a merged file: the workspace's bytes are not stored by the apply
 sleep 1.1

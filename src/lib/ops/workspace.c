@@ -1515,10 +1515,21 @@ int workspace_replay(decree_store *s, const oplog_entry *e, bool undo,
 
 /* --- apply ---------------------------------------------------------------- */
 
+/*
+ * The three sides of an apply, at the paths the workspace changed only
+ * (base -> workspace): everywhere else the base, the project (which keeps
+ * what it has there, so it is never read) and the workspace agree as far
+ * as the merge is concerned, and treemerge would skip the path.  (Its
+ * directory/file check needs no more either: a file the workspace did
+ * not change cannot have a changed path below it, nor above it, since
+ * the base and the workspace are each a tree.)
+ */
 typedef struct {
 	decree_store *s, *sw; /* the project, the workspace */
 	odb *db;
-	snap ours, theirs;
+	snap scanned;		 /* the workspace, whole, as scanned */
+	snap base, ours, theirs; /* at the changed paths */
+	statcache *cache;	 /* the project's, to vouch for its files */
 } merger;
 
 /*
@@ -1552,6 +1563,17 @@ static int probe_ours(snap_entry *out, bool *present, merger *m,
 		out->size = (uint64_t)st.st_size;
 		return 0;
 	}
+	/* the project's stat cache vouches for its id, as for a scan (the
+	 * bytes are read again, and checked, only if the merge needs them) */
+	out->size = (uint64_t)st.st_size;
+	out->mtime_ns =
+		(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	out->ctime_ns =
+		(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	out->ino = st.st_ino;
+	out->dev = st.st_dev;
+	if (m->cache && statcache_lookup(m->cache, path, out, &out->id))
+		return 0;
 	if ((r = checkpoint_read_path(data, m->s->rootfd, path, out->mode)) ==
 	    DECREE_ENOTFOUND) {
 		error_clear();
@@ -1565,12 +1587,23 @@ static int probe_ours(snap_entry *out, bool *present, merger *m,
 	return 0;
 }
 
-/* The project as the merge needs to see it: the base where the
- * workspace did not change a path (the project keeps what it has there,
- * so it need not be read), the project's state where it did. */
-static int build_ours(merger *m, const snap *b, uint64_t limit)
+static int add_side(snap *s, const snap_entry *from, const char *path)
 {
-	const snap *t = &m->theirs;
+	snap_entry *e = snap_add(s, path, strlen(path));
+
+	if (!e)
+		return DECREE_ERROR;
+	e->mode = from->mode;
+	e->size = from->size;
+	e->id = from->id;
+	return 0;
+}
+
+/* The merger's three sides from the base b and the scanned workspace:
+ * each path where they differ, with the project's state there. */
+static int build_sides(merger *m, const snap *b, uint64_t limit)
+{
+	const snap *t = &m->scanned;
 	size_t i = 0, k = 0;
 	buf data = BUF_INIT;
 	int r = 0;
@@ -1582,27 +1615,21 @@ static int build_ours(merger *m, const snap *b, uint64_t limit)
 		const snap_entry *eb = c <= 0 ? &b->v[i] : NULL;
 		const snap_entry *et = c >= 0 ? &t->v[k] : NULL;
 		const char *path = eb ? eb->path : et->path;
-		snap_entry eo, *e;
-		bool present = true;
+		snap_entry eo;
+		bool present;
 
 		if (c <= 0)
 			i++;
 		if (c >= 0)
 			k++;
 		if (eb && et && snap_entry_same(eb, et))
-			eo = *eb;
-		else if ((r = probe_ours(&eo, &present, m, path, limit,
-					 &data)) < 0)
-			break;
-		if (!present)
 			continue;
-		if (!(e = snap_add(&m->ours, path, strlen(path)))) {
-			r = DECREE_ERROR;
+		if ((eb && (r = add_side(&m->base, eb, path)) < 0) ||
+		    (et && (r = add_side(&m->theirs, et, path)) < 0) ||
+		    (r = probe_ours(&eo, &present, m, path, limit, &data)) < 0)
 			break;
-		}
-		e->mode = eo.mode;
-		e->size = eo.size;
-		e->id = eo.id;
+		if (present && (r = add_side(&m->ours, &eo, path)) < 0)
+			break;
 	}
 	buf_release(&data);
 	return r;
@@ -1691,6 +1718,36 @@ static int plan_to_set(apply_set *set, merger *m, const treemerge_plan *p)
 	return r;
 }
 
+/*
+ * Save the workspace's stat cache after the apply's scan of it, so the
+ * next apply trusts its directory listings (no getdents) and file facts.
+ * The ids a cache holds must name stored objects (a checkpoint in the
+ * workspace takes them without reading the file), and that scan stored
+ * nothing: an id it hashed is written only when the store holds it (the
+ * apply stored what it carried over; the base's are there); the others
+ * are left without facts (hashed again next time).  Only a cache: a
+ * failure costs speed and is a warning.  Called under the store lock.
+ */
+static void save_ws_cache(merger *m, statcache *wcache)
+{
+	snap *t = &m->scanned;
+
+	for (size_t i = 0; i < t->n; i++) {
+		snap_entry *e = &t->v[i];
+		if (!e->cached && !e->unhashed &&
+		    (mode_is_file(e->mode) || e->mode == MODE_LINK) &&
+		    !odb_has(m->db, &e->id))
+			e->unhashed = 1;
+	}
+	if (worktree_save_statcache(m->sw, t, wcache) < 0) {
+		warning_set(0,
+			    "the workspace's stat cache could not be saved "
+			    "(%s); that only costs speed",
+			    error_last());
+		error_clear();
+	}
+}
+
 int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 			   const char *name, const decree_apply_options *o)
 {
@@ -1701,9 +1758,9 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	apply_set *set = NULL;
 	ws_meta meta;
 	merger mg;
-	snap base = SNAP_INIT;
 	const snap *bt;
-	char label[120], what[200];
+	statcache *wcache = NULL;
+	char label[120], what[200], path[PATH_MAX];
 	bool locked = false;
 	int r;
 
@@ -1711,6 +1768,8 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	if (!o)
 		o = &def;
 	memset(&mg, 0, sizeof(mg));
+	mg.scanned = (snap)SNAP_INIT;
+	mg.base = (snap)SNAP_INIT;
 	mg.ours = (snap)SNAP_INIT;
 	mg.theirs = (snap)SNAP_INIT;
 	if ((r = need_project(s)) < 0 || (r = meta_load(&meta, s, name)) < 0)
@@ -1730,25 +1789,30 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	}
 	trace_phase("workspace apply: locked");
 	mg.s = s;
+	repo_file(path, s, "statcache");
 	/* the workspace scanned with the base's rules (an edited .gitignore
-	 * cannot make the apply delete what was ignored); no stat cache is
-	 * saved: its ids must name stored objects, and this scan stores
-	 * nothing */
-	if ((r = repo_odb(&mg.db, s, false)) < 0 ||
+	 * cannot make the apply delete what was ignored), with its stat
+	 * cache, which is saved afterwards when the lock is held (wcache).
+	 * bt is the store's cached tree: used only until build_sides, before
+	 * anything else reads a tree of s */
+	if ((r = statcache_load(&mg.cache, path)) < 0 ||
+	    (r = repo_odb(&mg.db, s, false)) < 0 ||
 	    (r = repo_tree(&bt, s, &meta.base_tree)) < 0 ||
-	    (r = snap_copy(&base, bt)) < 0 ||
-	    (r = worktree_scan_view(&mg.theirs, mg.sw, NULL, NULL, &base, false,
-				    &view)) < 0 ||
-	    (r = build_ours(&mg, &base,
-			    meta.max_file_size ? meta.max_file_size
-			    : s->max_file_size ? s->max_file_size
-					       : SCAN_DEFAULT_MAX_SIZE)) < 0)
+	    (r = worktree_scan_view(&mg.scanned, mg.sw, NULL,
+				    locked ? &wcache : NULL, bt, false,
+				    &view)) < 0)
 		goto done;
 	trace_phase("workspace apply: scanned");
+	if ((r = build_sides(&mg, bt,
+			     meta.max_file_size ? meta.max_file_size
+			     : s->max_file_size ? s->max_file_size
+						: SCAN_DEFAULT_MAX_SIZE)) < 0)
+		goto done;
+	trace_phase("workspace apply: changed paths");
 	to.ours_label = "project";
 	to.theirs_label = "workspace";
-	if ((r = treemerge(&plan, &base, &mg.ours, &mg.theirs, &to, load_blob,
-			   &mg)) < 0 ||
+	if ((r = treemerge(&plan, &mg.base, &mg.ours, &mg.theirs, &to,
+			   load_blob, &mg)) < 0 ||
 	    (r = apply_set_new(&set)) < 0 ||
 	    (r = plan_to_set(set, &mg, &plan)) < 0)
 		goto done;
@@ -1757,15 +1821,23 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	snprintf(what, sizeof(what), "workspace apply %s", name);
 	r = apply_set_run(res, s, set, label, what, o, &locked);
 	trace_phase("workspace apply: written");
+	if (r == 0 && locked && wcache) {
+		save_ws_cache(&mg, wcache);
+		wcache = NULL;
+		trace_phase("workspace apply: workspace stat cache saved");
+	}
 done:
+	statcache_free(wcache);
+	statcache_free(mg.cache);
 	if (locked)
 		repo_unlock(s);
 	treemerge_plan_release(&plan);
 	apply_set_free(set);
 	decree_store_free(mg.sw);
+	snap_release(&mg.scanned);
+	snap_release(&mg.base);
 	snap_release(&mg.ours);
 	snap_release(&mg.theirs);
-	snap_release(&base);
 	meta_release(&meta);
 	return r;
 }

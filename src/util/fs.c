@@ -310,10 +310,9 @@ int fs_pending_publish(fs_pending *p)
 {
 	if (fault("rename") < 0 ||
 	    renameat(p->dirfd, p->tmp, p->dirfd, p->name + p->base) < 0) {
-		int saved = errno;
+		int r = decree_error_os("cannot rename '%s'", p->name);
 		fs_pending_abort(p);
-		errno = saved;
-		return decree_error_os("cannot rename '%s'", p->name);
+		return r;
 	}
 	p->tmp[0] = '\0';
 	return 0;

@@ -272,8 +272,10 @@ target() {
 	diff:rewrite | diff:rewritepure) echo "both 200:1.5" ;;
 	diff:edit30 | diff:edit30pure) echo "ratio 1.5" ;;
 	apply:apply) echo "ratio 2.0" ;;
+	pipeline:linuxrun) echo "ratio 1.5" ;;
 	pipeline:linuxover) echo "ratio 2.5" ;;
 	pipeline:genover) echo "abs 172" ;;
+	pipeline:gensum) echo "ratio 0.15" ;;
 	hooks:filetool) echo "abs 5" ;;
 	ws-xfs-*:create) echo "ratio 0.25" ;;
 	ws-xfs-*:createcp) echo "ratio 0.1" ;;

@@ -283,6 +283,8 @@ typedef struct {
 	decree_store *wss;
 	char wck[DECREE_ID_HEXLEN + 1];
 	bool applied;
+	/* manifest.json, durable before the first diff is written */
+	run_manifest man;
 } job;
 
 /* The tree the attempts change, and the checkpoint of it before them:
@@ -435,7 +437,7 @@ static int job_checkpoint(job *j, runner *r)
 	if ((ret = decree_checkpoint_create(j->ck, NULL, r->s, &co)) < 0)
 		return ret;
 	snprintf(mp, sizeof(mp), "%s/manifest.json", j->rundir);
-	ret = run_write_manifest(r->s, j->ck, mp);
+	ret = run_write_manifest(r->s, j->ck, mp, &j->man);
 	trace_phase("run: manifest written");
 	return ret;
 }
@@ -671,7 +673,7 @@ static int job_restore_dir(job *j, runner *r)
 		return ret;
 	snprintf(path, sizeof(path), "%s/manifest.json", j->rundir);
 	if (lstat(path, &st) < 0 &&
-	    (ret = run_write_manifest(r->s, j->ck, path)) < 0)
+	    (ret = run_write_manifest(r->s, j->ck, path, NULL)) < 0)
 		return ret;
 	snprintf(path, sizeof(path), "%s/message.md", j->rundir);
 	if (lstat(path, &st) < 0 &&
@@ -722,7 +724,8 @@ static int job_interrupted(job *j, runner *r, int k)
 	int ret;
 
 	snprintf(diffp, sizeof(diffp), "%s/changes-%d.diff", j->rundir, k);
-	if (run_write_diff(job_store(j, r), job_ck(j), diffp, NULL) < 0)
+	if (run_write_diff(job_store(j, r), job_ck(j), diffp, NULL, &j->man) <
+	    0)
 		warn_last_error(r);
 	if ((ret = j->ws ? job_ws_discard(j, r) : run_revert_to(r->s, j->ck)) <
 	    0)
@@ -750,7 +753,8 @@ static int job_attempt_failed(job *j, runner *r, int k, int status,
 	int ret;
 
 	snprintf(diffp, sizeof(diffp), "%s/changes-%d.diff", j->rundir, k);
-	if ((ret = run_write_diff(job_store(j, r), job_ck(j), diffp, NULL)) < 0)
+	if ((ret = run_write_diff(job_store(j, r), job_ck(j), diffp, NULL,
+				  &j->man)) < 0)
 		return ret;
 	ev.id = j->id;
 	ev.file = j->file;
@@ -841,7 +845,8 @@ static int job_attempts(job *j, runner *r, bool *ok)
 			snprintf(diffp, sizeof(diffp), "%s/changes.diff",
 				 j->rundir);
 			if ((ret = run_write_diff(job_store(j, r), job_ck(j),
-						  diffp, &ev.files)) < 0)
+						  diffp, &ev.files, &j->man)) <
+			    0)
 				return ret;
 			trace_phase("run: diff written");
 			*ok = true;
@@ -969,6 +974,7 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 	int ret;
 
 	memset(&j, 0, sizeof(j));
+	j.man = (run_manifest)RUN_MANIFEST_INIT;
 	buf_init(&j.failures);
 	buf_init(&j.text);
 	j.started = (int64_t)time(NULL);
@@ -994,6 +1000,17 @@ static int process_message(runner *r, const inbox_item *it, char chain_out[17])
 	if (ret < 0 && ret != DECREE_ECANCELLED && j.attempts)
 		job_put_back(&j, r);
 done:
+	if (ret < 0) {
+		/* an error before any diff waited for the manifest: wait
+		 * here, the error stays the one to report */
+		char msg[1024];
+		int code = error_last_code();
+		snprintf(msg, sizeof(msg), "%s", error_last());
+		if (run_manifest_wait(&j.man) < 0)
+			decree_error_set(code, "%s", msg);
+	} else {
+		ret = run_manifest_wait(&j.man); /* (0: waited already) */
+	}
 	if (ret < 0 && j.ws && j.wi.name && !j.applied &&
 	    ret != DECREE_ECANCELLED && !j.attempts) {
 		/* made, but no routine ran in it: nothing worth keeping */

@@ -12,17 +12,40 @@
 
 #include "decree/pipeline.h"
 #include "util/buf.h"
+#include "util/fs.h"
+
+#include <pthread.h>
 
 /* Create the run directory of `id` into out (PATH_MAX). */
 int run_dir_make(char *out, const decree_project *p, const char *id);
 
-/* manifest.json of checkpoint ck (docs/pipeline.md). */
-int run_write_manifest(decree_store *s, const char *ck, const char *path);
+/* A manifest.json written, its fsyncs running on a thread of their own
+ * (RUN_MANIFEST_INIT: none). */
+typedef struct {
+	fs_pending file;
+	pthread_t thread;
+	bool syncing; /* thread started */
+} run_manifest;
+#define RUN_MANIFEST_INIT                 \
+	{                                 \
+		FS_PENDING_INIT, 0, false \
+	}
+
+/* manifest.json of checkpoint ck (docs/pipeline.md).  With `later` NULL
+ * it is durable on return; else it is complete under its name (temp +
+ * rename) and durable once run_manifest_wait(later) returned 0. */
+int run_write_manifest(decree_store *s, const char *ck, const char *path,
+		       run_manifest *later);
+/* Wait for the fsyncs of a manifest written with `later` (nothing
+ * pending: 0) and report a failure. */
+int run_manifest_wait(run_manifest *m);
 
 /* The diff from checkpoint ck to the working tree; *nfiles (may be NULL)
- * counts its records. */
+ * counts its records.  `man` (may be NULL): a manifest made durable
+ * before the diff is written (the diff is computed meanwhile), so a run
+ * directory with a diff always has a durable manifest. */
 int run_write_diff(decree_store *s, const char *ck, const char *path,
-		   size_t *nfiles);
+		   size_t *nfiles, run_manifest *man);
 
 /* outcome.json in dir. */
 int run_write_outcome(const char *dir, const char *id, const char *file,

@@ -263,6 +263,101 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	return write_atomic_path(path, data, len, mode, true);
 }
 
+int fs_pending_create(fs_pending *out, const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	char dir[PATH_MAX];
+	unsigned char rnd[6];
+
+	*out = (fs_pending)FS_PENDING_INIT;
+	if (strlen(path) >= sizeof(out->name) ||
+	    strlen(name) + 24 >= sizeof(out->tmp))
+		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
+					path);
+	if (!slash) {
+		dir[0] = '.';
+		dir[1] = '\0';
+	} else {
+		size_t n = (size_t)(slash - path);
+		memcpy(dir, path, n ? n : 1);
+		dir[n ? n : 1] = '\0';
+	}
+	if (fs_random(rnd, sizeof(rnd)) < 0)
+		return -1;
+	if ((out->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return decree_error_os("cannot open directory '%s'", dir);
+	snprintf(out->tmp, sizeof(out->tmp), ".%s.tmp-%02x%02x%02x%02x%02x%02x",
+		 name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	snprintf(out->name, sizeof(out->name), "%s", path);
+	out->base = (size_t)(name - path);
+	out->fd = fault("open") < 0 ? -1
+				    : openat(out->dirfd, out->tmp,
+					     O_WRONLY | O_CREAT | O_EXCL |
+						     O_CLOEXEC | O_NOFOLLOW,
+					     mode);
+	if (out->fd < 0) {
+		int saved = errno;
+		close(out->dirfd);
+		*out = (fs_pending)FS_PENDING_INIT;
+		errno = saved;
+		return decree_error_os("cannot create '%s'", path);
+	}
+	return 0;
+}
+
+int fs_pending_publish(fs_pending *p)
+{
+	if (fault("rename") < 0 ||
+	    renameat(p->dirfd, p->tmp, p->dirfd, p->name + p->base) < 0) {
+		int r = decree_error_os("cannot rename '%s'", p->name);
+		fs_pending_abort(p);
+		return r;
+	}
+	p->tmp[0] = '\0';
+	return 0;
+}
+
+void fs_pending_abort(fs_pending *p)
+{
+	if (p->fd < 0)
+		return;
+	if (p->tmp[0])
+		unlinkat(p->dirfd, p->tmp, 0);
+	close(p->fd);
+	close(p->dirfd);
+	*p = (fs_pending)FS_PENDING_INIT;
+}
+
+void fs_pending_sync(fs_pending *p)
+{
+	if (p->synced || p->fd < 0)
+		return;
+	if (fsync(p->fd) < 0)
+		p->file_err = errno ? errno : EIO;
+	else if (fsync(p->dirfd) < 0)
+		p->dir_err = errno ? errno : EIO;
+	p->synced = true;
+}
+
+int fs_pending_finish(fs_pending *p)
+{
+	int r = 0;
+
+	if (p->fd < 0)
+		return 0;
+	fs_pending_sync(p);
+	if (fault("fsync") < 0 || (p->file_err && (errno = p->file_err)))
+		r = decree_error_os("cannot fsync '%s'", p->name);
+	else if (fault("fsync") < 0 || (p->dir_err && (errno = p->dir_err)))
+		r = decree_error_os("cannot fsync directory of '%s'", p->name);
+	if (fs_close(p->fd) < 0 && r == 0)
+		r = decree_error_os("cannot close '%s'", p->name);
+	close(p->dirfd);
+	*p = (fs_pending)FS_PENDING_INIT;
+	return r;
+}
+
 int fs_write_cache(const char *path, const void *data, size_t len)
 {
 	return write_atomic_path(path, data, len, 0644, false);

@@ -15,6 +15,7 @@
 #define DECREE_FS_H
 
 #include "util/buf.h"
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 
@@ -46,6 +47,42 @@ int fs_write_atomic(const char *path, const void *data, size_t len,
  * find the old file, or a new one whose damage (torn, empty) they detect
  * and ignore; nothing is lost but speed. */
 int fs_write_cache(const char *path, const void *data, size_t len);
+
+/*
+ * An atomic replace whose fsyncs come later: fs_pending_create opens a
+ * temp file next to `path` (fd: the caller writes it, with fs_write_all),
+ * fs_pending_publish renames it into place, so readers see the whole new
+ * file at once; the fsyncs of the file and of its directory happen later
+ * (fs_pending_sync, possibly on another thread, then fs_pending_finish),
+ * when the caller can overlap them with other work.  Until
+ * fs_pending_finish returned 0 a crash may leave the file missing, empty
+ * or torn: only for a file whose damage its readers detect (a JSON
+ * document cut anywhere is invalid) and that can be rebuilt.  A failure
+ * of create or publish leaves no temp file; fs_pending_abort removes it
+ * before publish.  FS_PENDING_INIT is a valid empty state.
+ */
+typedef struct {
+	int fd, dirfd;	       /* -1: none */
+	int file_err, dir_err; /* errno of fs_pending_sync's fsyncs, or 0 */
+	bool synced;
+	size_t base;		/* offset of name's last component */
+	char tmp[NAME_MAX + 1]; /* "": published */
+	char name[PATH_MAX];
+} fs_pending;
+#define FS_PENDING_INIT                        \
+	{                                      \
+		-1, -1, 0, 0, false, 0, "", "" \
+	}
+int fs_pending_create(fs_pending *out, const char *path, mode_t mode);
+int fs_pending_publish(fs_pending *p);
+void fs_pending_abort(fs_pending *p);
+/* fsync the file, then its directory; only system calls, no error state,
+ * no fault hook: safe on a thread of its own. */
+void fs_pending_sync(fs_pending *p);
+/* Sync if fs_pending_sync did not, close, and report a failed fsync (the
+ * fault hook is asked here, in the calling thread, so an injected fault
+ * falls at the same place in every run).  Resets *p to FS_PENDING_INIT. */
+int fs_pending_finish(fs_pending *p);
 
 int fs_fsync(int fd, const char *name_for_errors);
 int fs_fsync_dir_path(const char *path);

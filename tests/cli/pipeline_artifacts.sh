@@ -63,6 +63,11 @@ printf 'nested\n' >sub/deeper/nested.txt
 printf 'object\n' >build/out.o
 printf 'debug\n' >debug.log
 : >empty.txt
+# names the manifest must escape (JSON), or take as they are (UTF-8)
+printf 'q\n' >'quote"d.txt'
+printf 'b\n' >'back\slash.txt'
+printf 't\n' >"$(printf 'tab\there.txt')"
+printf 'u\n' >"$(printf 'caf\303\251.txt')"
 cat >.decree/routines/work.sh <<'EOF'
 #!/bin/bash
 # Change the tree in every way; fail when asked to.
@@ -100,9 +105,10 @@ check "manifest.json is valid JSON" python3 -c 'import json,sys; json.load(open(
 same "manifest.json: every tracked file of the pre-run tree with sha256sum, size and mode; ignored ones excluded" \
 	"$(manifest_vs_tree "$SCRATCH/pre" "$R/manifest.json")" ""
 bad=
-while read -r path sha; do
-	[ "$(sha256sum "$SCRATCH/pre/$path" | cut -c1-64)" = "$sha" ] || bad="$bad $path"
-done < <(python3 -c 'import json,sys; [print(p, e["sha256"]) for p, e in json.load(open(sys.argv[1]))["files"].items()]' "$R/manifest.json")
+while IFS= read -r -d '' rec; do # "SHA PATH\0": any name (tab, backslash)
+	sha=${rec%% *} path=${rec#* }
+	[ "$(sha256sum <"$SCRATCH/pre/$path" | cut -c1-64)" = "$sha" ] || bad="$bad $path"
+done < <(python3 -c 'import json,sys; [print(e["sha256"], p, end="\0") for p, e in json.load(open(sys.argv[1]))["files"].items()]' "$R/manifest.json")
 same "manifest.json: every sha256 equals sha256sum of the pre-run file" "$bad" ""
 hasnt "manifest.json leaves out build/ (gitignored)" "$R/manifest.json" '"build/out.o"'
 hasnt "manifest.json leaves out *.log (gitignored)" "$R/manifest.json" 'debug.log'

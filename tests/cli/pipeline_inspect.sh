@@ -172,6 +172,22 @@ before=$(tree_state "$P")
 t_err "*old.txt*" "revert after the run's deleted file was re-created: exit 1 naming old.txt" 1 D revert "$E"
 same "... the tree is unchanged" "$(tree_state "$P")" "$before"
 rm old.txt
+# a manifest cut short (what a crash before its fsync, which runs while the
+# routine does, could leave; a run's diff is written only once it is
+# durable) or missing: one clear error naming it, the tree unchanged
+M=.decree/runs/$E/manifest.json
+cp "$M" "$SCRATCH/manifest.save"
+head -c 100 "$SCRATCH/manifest.save" >"$M"
+before=$(tree_state "$P")
+t_err "decree: cannot read $E/manifest.json: missing or damaged; 'decree checkpoint restore decree:$E' restores the tree before the run" \
+	"revert with a torn manifest.json: exit 1, a clear error" 1 D revert "$E"
+same "... the tree is unchanged" "$(tree_state "$P")" "$before"
+t "... the checkpoint it names exists" D -q checkpoint show "decree:$E"
+rm "$M"
+t_err "*cannot read $E/manifest.json: missing or damaged*" \
+	"revert with no manifest.json: exit 1, the same error" 1 D revert "$E"
+same "... the tree is unchanged" "$(tree_state "$P")" "$before"
+mv "$SCRATCH/manifest.save" "$M"
 t "after putting everything back, revert works" D -q revert "$E"
 same "... tree as before the run" "$(vis_state "$P")" "$pre_edit"
 D -q undo

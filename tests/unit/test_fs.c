@@ -728,6 +728,80 @@ static void test_tempfiles(void **state)
 	assert_false(exists(f->base, "term.tmp"));
 }
 
+/* fs_pending_*: visible whole at publish, synced later; a fault at create,
+ * write or rename leaves no temp file and the old target; one at either
+ * fsync (asked at finish) is reported after the file is in place. */
+static void test_write_pending(void **state)
+{
+	fixture *f = *state;
+	static const struct {
+		const char *step;
+		int n;
+		bool target_new;
+	} cases[] = {
+		{ "open", 1, false },	{ "write", 1, false },
+		{ "rename", 1, false }, { "fsync", 1, true },
+		{ "fsync", 2, true },
+	};
+	char dir[PATH_MAX * 2], target[PATH_MAX * 3];
+	fs_pending p = FS_PENDING_INIT;
+	buf text = BUF_INIT;
+
+	/* the empty state: nothing to finish or abort */
+	assert_int_equal(fs_pending_finish(&p), 0);
+	fs_pending_abort(&p);
+	snprintf(dir, sizeof(dir), "%s/pending", f->base);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r;
+		put(dir, "target", "old bytes");
+		snprintf(fault_step, sizeof(fault_step), "%s", cases[i].step);
+		fault_n = cases[i].n;
+		fault_calls = 0;
+		fs_fault_hook = nth_fault;
+		r = fs_pending_create(&p, target, 0644);
+		if (r == 0 && fs_write_all(p.fd, "new bytes", 9) < 0) {
+			r = decree_error_os("cannot write '%s'", target);
+			fs_pending_abort(&p);
+		}
+		if (r == 0 && (r = fs_pending_publish(&p)) == 0) {
+			/* published: whole under its name before any fsync */
+			read_text(&text, target);
+			assert_string_equal(text.ptr, "new bytes");
+			fs_pending_sync(&p); /* (what a thread would do) */
+			r = fs_pending_finish(&p);
+		}
+		fs_fault_hook = NULL;
+		if (r >= 0)
+			fail_msg("%s #%d: no error", cases[i].step, cases[i].n);
+		assert_int_equal(fault_calls, cases[i].n);
+		if (!strstr(decree_error_last(), "target"))
+			fail_msg("%s #%d: error '%s'", cases[i].step,
+				 cases[i].n, decree_error_last());
+		assert_int_equal(p.fd, -1); /* closed, reset */
+		assert_int_equal(stray_files(dir, "target"), 0);
+		read_text(&text, target);
+		assert_string_equal(text.ptr, cases[i].target_new
+						      ? "new bytes"
+						      : "old bytes");
+	}
+	/* without faults; then an abort before publish removes the temp */
+	assert_int_equal(fs_pending_create(&p, target, 0600), 0);
+	assert_int_equal(fs_write_all(p.fd, "final", 5), 0);
+	assert_int_equal(fs_pending_publish(&p), 0);
+	assert_int_equal(fs_pending_finish(&p), 0);
+	read_text(&text, target);
+	assert_string_equal(text.ptr, "final");
+	assert_int_equal(fs_pending_create(&p, target, 0600), 0);
+	assert_int_equal(fs_write_all(p.fd, "dropped", 7), 0);
+	fs_pending_abort(&p);
+	assert_int_equal(stray_files(dir, "target"), 0);
+	read_text(&text, target);
+	assert_string_equal(text.ptr, "final");
+	buf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -744,6 +818,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_faults, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_write_pending, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_io_helpers, setup,
 						teardown),

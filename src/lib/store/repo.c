@@ -21,6 +21,7 @@
 #include "util/sha256.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 
 /* A store inside the project keeps git out: `git add -A` must never stage
  * it (a .gitignore that ignores everything in its own directory, itself
@@ -395,17 +396,27 @@ fail:
 /* --- the tree cache ---------------------------------------------------------
  */
 
+/* The cached tree, shared with the snapshots that borrowed it
+ * (repo_tree_borrow): one reference is the handle's, one each borrower's;
+ * the last one dropped frees it.  Atomic: a borrower may drop its
+ * reference on another thread than the handle's. */
 struct tree_cache {
 	snap s;
 	oid id;
+	atomic_uint refs;
 };
+
+void repo_tree_unref(struct tree_cache *tc)
+{
+	if (tc && atomic_fetch_sub(&tc->refs, 1) == 1) {
+		snap_release(&tc->s);
+		decree_free(tc);
+	}
+}
 
 static void tree_cache_free(decree_store *s)
 {
-	if (!s->tree_cache)
-		return;
-	snap_release(&s->tree_cache->s);
-	decree_free(s->tree_cache);
+	repo_tree_unref(s->tree_cache);
 	s->tree_cache = NULL;
 }
 
@@ -418,7 +429,21 @@ void repo_tree_cache_put(decree_store *s, snap *sn, const oid *id)
 	}
 	s->tree_cache->s = *sn;
 	s->tree_cache->id = *id;
+	atomic_init(&s->tree_cache->refs, 1);
 	memset(sn, 0, sizeof(*sn));
+}
+
+int repo_tree_borrow(struct tree_cache **tc_out, const snap **out,
+		     decree_store *s, const oid *id)
+{
+	int r;
+
+	*tc_out = NULL;
+	if ((r = repo_tree(out, s, id)) < 0)
+		return r;
+	atomic_fetch_add(&s->tree_cache->refs, 1);
+	*tc_out = s->tree_cache;
+	return 0;
 }
 
 int repo_tree(const snap **out, decree_store *s, const oid *id)

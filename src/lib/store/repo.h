@@ -149,6 +149,12 @@ void repo_unlock(decree_store *s);
  * store and cached.  The pointer lives until the next repo_tree() or
  * repo_tree_cache_put() on the handle. */
 int repo_tree(const snap **out, decree_store *s, const oid *id);
+/* repo_tree, and a reference on the cached snapshot that keeps *out
+ * valid, whatever the handle does next (even freed), until
+ * repo_tree_unref(*tc_out).  Read-only: the handle still uses it. */
+int repo_tree_borrow(struct tree_cache **tc_out, const snap **out,
+		     decree_store *s, const oid *id);
+void repo_tree_unref(struct tree_cache *tc); /* NULL: nothing */
 /* Hand a snapshot of tree `id` to the cache (moved: *sn is emptied). */
 void repo_tree_cache_put(decree_store *s, snap *sn, const oid *id);
 /* 0 when the root exists, else DECREE_ENOTFOUND naming it: for what needs

@@ -258,6 +258,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	snap target = SNAP_INIT, cur = SNAP_INIT;
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
+	worktree_rules ld = { NULL, NULL, NULL, 0 };
 	worktree_view view = { NULL, 0 };
 	odb_writer *w = NULL;
 	statcache *cache = NULL;
@@ -292,12 +293,12 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		goto done;
 	trace_phase("restore: target tree read");
 	{
-		worktree_rules ld = { &target, db };
 		const char **excludes = NULL;
 		/* the checkpoint's rules: its ignore files, and the excludes
 		 * and size limit it was made with (with the store's) */
 		checkpoint_view(&view, &rec);
-		if ((r = worktree_excludes(&excludes, s, &view)) < 0)
+		if ((r = worktree_rules_init(&ld, &target, db)) < 0 ||
+		    (r = worktree_excludes(&excludes, s, &view)) < 0)
 			goto done;
 		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,
 				       excludes);
@@ -419,6 +420,7 @@ done:
 	strset_release(&user);
 	statcache_free(cache);
 	ignore_matcher_free(rules);
+	worktree_rules_release(&ld); /* (after the rules that use it) */
 	odb_writer_free(w);
 	changes_release(&ch);
 	snap_release(&cur);

@@ -1213,7 +1213,7 @@ static int decide(ignore_result *res, ignore_matcher *m, const char *path,
 	return 0;
 }
 
-static bool is_rules_file(const char *bn, size_t blen)
+bool ignore_is_rules_file(const char *bn, size_t blen)
 {
 	return (blen == 10 && !memcmp(bn, ".gitignore", 10)) ||
 	       (blen == 13 && !memcmp(bn, ".decreeignore", 13));
@@ -1248,7 +1248,7 @@ int ignore_matcher_check(ignore_matcher *m, const char *path, size_t len,
 		return 0; /* the root itself */
 	if ((err = prepare(&bpos, m, path, len)) < 0)
 		return err;
-	if (!is_dir && is_rules_file(path + bpos, len - bpos))
+	if (!is_dir && ignore_is_rules_file(path + bpos, len - bpos))
 		return 0;
 	if ((err = decide(&r, m, path, len, bpos, is_dir, m->chain_len)) < 0)
 		return err;
@@ -1283,7 +1283,7 @@ int ignore_matcher_excluded(ignore_matcher *m, const char *path, size_t len,
 		}
 		start = i + 1;
 	}
-	if (!is_dir && is_rules_file(path + bpos, len - bpos))
+	if (!is_dir && ignore_is_rules_file(path + bpos, len - bpos))
 		return 0;
 	if ((err = decide(&r, m, path, len, bpos, is_dir, ndirs)) < 0)
 		return err;

@@ -54,6 +54,10 @@ typedef struct ignore_matcher ignore_matcher;
 /* extra_patterns: optional NULL-terminated list of additional patterns
  * (from config), applied with .decreeignore precedence at the root but
  * below any .decreeignore file. */
+/* Is this base name (blen bytes) one of the rules files, .gitignore or
+ * .decreeignore? */
+bool ignore_is_rules_file(const char *bn, size_t blen);
+
 int ignore_matcher_new(ignore_matcher **out, ignore_load_fn load, void *payload,
 		       const char *const *extra_patterns);
 void ignore_matcher_free(ignore_matcher *m);

@@ -5,12 +5,55 @@
  */
 #include "util/common.h"
 #include "scan/worktree.h"
+#include "scan/ignore.h"
 #include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/repo.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/trace.h"
+
+int worktree_rules_init(worktree_rules *r, const snap *s, odb *db)
+{
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	r->db = db;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *p = s->v[i].path, *slash = strrchr(p, '/');
+		const char *bn = slash ? slash + 1 : p;
+		if (!ignore_is_rules_file(bn, strlen(bn)))
+			continue;
+		if (!r->files &&
+		    !(r->files = decree_calloc(s->n - i, sizeof(*r->files))))
+			return -1;
+		r->files[r->nfiles++] = &s->v[i];
+	}
+	return 0;
+}
+
+void worktree_rules_release(worktree_rules *r)
+{
+	decree_free(r->files);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The rules file `path` of r's snapshot, or NULL. */
+static const snap_entry *rules_find(const worktree_rules *r, const char *path)
+{
+	size_t lo = 0, hi = r->nfiles;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = path_cmp(r->files[mid]->path, path);
+		if (c == 0)
+			return r->files[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
 
 int worktree_rules_load(void *payload, const char *dir, const char *name,
 			buf *out, bool *found)
@@ -21,7 +64,7 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
 
 	*found = false;
 	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
-	e = snap_find(l->s, path);
+	e = rules_find(l, path);
 	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
 		return 0;
 	*found = true;
@@ -109,8 +152,9 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 	o.progress = s->progress;
 	o.progress_payload = s->progress_payload;
 	if (rules) {
-		cr.s = rules;
-		if ((r = repo_odb(&cr.db, s, false)) < 0) {
+		odb *db;
+		if ((r = repo_odb(&db, s, false)) < 0 ||
+		    (r = worktree_rules_init(&cr, rules, db)) < 0) {
 			statcache_free(cache);
 			decree_free(excludes);
 			return r;
@@ -121,6 +165,8 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 	trace_phase("scan: statcache loaded");
 	r = scan_tree(out, s->rootfd, &o);
 	trace_phase("scan: walked");
+	if (rules)
+		worktree_rules_release(&cr);
 	decree_free(excludes);
 	if (r == 0 && cache_out)
 		*cache_out = cache;

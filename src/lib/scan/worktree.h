@@ -55,11 +55,18 @@ int worktree_excludes(const char ***out, const decree_store *s,
  * the view with no rules. */
 bool worktree_view_same(const worktree_view *a, const worktree_view *b);
 
-/* An ignore_load_fn reading .gitignore/.decreeignore from a snapshot. */
+/* An ignore_load_fn reading .gitignore/.decreeignore from a snapshot,
+ * set up by worktree_rules_init: it indexes the snapshot's rules files,
+ * so that a lookup (a scan asks twice per directory) searches those, not
+ * the whole snapshot. */
 typedef struct {
 	const snap *s;
 	odb *db;
+	const snap_entry **files; /* the rules files of s, in its order */
+	size_t nfiles;
 } worktree_rules;
+int worktree_rules_init(worktree_rules *r, const snap *s, odb *db);
+void worktree_rules_release(worktree_rules *r);
 int worktree_rules_load(void *payload, const char *dir, const char *name,
 			buf *out, bool *found);
 

@@ -460,6 +460,10 @@ bench_tree() {
 	T=$W/tree S=$W/store GD=$W/git RD=$W/res
 	rm -rf "$W"
 	mkdir -p "$RD" || die "cannot create $W"
+	# a source tree someone ran decree in (a project's .decree) would
+	# skew both tools' file sets: refuse it rather than measure it
+	[ ! -e "$SRC/.decree" ] ||
+		die "$SRC/.decree exists: the source tree was used as a project; remove it (and what that run wrote) or delete $SRC to unpack it again"
 	say "[$NAME] copying the tree into $T"
 	cp -a "$SRC" "$T" || die "cannot copy $SRC"
 	# untimed warm-up: read every file once, so the page cache is warm

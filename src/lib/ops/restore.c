@@ -258,7 +258,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	snap target = SNAP_INIT, cur = SNAP_INIT;
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
-	worktree_rules ld = { NULL, NULL, NULL, 0 };
+	worktree_rules ld = { NULL, SNAP_INIT };
 	worktree_view view = { NULL, 0 };
 	odb_writer *w = NULL;
 	statcache *cache = NULL;

@@ -16,43 +16,23 @@
 int worktree_rules_init(worktree_rules *r, const snap *s, odb *db)
 {
 	memset(r, 0, sizeof(*r));
-	r->s = s;
 	r->db = db;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *p = s->v[i].path, *slash = strrchr(p, '/');
 		const char *bn = slash ? slash + 1 : p;
-		if (!ignore_is_rules_file(bn, strlen(bn)))
-			continue;
-		if (!r->files &&
-		    !(r->files = decree_calloc(s->n - i, sizeof(*r->files))))
+		if (ignore_is_rules_file(bn, strlen(bn)) &&
+		    snap_push(&r->files, &s->v[i]) < 0) {
+			worktree_rules_release(r);
 			return -1;
-		r->files[r->nfiles++] = &s->v[i];
+		}
 	}
 	return 0;
 }
 
 void worktree_rules_release(worktree_rules *r)
 {
-	decree_free(r->files);
+	snap_release(&r->files); /* (its arena is empty: paths are s's) */
 	memset(r, 0, sizeof(*r));
-}
-
-/* The rules file `path` of r's snapshot, or NULL. */
-static const snap_entry *rules_find(const worktree_rules *r, const char *path)
-{
-	size_t lo = 0, hi = r->nfiles;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = path_cmp(r->files[mid]->path, path);
-		if (c == 0)
-			return r->files[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
 }
 
 int worktree_rules_load(void *payload, const char *dir, const char *name,
@@ -64,7 +44,7 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
 
 	*found = false;
 	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
-	e = rules_find(l, path);
+	e = snap_find(&l->files, path);
 	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
 		return 0;
 	*found = true;

@@ -60,10 +60,9 @@ bool worktree_view_same(const worktree_view *a, const worktree_view *b);
  * so that a lookup (a scan asks twice per directory) searches those, not
  * the whole snapshot. */
 typedef struct {
-	const snap *s;
 	odb *db;
-	const snap_entry **files; /* the rules files of s, in its order */
-	size_t nfiles;
+	snap files; /* s's rules files, in its order (their paths are s's:
+		       s must outlive it) */
 } worktree_rules;
 int worktree_rules_init(worktree_rules *r, const snap *s, odb *db);
 void worktree_rules_release(worktree_rules *r);

@@ -132,7 +132,7 @@ static int build(builder *bd, oid *out, uint64_t *bytes_out, const char *prefix,
 	if (buf_grow(&bd->b, 12) < 0)
 		return -1;
 	bd->b.len += 12;
-	while (bd->i < s->n && !strncmp(s->v[bd->i].path, prefix, plen)) {
+	while (bd->i < s->n && under(s->v[bd->i].path, prefix, plen)) {
 		const snap_entry *e = &s->v[bd->i];
 		const char *name = e->path + plen, *q = name;
 		unsigned char *p;

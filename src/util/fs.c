@@ -177,24 +177,62 @@ int fs_fsync_dir_path(const char *path)
 	return r;
 }
 
+/* Create a new temp file ".NAME.tmp-<12 hex>" in dirfd, its name in tmp
+ * (tmpsz bytes): its fd; -1 with errno set when it cannot be created; -2
+ * when no random bytes could be had (a decree error is set). */
+static int create_temp(int dirfd, const char *name, char *tmp, size_t tmpsz,
+		       mode_t mode)
+{
+	unsigned char rnd[6];
+
+	if (fs_random(rnd, sizeof(rnd)) < 0)
+		return -2;
+	snprintf(tmp, tmpsz, ".%s.tmp-%02x%02x%02x%02x%02x%02x", name, rnd[0],
+		 rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	if (fault("open") < 0)
+		return -1;
+	return openat(dirfd, tmp,
+		      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		      mode);
+}
+
+/* Open the directory of `path` ("." for a bare name): its fd, *name its
+ * last component; -1 with a decree error. */
+static int open_parent(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int dfd;
+
+	*name = slash ? slash + 1 : path;
+	if (!slash) {
+		dir[0] = '.';
+		dir[1] = '\0';
+	} else {
+		size_t n = (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return decree_error_set(DECREE_EINVALID,
+						"path too long");
+		memcpy(dir, path, n ? n : 1);
+		dir[n ? n : 1] = '\0';
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return decree_error_os("cannot open directory '%s'", dir);
+	return dfd;
+}
+
 static int write_atomic(int dirfd, const char *name, const void *data,
 			size_t len, mode_t mode, bool sync)
 {
 	char tmp[PATH_MAX];
-	unsigned char rnd[6];
 	const char *step;
 	int fd, saved;
 
-	if (fs_random(rnd, sizeof(rnd)) < 0)
-		return -1;
-	snprintf(tmp, sizeof(tmp), ".%s.tmp-%02x%02x%02x%02x%02x%02x", name,
-		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 	step = "create";
-	fd = fault("open") < 0 ? -1
-			       : openat(dirfd, tmp,
-					O_WRONLY | O_CREAT | O_EXCL |
-						O_CLOEXEC | O_NOFOLLOW,
-					mode);
+	fd = create_temp(dirfd, name, tmp, sizeof(tmp), mode);
+	if (fd == -2)
+		return -1;
 	if (fd < 0)
 		goto fail_nofd;
 	step = "write";
@@ -235,25 +273,12 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 static int write_atomic_path(const char *path, const void *data, size_t len,
 			     mode_t mode, bool sync)
 {
-	const char *slash = strrchr(path, '/');
-	char dir[PATH_MAX];
-	int dfd, r;
+	const char *name;
+	int dfd = open_parent(path, &name), r;
 
-	if (!slash) {
-		dir[0] = '.';
-		dir[1] = '\0';
-	} else {
-		size_t n = (size_t)(slash - path);
-		if (n >= sizeof(dir))
-			return decree_error_set(DECREE_EINVALID,
-						"path too long");
-		memcpy(dir, path, n ? n : 1);
-		dir[n ? n : 1] = '\0';
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return decree_error_os("cannot open directory '%s'", dir);
-	r = write_atomic(dfd, slash ? slash + 1 : path, data, len, mode, sync);
+		return dfd;
+	r = write_atomic(dfd, name, data, len, mode, sync);
 	close(dfd);
 	return r;
 }
@@ -267,35 +292,25 @@ int fs_pending_create(fs_pending *out, const char *path, mode_t mode)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
-	char dir[PATH_MAX];
-	unsigned char rnd[6];
+	int r;
 
 	*out = (fs_pending)FS_PENDING_INIT;
 	if (strlen(path) >= sizeof(out->name) ||
 	    strlen(name) + 24 >= sizeof(out->tmp))
 		return decree_error_set(DECREE_EINVALID, "path too long: '%s'",
 					path);
-	if (!slash) {
-		dir[0] = '.';
-		dir[1] = '\0';
-	} else {
-		size_t n = (size_t)(slash - path);
-		memcpy(dir, path, n ? n : 1);
-		dir[n ? n : 1] = '\0';
-	}
-	if (fs_random(rnd, sizeof(rnd)) < 0)
-		return -1;
-	if ((out->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return decree_error_os("cannot open directory '%s'", dir);
-	snprintf(out->tmp, sizeof(out->tmp), ".%s.tmp-%02x%02x%02x%02x%02x%02x",
-		 name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	if ((r = open_parent(path, &name)) < 0)
+		return r;
+	out->dirfd = r;
 	snprintf(out->name, sizeof(out->name), "%s", path);
 	out->base = (size_t)(name - path);
-	out->fd = fault("open") < 0 ? -1
-				    : openat(out->dirfd, out->tmp,
-					     O_WRONLY | O_CREAT | O_EXCL |
-						     O_CLOEXEC | O_NOFOLLOW,
-					     mode);
+	out->fd =
+		create_temp(out->dirfd, name, out->tmp, sizeof(out->tmp), mode);
+	if (out->fd == -2) {
+		close(out->dirfd);
+		*out = (fs_pending)FS_PENDING_INIT;
+		return -1;
+	}
 	if (out->fd < 0) {
 		int saved = errno;
 		close(out->dirfd);

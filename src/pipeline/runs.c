@@ -100,6 +100,13 @@ typedef struct {
 	int err; /* errno of the first failed write (the writer's), or 0 */
 } chunk_pipe;
 
+/* Write one chunk, unless a write failed already (that errno is kept). */
+static void chunk_write(chunk_pipe *c, const buf *b)
+{
+	if (!c->err && fs_write_all(c->fd, b->ptr, b->len) < 0)
+		c->err = errno ? errno : EIO;
+}
+
 static void *chunk_writer(void *arg)
 {
 	chunk_pipe *c = arg;
@@ -111,9 +118,7 @@ static void *chunk_writer(void *arg)
 		pthread_mutex_unlock(&c->mu);
 		if (!c->full[i])
 			break; /* done, and nothing left */
-		if (!c->err &&
-		    fs_write_all(c->fd, c->b[i].ptr, c->b[i].len) < 0)
-			c->err = errno ? errno : EIO;
+		chunk_write(c, &c->b[i]);
 		pthread_mutex_lock(&c->mu);
 		c->full[i] = false;
 		pthread_cond_broadcast(&c->cv);
@@ -126,9 +131,7 @@ static void *chunk_writer(void *arg)
 static void chunk_pass(chunk_pipe *c, int *cur)
 {
 	if (!c->threaded) {
-		if (!c->err &&
-		    fs_write_all(c->fd, c->b[*cur].ptr, c->b[*cur].len) < 0)
-			c->err = errno ? errno : EIO;
+		chunk_write(c, &c->b[*cur]);
 		buf_clear(&c->b[*cur]);
 		return;
 	}

@@ -481,12 +481,7 @@ static bool vouched(copier *c, const snap_entry *e, const struct stat *st)
 	probe.path = e->path;
 	probe.mode = e->mode;
 	probe.size = e->size;
-	probe.mtime_ns =
-		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-	probe.ctime_ns =
-		(int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
-	probe.ino = st->st_ino;
-	probe.dev = st->st_dev;
+	snap_entry_set_stat(&probe, st);
 	return statcache_lookup(c->cache, e->path, &probe, &id) &&
 	       !oid_cmp(&id, &e->id);
 }
@@ -645,12 +640,7 @@ stat:
 		goto done;
 	}
 	atomic_fetch_add(&c->bytes, (unsigned long long)after.st_size);
-	e->mtime_ns = (int64_t)after.st_mtim.tv_sec * 1000000000 +
-		      after.st_mtim.tv_nsec;
-	e->ctime_ns = (int64_t)after.st_ctim.tv_sec * 1000000000 +
-		      after.st_ctim.tv_nsec;
-	e->ino = after.st_ino;
-	e->dev = after.st_dev;
+	snap_entry_set_stat(e, &after);
 done:
 	if (src >= 0)
 		close(src);
@@ -1566,12 +1556,7 @@ static int probe_ours(snap_entry *out, bool *present, merger *m,
 	/* the project's stat cache vouches for its id, as for a scan (the
 	 * bytes are read again, and checked, only if the merge needs them) */
 	out->size = (uint64_t)st.st_size;
-	out->mtime_ns =
-		(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	out->ctime_ns =
-		(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-	out->ino = st.st_ino;
-	out->dev = st.st_dev;
+	snap_entry_set_stat(out, &st);
 	if (m->cache && statcache_lookup(m->cache, path, out, &out->id))
 		return 0;
 	if ((r = checkpoint_read_path(data, m->s->rootfd, path, out->mode)) ==

@@ -280,10 +280,7 @@ static int hash_one(worker *wk, rentry *re)
 	}
 	/* the stat data describe the bytes we read, for the cache */
 	e->mode = mode_of_file(st.st_mode);
-	e->mtime_ns = st_mtime_ns(&st);
-	e->ctime_ns = st_ctime_ns(&st);
-	e->ino = st.st_ino;
-	e->dev = st.st_dev;
+	snap_entry_set_stat(e, &st);
 	if ((uint64_t)st.st_size > w->max_size) {
 		close(fd);
 		goto too_big;
@@ -719,10 +716,7 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 			decree_free(sub);
 		return r;
 	}
-	e->mtime_ns = st_mtime_ns(&st);
-	e->ctime_ns = st_ctime_ns(&st);
-	e->ino = st.st_ino;
-	e->dev = st.st_dev;
+	snap_entry_set_stat(e, &st);
 	e->size = (uint64_t)st.st_size; /* a symlink's: its target's length */
 	if (o->progress)
 		padd(&w->p_found, 1);

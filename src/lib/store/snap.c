@@ -5,6 +5,7 @@
 #include "store/snap.h"
 #include "util/alloc.h"
 #include "util/arena.h"
+#include "util/fs.h"
 
 snap_entry *snap_add(snap *s, const char *path, size_t len)
 {
@@ -20,6 +21,14 @@ snap_entry *snap_add(snap *s, const char *path, size_t len)
 	memset(e, 0, sizeof(*e));
 	e->path = p;
 	return e;
+}
+
+void snap_entry_set_stat(snap_entry *e, const struct stat *st)
+{
+	e->mtime_ns = st_mtime_ns(st);
+	e->ctime_ns = st_ctime_ns(st);
+	e->ino = st->st_ino;
+	e->dev = st->st_dev;
 }
 
 int snap_push(snap *s, const snap_entry *e)

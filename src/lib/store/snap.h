@@ -63,6 +63,11 @@ typedef struct {
 		NULL, 0, 0, ARENA_INIT \
 	}
 
+struct stat;
+/* Set e's stat data (mtime, ctime, inode, device: what the stat cache
+ * compares) from *st. */
+void snap_entry_set_stat(snap_entry *e, const struct stat *st);
+
 /* Append an entry; the path is copied.  Returns the new entry or NULL. */
 snap_entry *snap_add(snap *s, const char *path, size_t len);
 /* Append a copy of *e whose path the snap already owns (in s->paths,

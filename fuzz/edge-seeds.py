@@ -136,6 +136,31 @@ w("record", "edge-cache2-unknown-counts", cache2([centry2(id1, counts=(-1, -1, -
 w("record", "edge-cache2-exclude-none", cache2([centry2(id2, ex=(None,))]) + S + r2)
 w("record", "edge-cache2-excludes-overrun", cache2([centry2(id2, ex=(b"a",), nex=0xfffe)]) + S + r2)
 w("record", "edge-cache2-no-exclude-count", cache2([centry2(id2, ex=())[:-2]]) + S + r2)
+# version 3: the config's excludes (records and cache)
+recs3 = {
+ "config": rec(version=3, config_excludes=["*.tmp", "!keep.tmp"]),
+ "config-with-rules": rec(version=3, excludes=["big/"], max_file_size=2048, config_excludes=["data/"]),
+ "config-empty-v1": rec(config_excludes=[]), "config-v1": rec(config_excludes=["x/"]),
+ "config-not-array": rec(version=3, config_excludes="data/"),
+ "config-not-strings": rec(version=3, config_excludes=["a", None]),
+ "config-null": rec(config_excludes=None), "version-4": rec(version=4, config_excludes=[]),
+}
+for k, v in recs3.items(): w("record", "edge-rec-" + k, S + v)
+def cache3(entries, count=None):
+    b = b"DCKC" + struct.pack("<II", 3, len(entries) if count is None else count)
+    for e in entries: b += e
+    return fixsum(b)
+def centry3(idhex, cfg=(b"*.tmp",), ncfg=None, **kw):
+    b = centry2(idhex, **kw)
+    if cfg is None: return b + struct.pack("<H", 0xffff)
+    b += struct.pack("<H", len(cfg) if ncfg is None else ncfg)
+    for e in cfg: b += struct.pack("<H", len(e)) + e
+    return b
+r3 = recs3["config"]; id3 = hashlib.sha256(r3).hexdigest()
+w("record", "edge-cache3-config", cache3([centry3(id3, ex=()), centry3(id1, cfg=None, ex=()), centry3(id2, cfg=())]) + S + r3 + S + r1 + S + r2)
+w("record", "edge-cache3-config-overrun", cache3([centry3(id3, ex=(), ncfg=0xfffe)]) + S + r3)
+w("record", "edge-cache3-no-config-count", cache3([centry3(id3, ex=(), cfg=())[:-2]]) + S + r3)
+w("record", "edge-cache3-unknown-excludes", cache3([centry2(id3, ex=(), nex=0xffff) + struct.pack("<H", 0)]) + S + r3)
 
 # ---- statcache (format version 2, docs/format.md) ----
 M64 = (1 << 64) - 1

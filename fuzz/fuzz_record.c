@@ -13,9 +13,11 @@
  * name) and the cache part as checkpoints.cache.  Then, beyond "no crash,
  * no leak, no undefined behaviour":
  *   - each record file is read alone under its name (accepted or
- *     DECREE_ECORRUPT; accepted means a version 1 or 2 object with a
+ *     DECREE_ECORRUPT; accepted means a version 1, 2 or 3 object with a
  *     session and a well-formed tree id, and the info names the same id
- *     and tree; its excludes, if any, are a NULL-terminated list)
+ *     and tree; its excludes and config excludes, if any, are
+ *     NULL-terminated lists of at least one pattern, and config excludes
+ *     only when the record says it knows them)
  *     and under a wrong name (always DECREE_ECORRUPT: the id is the hash);
  *   - the listing is read with the given cache, and with the cache's
  *     checksum made right (so mutations reach the cache parser): it is
@@ -64,6 +66,16 @@ static bool same_str(const char *a, const char *b)
 	return !a == !b && (!a || !strcmp(a, b));
 }
 
+static void same_strv(char *const *a, char *const *b)
+{
+	fuzz_check(!a == !b);
+	for (size_t i = 0; a && b; i++) {
+		fuzz_check(same_str(a[i], b[i]));
+		if (!a[i])
+			break;
+	}
+}
+
 static void same_record(const record *a, const record *b)
 {
 	fuzz_check(!strcmp(a->info.id, b->info.id));
@@ -82,12 +94,9 @@ static void same_record(const record *a, const record *b)
 	fuzz_check(a->info.insertions == b->info.insertions);
 	fuzz_check(a->info.deletions == b->info.deletions);
 	fuzz_check(a->max_file_size == b->max_file_size);
-	fuzz_check(!a->excludes == !b->excludes);
-	for (size_t i = 0; a->excludes && b->excludes; i++) {
-		fuzz_check(same_str(a->excludes[i], b->excludes[i]));
-		if (!a->excludes[i])
-			break;
-	}
+	same_strv(a->excludes, b->excludes);
+	fuzz_check(a->config_known == b->config_known);
+	same_strv(a->config_excludes, b->config_excludes);
 }
 
 /* What every accepted record, from a file or from the cache, holds. */
@@ -103,6 +112,8 @@ static void check_record(const record *r)
 	fuzz_check(strlen(r->info.created_at) < sizeof(r->info.created_at));
 	/* a list that is there holds at least one pattern */
 	fuzz_check(!r->excludes || r->excludes[0]);
+	fuzz_check(!r->config_excludes || r->config_excludes[0]);
+	fuzz_check(r->config_known || !r->config_excludes);
 }
 
 static void load_one(const fuzz_part *p)

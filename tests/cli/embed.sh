@@ -172,6 +172,57 @@ t "--max-file-size 1M (suffixes as in config.yml)" D --json checkpoint create --
 t "show" D --json checkpoint show "$(jid)"
 same "... large.dat is stored now" "$(py '[s["path"] for s in d["skipped"]]')" "[]"
 
+# ===== config.yml excludes: recorded by every checkpoint ======================
+# (a restore never deletes what the config excluded when the checkpoint
+# was made, whatever the config says today; docs/format.md)
+CF=$SCRATCH/cfg
+mkdir -p "$CF/.decree" "$CF/a" && cd "$CF" || exit 1
+printf 'keep\n' >a/x.txt
+printf 'data\n' >a/y.tmp
+printf 'checkpoint:\n  exclude:\n    - "*.tmp"\n' >.decree/config.yml
+t "create with a config exclude" D --json checkpoint create -m cfg
+X=$(jid)
+CRD=$(rootdir_of .decree/store "$CF")
+REC=$(cat "$CRD/checkpoints/$X")
+case "$REC" in *'"version":3'*'"config_excludes":["*.tmp"]'*) ok "the record carries the config's excludes (version 3)" ;;
+*) not_ok "the record carries the config's excludes (version 3)" "$REC" ;; esac
+rm .decree/config.yml
+printf 'later\n' >a/z.tmp
+t_out "" "the exclude left the config: diff --name-status still empty" D checkpoint diff "$X" --name-status
+t "list --json (twice: the second reads the record cache)" D --json checkpoint list
+t "list --json" D --json checkpoint list
+same "... has_changes false" "$(py 'd["checkpoints"][-1]["has_changes"]')" False
+t "restore --dry-run --json" D --json checkpoint restore "$X" --dry-run
+same "... deletes nothing" "$(py 'd["changes"]')" "[]"
+t "restore" D checkpoint restore "$X"
+check "the files the checkpoint's config excluded are still there" test -f a/y.tmp -a -f a/z.tmp
+# an exclude added to the config later hides nothing the checkpoint has
+printf 'checkpoint:\n  exclude:\n    - "*.txt"\n' >.decree/config.yml
+printf 'edited\n' >a/x.txt
+t_out "M	a/x.txt" "an exclude added later: diff names the edit, not a deletion" D checkpoint diff "$X" --name-status
+t "restore" D checkpoint restore "$X"
+same "... a/x.txt restored" "$(cat a/x.txt)" "keep"
+t "a new checkpoint" D --json checkpoint create -m cfg2
+REC2=$(cat "$CRD/checkpoints/$(jid)")
+case "$REC2" in *'"config_excludes":["*.txt"]'*) ok "... records today's config" ;;
+*) not_ok "... records today's config" "$REC2" ;; esac
+rm .decree/config.yml
+t "without a config" D --json checkpoint create -m cfg3
+REC3=$(cat "$CRD/checkpoints/$(jid)")
+case "$REC3" in '{"version":1,'*'"config_excludes":[]'*) ok "... an empty list, version 1" ;;
+*) not_ok "... an empty list, version 1" "$REC3" ;; esac
+# a record from before decree recorded them: today's config applies
+OLDREC=$(printf '%s' "$REC" | sed 's/"version":3/"version":1/; s/,"config_excludes":\["\*\.tmp"\]//')
+case "$OLDREC" in *config_excludes*) not_ok "an old record made" "$OLDREC" ;; *) ok "an old record made" ;; esac
+OLDID=$(printf '%s' "$OLDREC" | sha256sum | cut -c1-64)
+printf '%s' "$OLDREC" >"$CRD/checkpoints/$OLDID"
+t "restore --dry-run --json of the old record, no config today" D --json checkpoint restore "$OLDID" --dry-run
+same "... deletes the .tmp files, as decree always did" "$(py 'sorted((c["path"], c["action"]) for c in d["changes"])')" "[('a/y.tmp', 'delete'), ('a/z.tmp', 'delete')]"
+printf 'checkpoint:\n  exclude:\n    - "*.tmp"\n' >.decree/config.yml
+t "with the exclude in today's config" D --json checkpoint restore "$OLDID" --dry-run
+same "... deletes nothing" "$(py 'd["changes"]')" "[]"
+t "fsck is clean (records of versions 1 and 3, the cache)" D fsck
+
 # ===== the test of the safety rule: create --exclude 'big/'; restore ===========
 R=$SCRATCH/r
 mkdir -p "$R/big/deep" && cd "$R" || exit 1

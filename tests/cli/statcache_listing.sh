@@ -503,23 +503,25 @@ scen builtin_ignored_name_left
 pre_builtin_ignored_name_left() { mkdir a/node_modules && printf 'm\n' >a/node_modules/m.js; }
 mut_builtin_ignored_name_left() { mv a/node_modules a/nm; }
 par_builtin_ignored_name_left() { DROP_PRE='^a/node_modules/' DROP_POST='^a/node_modules/'; }
-# config.yml excludes: no directory of the tree changes.  diff compares
-# the checkpoint with the tree seen through today's config (so the newly
-# excluded files show as deleted); restore leaves today's excluded files
-# alone, and deletes files it no longer excludes that the checkpoint lacks.
+# config.yml excludes: no directory of the tree changes.  A checkpoint
+# records the config's excludes it was made with, and diff and restore
+# against it see the tree through those, not through today's config: a
+# file excluded back then is neither reported nor deleted after the
+# exclude is dropped, and one excluded only today is compared as before
+# (the checkpoint after the restore, c4, uses today's config again).
 scen config_exclude_added
 mut_config_exclude_added() {
 	printf 'n\n' >a/b/new.txt
 	printf 'checkpoint:\n  exclude:\n    - "*.txt"\n' >.decree/config.yml
 }
-par_config_exclude_added() { DROP_POST='\.txt$' DROP_DIFF='\.txt$' RESTORE_DROP='\.txt$'; }
+par_config_exclude_added() { DROP_POST='\.txt$' C4_DROP='\.txt$'; }
 scen config_exclude_removed
 pre_config_exclude_removed() {
 	mkdir -p .decree && printf 'checkpoint:\n  exclude:\n    - "*.tmp"\n' >.decree/config.yml
 	printf 'old\n' >a/b/old.tmp
 }
 mut_config_exclude_removed() { printf 'n\n' >a/b/new.tmp && rm .decree/config.yml; }
-par_config_exclude_removed() { DROP_PRE='\.tmp$' DROP_DIFF= RESTORE_DROP= RESTORE_EXPECT_DROP='\.tmp$'; }
+par_config_exclude_removed() { DROP_PRE='\.tmp$' C4_DROP=; }
 # --exclude and --max-file-size of one create, not of the next
 scen create_exclude_then_none
 mut_create_exclude_then_none() { printf 'n\n' >a/b/new.txt && printf 'n\n' >a/b/new.dat && rm a/b/c/f.txt; }
@@ -540,11 +542,11 @@ par_create_none_then_size_limit() { CREATE_OPTS3='--max-file-size=100' MAX_POST=
 # record keeps (docs/format.md) is no longer a/b/c's tree.
 scen config_exclude_subdir_only
 mut_config_exclude_subdir_only() { printf 'checkpoint:\n  exclude:\n    - "a/b/c/d/"\n' >.decree/config.yml; }
-par_config_exclude_subdir_only() { DROP_POST='^a/b/c/d/' DROP_DIFF='^a/b/c/d/' RESTORE_DROP='^a/b/c/d/'; }
+par_config_exclude_subdir_only() { DROP_POST='^a/b/c/d/' C4_DROP='^a/b/c/d/'; }
 scen config_exclude_subdir_removed
 pre_config_exclude_subdir_removed() { mkdir -p .decree && printf 'checkpoint:\n  exclude:\n    - "a/b/c/d/"\n' >.decree/config.yml; }
 mut_config_exclude_subdir_removed() { rm .decree/config.yml; }
-par_config_exclude_subdir_removed() { DROP_PRE='^a/b/c/d/' DROP_DIFF= RESTORE_DROP= RESTORE_EXPECT_DROP='^a/b/c/d/'; }
+par_config_exclude_subdir_removed() { DROP_PRE='^a/b/c/d/' C4_DROP=; }
 scen create_exclude_subdir_then_none
 mut_create_exclude_subdir_then_none() { :; }
 par_create_exclude_subdir_then_none() { CREATE_OPTS='--exclude=a/b/c/d/' DROP_PRE='^a/b/c/d/'; }

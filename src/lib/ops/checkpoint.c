@@ -583,7 +583,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	decree_checkpoint_create_options def =
 		DECREE_CHECKPOINT_CREATE_OPTIONS_INIT;
 	record_meta m = RECORD_META_INIT;
-	worktree_view view = { NULL, 0 };
+	worktree_view view = { 0 };
 	bool if_changed = false;
 	odb_writer *w = NULL;
 	snap cur = SNAP_INIT;

@@ -66,6 +66,8 @@ static inline void checkpoint_view(worktree_view *out, const record *rec)
 {
 	out->excludes = (const char *const *)rec->excludes;
 	out->max_file_size = rec->max_file_size;
+	out->config = (const char *const *)rec->config_excludes;
+	out->config_known = rec->config_known;
 }
 
 /* The bytes at `path` below rootfd as an entry of `mode` would store them:

@@ -402,9 +402,9 @@ static int mark_root(marker *m, const char *rootdir)
 	m->rootdir = rootdir;
 	if (m->fsck) {
 		snprintf(path, sizeof(path), "%s/checkpoints.cache", rootdir);
-		/* (a record cache of version 1 is an older decree's: intact,
-		 * ignored by listings and written again) */
-		check_sum_file(m, path, "DCKC", 4, 2, NULL, rm);
+		/* (a record cache of version 1 or 2 is an older decree's:
+		 * intact, ignored by listings and written again) */
+		check_sum_file(m, path, "DCKC", 4, 3, NULL, rm);
 		snprintf(path, sizeof(path), "%s/statcache", rootdir);
 		check_sum_file(m, path, "DSTC", 4, 2, statcache_verify, rm);
 		snprintf(path, sizeof(path), "%s/statcache.delta", rootdir);

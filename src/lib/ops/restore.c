@@ -259,7 +259,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
 	worktree_rules ld = { NULL, SNAP_INIT };
-	worktree_view view = { NULL, 0 };
+	worktree_view view = { 0 };
 	odb_writer *w = NULL;
 	statcache *cache = NULL;
 	odb *db;
@@ -362,6 +362,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		m.label = CAPTURE_PRE_RESTORE;
 		m.excludes = view.excludes;
 		m.max_file_size = view.max_file_size;
+		m.config = view.config;
+		m.config_known = view.config_known;
 		/* (the cache takes no tree ids from this capture: the
 		 * restore changes the tree next) */
 		if ((r = checkpoint_write_meta(

@@ -369,6 +369,7 @@ static int meta_load(ws_meta *m, decree_store *s, const char *name)
 
 static void meta_view(worktree_view *v, const ws_meta *m)
 {
+	memset(v, 0, sizeof(*v)); /* (the config's excludes: the store's) */
 	v->excludes = (const char *const *)m->excludes;
 	v->max_file_size = m->max_file_size;
 }

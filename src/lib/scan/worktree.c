@@ -51,23 +51,48 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
 	return odb_read(out, NULL, l->db, &e->id);
 }
 
+const char *const *worktree_view_config(const worktree_view *view,
+					const decree_store *s)
+{
+	return view && view->config_known ? view->config
+					  : (const char *const *)s->excludes;
+}
+
+static size_t strv_len(const char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static bool strv_same(const char *const *a, const char *const *b)
+{
+	size_t n = strv_len(a);
+
+	if (n != strv_len(b))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]))
+			return false;
+	return true;
+}
+
 int worktree_excludes(const char ***out, const decree_store *s,
 		      const worktree_view *view)
 {
-	size_t ns = 0, nv = 0;
+	const char *const *cfg = worktree_view_config(view, s);
+	size_t ns = strv_len(cfg), nv = view ? strv_len(view->excludes) : 0;
 	const char **v;
 
 	*out = NULL;
-	while (s->excludes && s->excludes[ns])
-		ns++;
-	while (view && view->excludes && view->excludes[nv])
-		nv++;
 	if (!ns && !nv)
 		return 0;
 	if (!(v = decree_calloc(ns + nv + 1, sizeof(*v))))
 		return -1;
 	for (size_t i = 0; i < ns; i++)
-		v[i] = s->excludes[i];
+		v[i] = cfg[i];
 	for (size_t i = 0; i < nv; i++)
 		v[ns + i] = view->excludes[i];
 	*out = v;
@@ -76,18 +101,15 @@ int worktree_excludes(const char ***out, const decree_store *s,
 
 bool worktree_view_same(const worktree_view *a, const worktree_view *b)
 {
-	static const worktree_view none = { NULL, 0 };
-	size_t i;
+	static const worktree_view none = { NULL, 0, NULL, false };
 
 	a = a ? a : &none;
 	b = b ? b : &none;
-	if (a->max_file_size != b->max_file_size)
+	if (a->max_file_size != b->max_file_size ||
+	    a->config_known != b->config_known ||
+	    !strv_same(a->excludes, b->excludes))
 		return false;
-	for (i = 0; a->excludes && a->excludes[i]; i++)
-		if (!b->excludes || !b->excludes[i] ||
-		    strcmp(a->excludes[i], b->excludes[i]))
-			return false;
-	return !b->excludes || !b->excludes[i];
+	return !a->config_known || strv_same(a->config, b->config);
 }
 
 int worktree_scan(snap *out, decree_store *s, odb_writer *w,

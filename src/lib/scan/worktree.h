@@ -27,32 +27,44 @@ int worktree_scan(snap *out, decree_store *s, odb_writer *w,
 		  bool lazy_hash);
 
 /*
- * The scan rules a checkpoint adds to the store's (its record's excludes
- * and size limit, record.h; or create's options): excludes are added to
- * the store's, after them (so where both speak, the checkpoint's
- * decide, as a command line beats a config file), and a size limit
- * replaces the store's.  Scanning for a comparison with a checkpoint
- * with its view makes the working tree look the way the checkpoint's
- * own scan did: a restore never deletes what its rules left out.
+ * The scan rules of a checkpoint (its record's, record.h; or create's
+ * options): the config's excludes it was made with, then its own
+ * excludes after them (so where both speak, the checkpoint's decide, as
+ * a command line beats a config file), and a size limit that replaces
+ * the store's.  Scanning for a comparison with a checkpoint with its
+ * view makes the working tree look the way the checkpoint's own scan
+ * did: a restore never deletes what its rules left out, even after the
+ * config's excludes changed.  A record written before decree kept the
+ * config's excludes (config_known false) is compared with the store's
+ * excludes of today, as it always was.
  */
 typedef struct {
 	const char *const *excludes; /* NULL-terminated, or NULL: none */
 	uint64_t max_file_size;	     /* 0: the store's */
+	/* config_known: the config's excludes are `config` (NULL: none),
+	 * not the store's of today */
+	const char *const *config;
+	bool config_known;
 } worktree_view;
+
+/* The config's excludes a scan with `view` starts from: the view's when
+ * it knows them, else the store's (NULL-terminated, or NULL: none). */
+const char *const *worktree_view_config(const worktree_view *view,
+					const decree_store *s);
 
 /* worktree_scan with a checkpoint's view (NULL: the store's rules). */
 int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 		       struct statcache **cache_out, const snap *rules,
 		       bool lazy_hash, const worktree_view *view);
 
-/* The excludes a scan with `view` uses (the store's, then view's),
+/* The excludes a scan with `view` uses (the config's, then view's),
  * NULL-terminated into *out, or NULL when there are none: free the array
  * with decree_free (the strings are borrowed). */
 int worktree_excludes(const char ***out, const decree_store *s,
 		      const worktree_view *view);
 
-/* The same view (equal excludes, in order, and size limit)?  NULL is
- * the view with no rules. */
+/* The same view (equal excludes, in order, size limit and config's
+ * excludes)?  NULL is the view with no rules and the store's config. */
 bool worktree_view_same(const worktree_view *a, const worktree_view *b);
 
 /* An ignore_load_fn reading .gitignore/.decreeignore from a snapshot,

@@ -31,6 +31,7 @@ void record_release(record *r)
 	decree_free(r->label);
 	decree_free(r->root);
 	free_strv(r->excludes);
+	free_strv(r->config_excludes);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -118,27 +119,18 @@ static int64_t json_count(json_t *o, const char *key)
 		       : -1;
 }
 
-/*
- * The scan rules a record carries ("excludes", "max_file_size").  Read
- * whatever the version says: a record that names rules is honoured.
- * Rules that are there but malformed make the record damaged: using it
- * without them could make a restore delete what they protect.
- */
-static int load_rules(record *out, json_t *o, const char *id)
+/* An array of exclude patterns at `key` into *out (NULL when empty);
+ * *present says whether the key is there.  Malformed: the record is
+ * damaged (using it without them could make a restore delete what they
+ * protect). */
+static int load_patterns(char ***out, bool *present, json_t *o, const char *key,
+			 const char *id)
 {
-	json_t *ex = json_object_get(o, "excludes");
-	json_t *mx = json_object_get(o, "max_file_size");
+	json_t *ex = json_object_get(o, key);
 	size_t n;
 
-	if (mx && !json_is_null(mx)) {
-		if (!json_is_integer(mx) || json_integer_value(mx) <= 0)
-			return decree_error_set(
-				DECREE_ECORRUPT,
-				"checkpoint record %s has a bad max_file_size",
-				id);
-		out->max_file_size = (uint64_t)json_integer_value(mx);
-	}
-	if (!ex || json_is_null(ex))
+	*present = ex && !json_is_null(ex);
+	if (!*present)
 		return 0;
 	if (!json_is_array(ex))
 		goto bad;
@@ -148,16 +140,43 @@ static int load_rules(record *out, json_t *o, const char *id)
 			goto bad;
 	if (!n)
 		return 0;
-	if (!(out->excludes = decree_calloc(n + 1, sizeof(char *))))
+	if (!(*out = decree_calloc(n + 1, sizeof(char *))))
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (!(out->excludes[i] = decree_strdup(
+		if (!((*out)[i] = decree_strdup(
 			      json_string_value(json_array_get(ex, i)))))
 			return -1;
 	return 0;
 bad:
 	return decree_error_set(DECREE_ECORRUPT,
-				"checkpoint record %s has bad excludes", id);
+				"checkpoint record %s has bad %s", id, key);
+}
+
+/*
+ * The scan rules a record carries ("excludes", "max_file_size",
+ * "config_excludes").  Read whatever the version says: a record that
+ * names rules is honoured.  Rules that are there but malformed make the
+ * record damaged.
+ */
+static int load_rules(record *out, json_t *o, const char *id)
+{
+	json_t *mx = json_object_get(o, "max_file_size");
+	bool present;
+	int r;
+
+	if (mx && !json_is_null(mx)) {
+		if (!json_is_integer(mx) || json_integer_value(mx) <= 0)
+			return decree_error_set(
+				DECREE_ECORRUPT,
+				"checkpoint record %s has a bad max_file_size",
+				id);
+		out->max_file_size = (uint64_t)json_integer_value(mx);
+	}
+	if ((r = load_patterns(&out->excludes, &present, o, "excludes", id)) <
+	    0)
+		return r;
+	return load_patterns(&out->config_excludes, &out->config_known, o,
+			     "config_excludes", id);
 }
 
 /* Parse and verify record bytes; *os as for read_record_bytes. */
@@ -184,13 +203,14 @@ static int load_record(record *out, const char *path, const char *id, bool *os)
 	}
 	if (!(o = json_loadb(data.ptr, data.len, 0, &jerr)) ||
 	    !json_is_object(o) ||
-	    (json_integer_value(json_object_get(o, "version")) != 1 &&
-	     json_integer_value(json_object_get(o, "version")) != 2) ||
+	    json_integer_value(json_object_get(o, "version")) < 1 ||
+	    json_integer_value(json_object_get(o, "version")) > 3 ||
 	    !json_is_string(json_object_get(o, "tree")) ||
 	    !json_is_string(json_object_get(o, "session"))) {
 		r = decree_error_set(
 			DECREE_ECORRUPT,
-			"checkpoint record %s is not a version 1 or 2 record",
+			"checkpoint record %s is not a version 1, 2 or 3 "
+			"record",
 			id);
 		goto done;
 	}
@@ -308,19 +328,21 @@ static int rec_cmp(const void *a, const void *b)
  * u64 skipped_count i64 files_changed i64 insertions i64 deletions (-1:
  * unknown) u64 max_file_size (0: none), four strings (session, message,
  * label, root), each u16 length (0xffff = none) + bytes, then u16 count of
- * excludes and that many strings; then SHA-256 of everything before.  A
- * cache of another version (version 1 lacks the counts and rules) is
- * ignored and written again.
+ * excludes and that many strings, then u16 count of config excludes
+ * (0xffff: not recorded) and that many strings; then SHA-256 of
+ * everything before.  A cache of another version (version 1 lacks the
+ * counts and rules, version 2 the config excludes) is ignored and
+ * written again.
  */
 #define CACHE_MAGIC   "DCKC"
-#define CACHE_VERSION 2
+#define CACHE_VERSION 3
 /* how many records may be read one by one (or listed in vain) before the
  * cache is rewritten: a few small reads cost less than its two fsyncs */
 #define CACHE_SLACK 16
 #define NO_STRING   0xffffu
 /* the fixed part of an entry, and the least an entry takes */
 #define CACHE_FIXED 128
-#define CACHE_MIN   (CACHE_FIXED + 4 * 2 + 2)
+#define CACHE_MIN   (CACHE_FIXED + 4 * 2 + 2 + 2)
 
 static int cache_put_str(buf *b, const char *str)
 {
@@ -354,6 +376,50 @@ static int cache_get_str(char **out, const unsigned char **p,
 	return 0;
 }
 
+/* A list of patterns: u16 count (0xffff: `known` false), the strings. */
+static int cache_put_strv(buf *b, char *const *v, bool known)
+{
+	size_t n = 0;
+
+	if (!known)
+		return buf_put_u16(b, NO_STRING);
+	while (v && v[n])
+		n++;
+	if (n >= NO_STRING)
+		return decree_error_set(DECREE_EINVALID,
+					"too many excludes for the cache");
+	if (buf_put_u16(b, (unsigned)n) < 0)
+		return -1;
+	for (size_t k = 0; k < n; k++)
+		if (cache_put_str(b, v[k]) < 0)
+			return -1;
+	return 0;
+}
+
+/* cache_put_strv's list into *out (NULL when empty): -1 malformed, -2
+ * out of memory. */
+static int cache_get_strv(char ***out, bool *known, const unsigned char **p,
+			  const unsigned char *end)
+{
+	size_t n;
+	int sr;
+
+	*out = NULL;
+	if (end - *p < 2)
+		return -1;
+	n = get_u16le(*p);
+	*p += 2;
+	*known = n != NO_STRING;
+	if (!*known || !n)
+		return 0;
+	if (!(*out = decree_calloc(n + 1, sizeof(char *))))
+		return -2;
+	for (size_t k = 0; k < n; k++)
+		if ((sr = cache_get_str(&(*out)[k], p, end)) < 0 || !(*out)[k])
+			return sr < 0 ? sr : -1;
+	return 0;
+}
+
 static void cache_save(decree_store *s, const record *v, size_t n)
 {
 	char path[PATH_MAX];
@@ -365,11 +431,8 @@ static void cache_save(decree_store *s, const record *v, size_t n)
 	    buf_put_u32(&b, (uint32_t)n) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
-		size_t nex = 0;
 		oid id;
-		while (v[i].excludes && v[i].excludes[nex])
-			nex++;
-		if (nex >= NO_STRING || oid_from_hex(&id, v[i].info.id) < 0 ||
+		if (oid_from_hex(&id, v[i].info.id) < 0 ||
 		    buf_put(&b, id.b, SHA256_LEN) < 0 ||
 		    buf_put(&b, v[i].tree.b, SHA256_LEN) < 0 ||
 		    buf_put_u64(&b, (uint64_t)v[i].info.created_ns) < 0 ||
@@ -384,11 +447,10 @@ static void cache_save(decree_store *s, const record *v, size_t n)
 		    cache_put_str(&b, v[i].message) < 0 ||
 		    cache_put_str(&b, v[i].label) < 0 ||
 		    cache_put_str(&b, v[i].root) < 0 ||
-		    buf_put_u16(&b, (unsigned)nex) < 0)
+		    cache_put_strv(&b, v[i].excludes, true) < 0 ||
+		    cache_put_strv(&b, v[i].config_excludes,
+				   v[i].config_known) < 0)
 			goto done;
-		for (size_t k = 0; k < nex; k++)
-			if (cache_put_str(&b, v[i].excludes[k]) < 0)
-				goto done;
 	}
 	sha256_buf(&sum, b.ptr, b.len);
 	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
@@ -439,9 +501,9 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 	}
 	for (; n < count; n++) {
 		record *c = &v[n];
-		size_t nex;
+		bool known;
 		oid id;
-		int sr;
+		int sr = 0;
 		if (end - p < CACHE_FIXED)
 			goto ignore;
 		memcpy(id.b, p, SHA256_LEN);
@@ -459,29 +521,15 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 		    (sr = cache_get_str(&c->message, &p, end)) < 0 ||
 		    (sr = cache_get_str(&c->label, &p, end)) < 0 ||
 		    (sr = cache_get_str(&c->root, &p, end)) < 0 ||
-		    !c->session || end - p < 2) {
+		    !c->session ||
+		    (sr = cache_get_strv(&c->excludes, &known, &p, end)) < 0 ||
+		    !known ||
+		    (sr = cache_get_strv(&c->config_excludes, &c->config_known,
+					 &p, end)) < 0) {
 			if (sr == -2)
 				r = -1;
 			n++; /* release this one too */
 			goto ignore;
-		}
-		nex = get_u16le(p);
-		p += 2;
-		if (nex &&
-		    !(c->excludes = decree_calloc(nex + 1, sizeof(char *)))) {
-			r = -1;
-			n++;
-			goto ignore;
-		}
-		for (size_t k = 0; k < nex; k++) {
-			if ((sr = cache_get_str(&c->excludes[k], &p, end)) <
-				    0 ||
-			    !c->excludes[k]) {
-				if (sr == -2)
-					r = -1;
-				n++;
-				goto ignore;
-			}
 		}
 		oid_to_hex(c->info.id, &id);
 		oid_to_hex(c->info.tree, &c->tree);
@@ -739,23 +787,29 @@ int record_check_pattern(const char *pattern)
 	return 0;
 }
 
-/* ,"excludes":[...],"max_file_size":N: the rules of a version 2 record */
-static int put_rules(buf *rec, const record_meta *m)
+/* ,"KEY":[...] (written even when empty: `always`) */
+static int put_patterns(buf *rec, const char *key, const char *const *v,
+			bool always)
 {
-	if (m->excludes && m->excludes[0]) {
-		if (buf_puts(rec, ",\"excludes\":[") < 0)
-			return -1;
-		for (size_t i = 0; m->excludes[i]; i++)
-			if ((i && buf_putc(rec, ',') < 0) ||
-			    json_str(rec, m->excludes[i]) < 0)
-				return -1;
-		if (buf_putc(rec, ']') < 0)
-			return -1;
-	}
-	if (m->max_file_size && buf_printf(rec, ",\"max_file_size\":%" PRIu64,
-					   m->max_file_size) < 0)
+	if (!always && !(v && v[0]))
+		return 0;
+	if (buf_printf(rec, ",\"%s\":[", key) < 0)
 		return -1;
-	return 0;
+	for (size_t i = 0; v && v[i]; i++)
+		if ((i && buf_putc(rec, ',') < 0) || json_str(rec, v[i]) < 0)
+			return -1;
+	return buf_putc(rec, ']');
+}
+
+/* ,"excludes":[...],"max_file_size":N,"config_excludes":[...]: the rules
+ * of the record (config: the config's excludes the scan used) */
+static int put_rules(buf *rec, const record_meta *m, const char *const *config)
+{
+	if (put_patterns(rec, "excludes", m->excludes, false) < 0 ||
+	    (m->max_file_size && buf_printf(rec, ",\"max_file_size\":%" PRIu64,
+					    m->max_file_size) < 0))
+		return -1;
+	return put_patterns(rec, "config_excludes", config, true);
 }
 
 int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
@@ -765,7 +819,11 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	buf rec = BUF_INIT;
 	uint64_t files, bytes;
 	int64_t now = fs_now_ns();
-	bool rules = (m->excludes && m->excludes[0]) || m->max_file_size;
+	const char *const *config =
+		m->config_known ? m->config : (const char *const *)s->excludes;
+	int version = config && config[0]				    ? 3
+		      : (m->excludes && m->excludes[0]) || m->max_file_size ? 2
+									    : 1;
 	oid id;
 	bool first = true;
 	int r;
@@ -774,11 +832,14 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	for (size_t i = 0; m->excludes && m->excludes[i]; i++)
 		if ((r = record_check_pattern(m->excludes[i])) < 0)
 			return r;
+	for (size_t i = 0; config && config[i]; i++)
+		if ((r = record_check_pattern(config[i])) < 0)
+			return r;
 	snap_totals(cur, &files, &bytes);
 	oid_to_hex(hex, tree);
 	format_time(created, sizeof(created), now);
 	if (buf_printf(&rec, "{\"version\":%d,\"type\":\"checkpoint\"",
-		       rules ? 2 : 1) < 0 ||
+		       version) < 0 ||
 	    json_kv_str(&rec, "root", s->root, true) < 0 ||
 	    json_kv_str(&rec, "session",
 			m->session ? m->session : RECORD_DEFAULT_SESSION,
@@ -793,7 +854,8 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	    put_count(&rec, "files_changed", m->files_changed) < 0 ||
 	    put_count(&rec, "insertions", m->insertions) < 0 ||
 	    put_count(&rec, "deletions", m->deletions) < 0 ||
-	    put_rules(&rec, m) < 0 || buf_puts(&rec, ",\"skipped\":[") < 0) {
+	    put_rules(&rec, m, config) < 0 ||
+	    buf_puts(&rec, ",\"skipped\":[") < 0) {
 		r = -1;
 		goto done;
 	}

@@ -30,6 +30,12 @@ typedef struct {
 	 * max_file_size 0: the store's limit. */
 	char **excludes;
 	uint64_t max_file_size;
+	/* The config's excludes in force when it was made (config_known;
+	 * NULL when there were none): later comparisons scan with these, not
+	 * with the config of today.  A record written before decree kept
+	 * them has config_known false (the store's excludes apply). */
+	char **config_excludes;
+	bool config_known;
 } record;
 
 /* What a new record says besides its tree and totals. */
@@ -40,10 +46,14 @@ typedef struct {
 	uint64_t max_file_size;
 	/* against the session's previous checkpoint; -1: unknown */
 	int64_t files_changed, insertions, deletions;
+	/* the config's excludes the scan used: config_known, `config`;
+	 * else the store's (s->excludes) */
+	const char *const *config;
+	bool config_known;
 } record_meta;
-#define RECORD_META_INIT                              \
-	{                                             \
-		NULL, NULL, NULL, NULL, 0, -1, -1, -1 \
+#define RECORD_META_INIT                                           \
+	{                                                          \
+		NULL, NULL, NULL, NULL, 0, -1, -1, -1, NULL, false \
 	}
 
 void record_release(record *r);
@@ -62,8 +72,10 @@ int record_resolve(record *out, decree_store *s, const char *ref);
 
 /* Write the record of a checkpoint of `cur` whose root tree is `tree`
  * (every object it names must be durable already); its id goes to
- * id_out.  A record with scan rules (m->excludes, m->max_file_size) is
- * version 2, any other version 1 (docs/format.md). */
+ * id_out.  Every record names the config's excludes it was made with
+ * (config_excludes, possibly empty).  A record with config excludes is
+ * version 3, else one with scan rules of its own (m->excludes,
+ * m->max_file_size) version 2, any other version 1 (docs/format.md). */
 int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		const oid *tree, const snap *cur, const record_meta *m);
 

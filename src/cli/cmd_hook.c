@@ -64,7 +64,8 @@ static const char hook_help[] =
 	"'decree hook AGENT EVENT' reads the event's JSON payload on stdin (up\n"
 	"to 32 MiB).  It never fails its agent: it exits 0 whatever happens,\n"
 	"prints nothing on stdout, and gives up 10 s before the installed\n"
-	"timeout (after 50 s; DECREE_HOOK_BUDGET=SECONDS sets it).  What goes\n"
+	"timeout (after 50 s, 590 s for the worktree events, whose installed\n"
+	"timeout is 600 s; DECREE_HOOK_BUDGET=SECONDS sets it).  What goes\n"
 	"wrong goes to the hook log, <store>/hooks.log (else\n"
 	"$XDG_STATE_HOME/decree/hooks.log, ~/.local/state/decree/hooks.log),\n"
 	"one line per failure; 'status' shows this project's last one.\n"
@@ -619,11 +620,13 @@ static void hook_log(const cli_ctx *ctx, const char *root, const char *agent,
 }
 
 /* Seconds the hook may take: DECREE_HOOK_BUDGET, else 10 s less than the
- * timeout install writes. */
-static unsigned budget(const hook_agent *a)
+ * timeout install writes for the event. */
+static unsigned budget(const hook_agent *a, const hook_event *ev)
 {
 	const char *env = getenv("DECREE_HOOK_BUDGET");
-	unsigned t = !a ? 60 : a->timeout_ms ? a->timeout / 1000 : a->timeout;
+	unsigned t = !a		     ? 60
+		     : a->timeout_ms ? hook_event_timeout(a, ev) / 1000
+				     : hook_event_timeout(a, ev);
 
 	if (env && *env) {
 		long v = strtol(env, NULL, 10);
@@ -738,7 +741,7 @@ static int run_hook(cli_ctx *ctx)
 		close(fd);
 	}
 	hook_root(root, sizeof(root), ctx, a);
-	arm(ctx, root, agent, event, budget(a));
+	arm(ctx, root, agent, event, budget(a, ev));
 	read_payload(&payload, stdin_open, &too_big);
 	if (ctx->argc != 2 || ctx->rest_argc) {
 		hook_log(ctx, root, agent, event,

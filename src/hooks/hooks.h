@@ -47,6 +47,7 @@ typedef struct {
 	const char *event; /* the agent's own name: "PreToolUse" */
 	hook_kind kind;
 	const char *matcher; /* tool matcher to install (NULL: none) */
+	unsigned timeout;    /* to install, in the agent's unit; 0: its own */
 } hook_event;
 
 typedef struct {
@@ -60,6 +61,13 @@ typedef struct {
 	bool timeout_ms;	  /* gemini: milliseconds; others: seconds */
 	const hook_event *events; /* those decree installs; {NULL}-ended */
 } hook_agent;
+
+/* The timeout decree installs for event ev of agent a (in a's unit). */
+static inline unsigned hook_event_timeout(const hook_agent *a,
+					  const hook_event *ev)
+{
+	return ev && ev->timeout ? ev->timeout : a->timeout;
+}
 
 /* Every agent decree knows, then {NULL}. */
 extern const hook_agent hook_agents[];

@@ -13,6 +13,7 @@
  * entries carry "name": "decree", the name /hooks lists and disables):
  *   {"hooks": {"<Event>": [{"matcher": "*", "hooks": [{"type": "command",
  *     "command": "'/abs/decree' hook <agent> <Event>", "timeout": 60}]}]}}
+ * (600 for Claude Code's WorktreeCreate and WorktreeRemove: agents.c).
  * The prompt event gets no matcher.  decree's entry is recognised by its
  * command (hook_command_is_decree), not by its bytes, so an entry naming
  * another decree binary or store is replaced in place, never duplicated,
@@ -509,14 +510,16 @@ static bool matcher_is(json_t *g, const char *matcher)
 	return json_is_string(m) && !strcmp(json_string_value(m), matcher);
 }
 
-static json_t *our_hook(const edit *e, const char *command)
+static json_t *our_hook(const edit *e, const hook_event *ev,
+			const char *command)
 {
 	const hook_agent *a = e->a;
 	json_t *h = json_object();
 
 	if (!h || json_object_set_new(h, "type", json_string("command")) < 0 ||
 	    json_object_set_new(h, "command", json_string(command)) < 0 ||
-	    json_object_set_new(h, "timeout", json_integer(a->timeout)) < 0 ||
+	    json_object_set_new(h, "timeout",
+				json_integer(hook_event_timeout(a, ev))) < 0 ||
 	    (a->timeout_ms &&
 	     json_object_set_new(h, "name", json_string("decree")) < 0)) {
 		json_decref(h);
@@ -542,7 +545,7 @@ static int install_event(edit *e, const hook_event *ev, const char *program,
 			ev->event);
 	if (hook_command(&cmd, e->a, ev->event, program, store) < 0)
 		return oom();
-	want = our_hook(e, cmd.ptr);
+	want = our_hook(e, ev, cmd.ptr);
 	buf_release(&cmd);
 	if (!want)
 		return oom();

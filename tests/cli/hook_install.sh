@@ -83,7 +83,9 @@ def want(agent, ev, prog, store=None):
     cmd = "\x27%s\x27 hook %s %s" % (prog, agent, ev)
     if store:
         cmd += " --store \x27%s\x27" % store
-    h = {"type": "command", "command": cmd, "timeout": 60000 if agent == "gemini" else 60}
+    # (a worktree copies the project: 10 minutes for those)
+    h = {"type": "command", "command": cmd,
+         "timeout": 60000 if agent == "gemini" else 600 if ev.startswith("Worktree") else 60}
     if agent == "gemini":
         h["name"] = "decree"
     return h

@@ -52,6 +52,9 @@ typedef struct {
 	int64_t last_ns;
 	/** its created_at, RFC 3339 UTC, "" when there is none */
 	const char *last_at;
+	/** root is a workspace of this store (docs/workspaces.md): its
+	 *  name; else NULL */
+	const char *workspace;
 } decree_projects_info;
 
 /**

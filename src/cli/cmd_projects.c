@@ -65,6 +65,7 @@ static int list(cli_ctx *ctx)
 				   p->bytes);
 			json_kv_str(&b, "last_checkpoint_at",
 				    p->last_at[0] ? p->last_at : NULL, true);
+			json_kv_str(&b, "workspace", p->workspace, true);
 			buf_putc(&b, '}');
 			continue;
 		}
@@ -76,6 +77,8 @@ static int list(cli_ctx *ctx)
 			cli_quote(&b, p->root);
 		else
 			buf_printf(&b, "(unknown: roots/%s)", p->key);
+		if (p->workspace)
+			buf_printf(&b, "  (workspace %s)", p->workspace);
 		buf_putc(&b, '\n');
 	}
 	if (ctx->json)

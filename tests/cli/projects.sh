@@ -45,6 +45,19 @@ want=$(find "$ST/roots/$(printf '%s' "$J" | proj "$SCRATCH/a" key)" -type f -pri
 [ "$(printf '%s' "$J" | proj "$SCRATCH/a" bytes)" = "$want" ] && ok "json: bytes = the root's files in the store ($want)" ||
 	not_ok "json: bytes = the root's files in the store" "got $(printf '%s' "$J" | proj "$SCRATCH/a" bytes), want $want"
 same "json: the store path" "$(printf '%s' "$J" | py 'import json,sys; print(json.load(sys.stdin)["store"])')" "$ST"
+same "json: a is no workspace" "$(printf '%s' "$J" | proj "$SCRATCH/a" workspace)" None
+# a workspace is a root of the store too: listed as one
+t "b: workspace create wb" "$DECREE" -q --store "$ST" -C b workspace create wb
+WB=$OUT
+t "projects --json with a workspace" "$DECREE" --store "$ST" -C a --json projects
+same "json: the workspace's root names it" "$(printf '%s' "$OUT" | proj "$WB" workspace)" wb
+same "json: b is still no workspace" "$(printf '%s' "$OUT" | proj "$SCRATCH/b" workspace)" None
+t "projects (human)" "$DECREE" --store "$ST" -C a projects
+case "$OUT" in *"exists   $WB  (workspace wb)"*) ok "human: the workspace's line says so" ;;
+*) not_ok "human: the workspace's line says so" "$OUT" ;; esac
+t "b: workspace discard wb" "$DECREE" -q --store "$ST" -C b workspace discard wb
+t "projects --json after the discard" "$DECREE" --store "$ST" -C a --json projects
+same "json: the discarded workspace's root is still named (its checkpoints stay until gc)" "$(printf '%s' "$OUT" | proj "$WB" workspace)" wb
 
 # ===== 2. a moved project, external store: -C OLD, then projects move =========
 (cd a && "$DECREE" --store "$ST" checkpoint restore default:one >/dev/null) && ok "a: restore one (undoable)" || not_ok "a: restore one"

@@ -393,6 +393,7 @@ class ProjectsInfo(Structure):
         ("bytes", c_uint64),
         ("last_ns", c_int64),
         ("last_at", c_char_p),
+        ("workspace", c_char_p),
     ]
 
 

@@ -361,6 +361,8 @@ class ProjectInfo:
     bytes: int
     last_ns: int
     last_at: str
+    #: the workspace's name when the root is one of this store's workspaces
+    workspace: Optional[str] = None
 
 
 @dataclass
@@ -1158,6 +1160,7 @@ class Store:
                         p.bytes,
                         p.last_ns,
                         _dec(p.last_at) or "",
+                        _dec(p.workspace),
                     )
                 )
             return out

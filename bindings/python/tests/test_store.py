@@ -275,6 +275,14 @@ def test_projects_and_move(store, project, tmp_path):
         assert len(s2.list()) == 1
 
 
+def test_projects_name_workspaces(store, project):
+    store.create()
+    assert [q.workspace for q in store.projects()] == [None]
+    ws = store.workspace_create("w")
+    named = {q.root: q.workspace for q in store.projects()}
+    assert named == {str(project): None, ws.path: "w"}, named
+
+
 def test_missing_root(store, project, tmp_path):
     store.create()
     store.close()

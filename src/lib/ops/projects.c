@@ -23,6 +23,7 @@
 #include "store/record.h"
 #include "store/repo.h"
 #include "store/roots.h"
+#include "ops/workspace.h"
 
 #include <dirent.h>
 
@@ -30,6 +31,7 @@ typedef struct {
 	decree_projects_info pub;
 	char *root, *key;
 	char last_at[40];
+	char workspace[NAME_MAX + 1];
 } entry;
 
 struct decree_projects {
@@ -100,6 +102,9 @@ static int describe(entry *e, decree_store *s, const char *rootdir)
 	e->pub.exists = e->root[0] && stat(e->root, &st) == 0 &&
 			S_ISDIR(st.st_mode);
 	e->pub.is_current = !strcmp(rootdir, s->rootdir);
+	if (!e->root[0] ||
+	    !workspace_name_of(e->workspace, sizeof(e->workspace), s, e->root))
+		e->workspace[0] = '\0'; /* (pub.workspace: set at the end) */
 	s->rootdir = (char *)rootdir;
 	r = record_load_all(&v, &n, s);
 	e->pub.damaged = s->ndamaged;
@@ -181,12 +186,15 @@ int decree_projects_list(decree_projects **out, decree_store *s)
 		decree_projects_free(l);
 		return r;
 	}
-	/* entries point into themselves (last_at): fix up after the moves
-	 * GROW and qsort make */
+	/* entries point into themselves (last_at, workspace): fix up after
+	 * the moves GROW and qsort make */
 	if (l->n > 1)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		l->v[i].pub.last_at = l->v[i].last_at;
+		l->v[i].pub.workspace = l->v[i].workspace[0] ? l->v[i].workspace
+							     : NULL;
+	}
 	*out = l;
 	return 0;
 }

@@ -111,6 +111,21 @@ bool workspace_root_is_one(const decree_store *s)
 	return !strncmp(s->root, dir, n) && s->root[n] == '/';
 }
 
+bool workspace_name_of(char *name, size_t size, const decree_store *s,
+		       const char *root)
+{
+	char dir[PATH_MAX];
+	size_t n;
+
+	ws_dir(dir, s);
+	n = strlen(dir);
+	if (strncmp(root, dir, n) || root[n] != '/' || !root[n + 1] ||
+	    strchr(root + n + 1, '/'))
+		return false;
+	snprintf(name, size, "%s", root + n + 1);
+	return true;
+}
+
 static int need_project(const decree_store *s)
 {
 	int r = repo_need_root(s);

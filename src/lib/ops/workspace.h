@@ -11,6 +11,11 @@
 /* Is the handle's root a workspace of its store? */
 bool workspace_root_is_one(const decree_store *s);
 
+/* Is `root` a workspace of the store of s (its directory's direct
+ * child)?  Its name, NUL-terminated, to name[size] (cut to fit). */
+bool workspace_name_of(char *name, size_t size, const decree_store *s,
+		       const char *root);
+
 /* Undo (make the workspace again from the capture) or redo (discard it
  * again) the OPLOG_WORKSPACE entry `e` on top of its stack, and move it
  * to the other stack.  The caller holds the lock (it may be released and

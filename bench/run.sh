@@ -1400,6 +1400,11 @@ bench_ws() {
 		tm "$RD/c.c" cp -a "$T" "$W/cp.$i"
 		u3=$(used_kib "$W")
 		echo $((u3 - u2)) >>"$RD/disk.c"
+		# the copy made durable as decree makes its own: syncfs of
+		# the file system (sync -f) before it counts as made
+		tm "$RD/c.s" sh -c 'cp -a "$1" "$2" && sync -f "$2"' sh "$T" \
+			"$W/cps.$i"
+		used_kib "$W" >/dev/null
 		if [ "$WF" = xfs ]; then
 			tm "$RD/c.n" cp -a --reflink=never "$T" "$W/cpn.$i"
 			u4=$(used_kib "$W")
@@ -1422,6 +1427,8 @@ print("mode %s, reflink_verified %s, cloned %d, copied %d, from the store %d" % 
 		"$(stats "$RD/c.d")" "$(stats "$RD/c.g")"
 	row "$NAME" createcp "  same, ref = cp -a" ms \
 		"$(stats "$RD/c.d")" "$(stats "$RD/c.c")"
+	row "$NAME" createcps "  same, ref = cp -a && sync -f (durable)" ms \
+		"$(stats "$RD/c.d")" "$(stats "$RD/c.s")"
 	[ "$WF" = xfs ] && row "$NAME" createcpn "  same, ref = cp -a --reflink=never" ms \
 		"$(stats "$RD/c.d")" "$(stats "$RD/c.n")"
 	# extra disk: medians in MiB; the target is 1% of the tree on XFS

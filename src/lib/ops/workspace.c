@@ -1720,16 +1720,20 @@ static int plan_to_set(apply_set *set, merger *m, const treemerge_plan *p)
 }
 
 /*
- * Save the workspace's stat cache after the apply's scan of it, so the
- * next apply trusts its directory listings (no getdents) and file facts.
- * The ids a cache holds must name stored objects (a checkpoint in the
+ * Start saving the workspace's stat cache from the apply's scan of it, on
+ * another thread while the merge and the transaction run, so the next
+ * apply trusts its directory listings (no getdents) and file facts.  The
+ * ids a cache holds must name stored objects (a checkpoint in the
  * workspace takes them without reading the file), and that scan stored
- * nothing: an id it hashed is written only when the store holds it (the
- * apply stored what it carried over; the base's are there); the others
- * are left without facts (hashed again next time).  Only a cache: a
- * failure costs speed and is a warning.  Called under the store lock.
+ * nothing: an id it hashed is kept only when the store holds it already
+ * (a change an earlier apply carried over; the base's files); the others
+ * (this apply's, stored only by its transaction, if at all) are left
+ * without facts and hashed again next time, a few files.  Only a cache:
+ * a failure costs speed.  Called under the store lock, which is held
+ * until the saver is waited for.
  */
-static void save_ws_cache(merger *m, statcache *wcache)
+static void save_ws_cache_start(worktree_saver *sv, merger *m,
+				statcache *wcache)
 {
 	snap *t = &m->scanned;
 
@@ -1740,13 +1744,7 @@ static void save_ws_cache(merger *m, statcache *wcache)
 		    !odb_has(m->db, &e->id))
 			e->unhashed = 1;
 	}
-	if (worktree_save_statcache(m->sw, t, wcache) < 0) {
-		warning_set(0,
-			    "the workspace's stat cache could not be saved "
-			    "(%s); that only costs speed",
-			    error_last());
-		error_clear();
-	}
+	worktree_save_statcache_start(sv, m->sw, t, wcache);
 }
 
 int decree_workspace_apply(decree_apply_result *res, decree_store *s,
@@ -1761,6 +1759,7 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	merger mg;
 	const snap *bt;
 	statcache *wcache = NULL;
+	worktree_saver saver = WORKTREE_SAVER_INIT;
 	char label[120], what[200], path[PATH_MAX];
 	bool locked = false;
 	int r;
@@ -1810,6 +1809,11 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 						: SCAN_DEFAULT_MAX_SIZE)) < 0)
 		goto done;
 	trace_phase("workspace apply: changed paths");
+	/* (mg.scanned is only read from here on) */
+	if (locked && wcache) {
+		save_ws_cache_start(&saver, &mg, wcache);
+		wcache = NULL;
+	}
 	to.ours_label = "project";
 	to.theirs_label = "workspace";
 	if ((r = treemerge(&plan, &mg.base, &mg.ours, &mg.theirs, &to,
@@ -1820,14 +1824,13 @@ int decree_workspace_apply(decree_apply_result *res, decree_store *s,
 	trace_phase("workspace apply: merged");
 	snprintf(label, sizeof(label), "workspace %s", name);
 	snprintf(what, sizeof(what), "workspace apply %s", name);
+	if (o->exec) /* (its command runs with the lock released) */
+		worktree_save_statcache_wait(&saver);
 	r = apply_set_run(res, s, set, label, what, o, &locked);
 	trace_phase("workspace apply: written");
-	if (r == 0 && locked && wcache) {
-		save_ws_cache(&mg, wcache);
-		wcache = NULL;
-		trace_phase("workspace apply: workspace stat cache saved");
-	}
 done:
+	/* (before the lock goes: --exec released and took it again) */
+	worktree_save_statcache_wait(&saver);
 	statcache_free(wcache);
 	statcache_free(mg.cache);
 	if (locked)

@@ -624,9 +624,9 @@ static void hook_log(const cli_ctx *ctx, const char *root, const char *agent,
 static unsigned budget(const hook_agent *a, const hook_event *ev)
 {
 	const char *env = getenv("DECREE_HOOK_BUDGET");
-	unsigned t = !a		     ? 60
-		     : a->timeout_ms ? hook_event_timeout(a, ev) / 1000
-				     : hook_event_timeout(a, ev);
+	unsigned t =
+		!a ? 60
+		   : hook_event_timeout(a, ev) / (a->timeout_ms ? 1000 : 1);
 
 	if (env && *env) {
 		long v = strtol(env, NULL, 10);

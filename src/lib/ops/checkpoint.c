@@ -624,9 +624,8 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 			DECREE_EINVALID,
 			"session name '%s' must not contain ':' or newlines",
 			m.session);
-	for (size_t i = 0; view.excludes && view.excludes[i]; i++)
-		if ((r = record_check_pattern(view.excludes[i])) < 0)
-			return r;
+	if ((r = record_check_patterns(view.excludes)) < 0)
+		return r;
 	trace_phase("create: start");
 	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;

@@ -102,9 +102,8 @@ static int describe(entry *e, decree_store *s, const char *rootdir)
 	e->pub.exists = e->root[0] && stat(e->root, &st) == 0 &&
 			S_ISDIR(st.st_mode);
 	e->pub.is_current = !strcmp(rootdir, s->rootdir);
-	if (!e->root[0] ||
-	    !workspace_name_of(e->workspace, sizeof(e->workspace), s, e->root))
-		e->workspace[0] = '\0'; /* (pub.workspace: set at the end) */
+	/* (e->workspace stays "" for a project; pub.workspace: at the end) */
+	(void)workspace_name_of(e->workspace, sizeof(e->workspace), s, e->root);
 	s->rootdir = (char *)rootdir;
 	r = record_load_all(&v, &n, s);
 	e->pub.damaged = s->ndamaged;

@@ -101,28 +101,31 @@ static void ws_path(char out[PATH_MAX], const decree_store *s, const char *name)
 	snprintf(out, PATH_MAX, "%s/" WS_DIR "/%s", s->dir, name);
 }
 
-bool workspace_root_is_one(const decree_store *s)
+/* What follows "<workspaces dir>/" in `root`, or NULL when root is not
+ * below the workspaces directory of s's store. */
+static const char *below_ws_dir(const decree_store *s, const char *root)
 {
 	char dir[PATH_MAX];
 	size_t n;
 
 	ws_dir(dir, s);
 	n = strlen(dir);
-	return !strncmp(s->root, dir, n) && s->root[n] == '/';
+	return !strncmp(root, dir, n) && root[n] == '/' ? root + n + 1 : NULL;
+}
+
+bool workspace_root_is_one(const decree_store *s)
+{
+	return below_ws_dir(s, s->root) != NULL;
 }
 
 bool workspace_name_of(char *name, size_t size, const decree_store *s,
 		       const char *root)
 {
-	char dir[PATH_MAX];
-	size_t n;
+	const char *rest = below_ws_dir(s, root);
 
-	ws_dir(dir, s);
-	n = strlen(dir);
-	if (strncmp(root, dir, n) || root[n] != '/' || !root[n + 1] ||
-	    strchr(root + n + 1, '/'))
+	if (!rest || !*rest || strchr(rest, '/'))
 		return false;
-	snprintf(name, size, "%s", root + n + 1);
+	snprintf(name, size, "%s", rest);
 	return true;
 }
 

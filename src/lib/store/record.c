@@ -774,16 +774,17 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 	return r;
 }
 
-int record_check_pattern(const char *pattern)
+int record_check_patterns(const char *const *v)
 {
-	size_t n = strlen(pattern);
-
-	if (memchr(pattern, '\n', n) || memchr(pattern, '\r', n) ||
-	    !json_is_utf8(pattern, n))
-		return decree_error_set(
-			DECREE_EINVALID,
-			"exclude pattern '%s' must be one line of UTF-8 text",
-			pattern);
+	for (size_t i = 0; v && v[i]; i++) {
+		size_t n = strlen(v[i]);
+		if (memchr(v[i], '\n', n) || memchr(v[i], '\r', n) ||
+		    !json_is_utf8(v[i], n))
+			return decree_error_set(DECREE_EINVALID,
+						"exclude pattern '%s' must be "
+						"one line of UTF-8 text",
+						v[i]);
+	}
 	return 0;
 }
 
@@ -829,12 +830,9 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	int r;
 
 	/* a pattern JSON would not carry exactly is never recorded */
-	for (size_t i = 0; m->excludes && m->excludes[i]; i++)
-		if ((r = record_check_pattern(m->excludes[i])) < 0)
-			return r;
-	for (size_t i = 0; config && config[i]; i++)
-		if ((r = record_check_pattern(config[i])) < 0)
-			return r;
+	if ((r = record_check_patterns(m->excludes)) < 0 ||
+	    (r = record_check_patterns(config)) < 0)
+		return r;
 	snap_totals(cur, &files, &bytes);
 	oid_to_hex(hex, tree);
 	format_time(created, sizeof(created), now);

@@ -79,9 +79,10 @@ int record_resolve(record *out, decree_store *s, const char *ref);
 int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		const oid *tree, const snap *cur, const record_meta *m);
 
-/* Is `pattern` one an exclude list can record (one line of valid
- * UTF-8)?  0, or DECREE_EINVALID naming it. */
-int record_check_pattern(const char *pattern);
+/* Is every pattern of the NULL-terminated list v (NULL: none) one an
+ * exclude list can record (one line of valid UTF-8)?  0, or
+ * DECREE_EINVALID naming the first that is not. */
+int record_check_patterns(const char *const *v);
 
 /* Delete one record (no directory fsync). */
 int record_remove(decree_store *s, const char *id);

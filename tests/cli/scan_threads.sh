@@ -4,7 +4,7 @@
 # `git ls-files -co --exclude-standard`) on a tree of many directories with
 # .gitignore files at every depth.  With several threads a directory's
 # rules are often loaded by a thread that did not list its parent
-# (scan.c's load_ignore, "a directory another thread listed"); that path
+# (scan.c's load_ignore answers from the ancestor's listing); that path
 # must treat a FIFO, a directory or a symlink named .gitignore as no rules
 # file, never block on the FIFO, and never read through a symlink.
 . "$(dirname "$0")/lib.sh"

@@ -73,7 +73,15 @@ struct dirres {
 	 * record marks is one the walk found (and took) */
 	bool tree_known, marks_found;
 	oid tree_old;
+	/* the directory above (NULL: the root), and the rules files its
+	 * listing may hold (RULES_*), set before any subdirectory is queued */
+	const dirres *parent;
+	unsigned char rules;
 };
+
+/* dirres.rules: whether the listing was read, and which rules files it
+ * holds as a regular file (or as a name of unknown type) */
+enum { RULES_LISTED = 1, RULES_GITIGNORE = 2, RULES_DECREEIGNORE = 4 };
 
 enum { JOB_DIR = 1, JOB_HASH = 2 };
 
@@ -105,10 +113,12 @@ typedef struct {
 	uint64_t ignored;
 	rule_tally tally[TALLY_MAX];
 	size_t ntally;
-	const char *cur_dir; /* directory whose fd is cur_fd (loader shortcut)
-			      */
+	/* the directory being listed (the loader's shortcut): its path,
+	 * result, descriptor and sorted listing */
+	const char *cur_dir;
+	const dirres *cur_res;
 	int cur_fd;
-	const dent *cur_ents; /* its sorted listing */
+	const dent *cur_ents;
 	size_t cur_n;
 	statcache_dir scd; /* its stat cache record */
 	arena paths;	   /* the full paths of its entries */
@@ -338,6 +348,55 @@ static int dent_cmp(const void *a, const void *b)
 	return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
+/* Does a sorted listing hold `name` as a regular file, or as a name of
+ * unknown type? */
+static bool listing_may_hold(const dent *v, size_t n, const char *name)
+{
+	dent key = { name, 0, 0, false, 0 };
+	const dent *hit = n ? bsearch(&key, v, n, sizeof(dent), dent_cmp)
+			    : NULL; /* (an empty listing has no array) */
+
+	return hit && (hit->type == DT_REG || hit->type == DT_UNKNOWN);
+}
+
+/* dirres.rules of a directory listed as (v, n) */
+static unsigned char listing_rules(const dent *v, size_t n)
+{
+	return RULES_LISTED |
+	       (listing_may_hold(v, n, ".gitignore") ? RULES_GITIGNORE : 0) |
+	       (listing_may_hold(v, n, ".decreeignore") ? RULES_DECREEIGNORE
+							: 0);
+}
+
+/*
+ * May directory `dir` hold rules file `name` (".gitignore" or
+ * ".decreeignore", the only names the matcher asks for)?  When `dir` is
+ * an ancestor of the worker's current directory its listing was read
+ * before the current directory was queued, by whichever thread, and
+ * answers without a system call; false only when it has no such file.
+ */
+static bool ancestor_may_hold(const worker *wk, const char *dir,
+			      const char *name)
+{
+	const char *cur = wk->cur_dir;
+	const dirres *d = wk->cur_res;
+	size_t len = strlen(dir);
+
+	if (!cur || !d || !*cur ||
+	    (len && (strncmp(cur, dir, len) || cur[len] != '/')))
+		return true; /* not an ancestor: no listing at hand */
+	/* one level up per slash below `dir`, and one more for the root */
+	for (const char *p = cur + len; *p && d; p++)
+		if (*p == '/')
+			d = d->parent;
+	if (!len && d)
+		d = d->parent;
+	if (!d || !(d->rules & RULES_LISTED))
+		return true;
+	return d->rules & (strcmp(name, ".gitignore") ? RULES_DECREEIGNORE
+						      : RULES_GITIGNORE);
+}
+
 /* *b = "dir/name" ("name" in the root, dir ""). */
 static int join_path(buf *b, const char *dir, const char *name)
 {
@@ -366,16 +425,16 @@ static int load_ignore(void *payload, const char *dir, const char *name,
 	if (wk->cur_dir && !strcmp(dir, wk->cur_dir)) {
 		/* The listing tells whether the file exists: no failed open
 		 * per directory (two per directory add up on large trees). */
-		dent key = { name, 0, 0, false, 0 };
-		const dent *hit = bsearch(&key, wk->cur_ents, wk->cur_n,
-					  sizeof(dent), dent_cmp);
-		if (!hit || (hit->type != DT_REG && hit->type != DT_UNKNOWN))
+		if (!listing_may_hold(wk->cur_ents, wk->cur_n, name))
 			return 0;
 		fd = openat(wk->cur_fd, name,
 			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	} else if (!ancestor_may_hold(wk, dir, name)) {
+		return 0; /* so does an ancestor's, read by any thread */
 	} else {
-		/* a directory another thread listed: one openat2 beneath
-		 * the root, no walk component by component */
+		/* no listing at hand (the matcher asks for ancestors only, so
+		 * a walk does not come here): one openat2 beneath the root,
+		 * no walk component by component */
 		buf p = BUF_INIT;
 		if ((r = join_path(&p, dir, name)) < 0) {
 			buf_release(&p);
@@ -707,11 +766,13 @@ static int scan_entry(worker *wk, const job *j, int dfd, const dent *de,
 	if (is_dir) {
 		char *sub = decree_strdup(e->path);
 		re->marked = o->cache && statcache_dir_sub(&wk->scd, name);
-		if (!sub || !(re->sub = decree_calloc(1, sizeof(dirres))))
+		if (!sub || !(re->sub = decree_calloc(1, sizeof(dirres)))) {
 			r = -1;
-		else
+		} else {
+			re->sub->parent = j->dir;
 			r = push_new(w, JOB_DIR, sub, re->sub, j->depth + 1,
 				     NULL);
+		}
 		if (r < 0)
 			decree_free(sub);
 		return r;
@@ -740,7 +801,9 @@ static int run_dir(worker *wk, job *j)
 		goto done;
 	}
 	res->n = l.n;
+	res->rules = listing_rules(l.v, l.n); /* before any subdirectory */
 	wk->cur_dir = j->path;
+	wk->cur_res = res;
 	wk->cur_fd = fd;
 	wk->cur_ents = l.v;
 	wk->cur_n = l.n;
@@ -770,6 +833,7 @@ done:
 	res->path = j->path; /* the directory's, for the stat cache */
 	j->path = NULL;
 	wk->cur_dir = NULL;
+	wk->cur_res = NULL;
 	wk->cur_ents = NULL;
 	wk->cur_n = 0;
 	listing_release(&l);

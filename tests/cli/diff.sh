@@ -539,6 +539,40 @@ check "restore of the small checkpoint brought b.txt back" test -f b.txt
 t "decree apply of a -U 0 diff" D --store "$S" -C "$P" -q apply "$SCRATCH/u0.diff"
 same_tree "... gives the new tree exactly" "$P" "$SCRATCH/small-new"
 
+# ===== many records, several threads ==========================================
+# Records are formatted on several threads, at most 1,024 ahead of the one
+# being written (diff.c's DIFF_AHEAD): 2,500 changed files cross that
+# window twice.  The output must be the same bytes whatever the number of
+# threads, in path order, and a reader that stops early stops decree with
+# one error line.
+M=$SCRATCH/many
+mkdir -p "$M" && cd "$M" || exit 1
+for d in 0 1 2 3 4; do
+	mkdir "d$d"
+	for k in $(seq 0 499); do printf 'one\ntwo %s %s\nthree\n' $d $k >"d$d/f$k"; done
+done
+MS=$SCRATCH/many-store
+MR=$(D --store "$MS" -q checkpoint create -m many)
+for d in 0 1 2 3 4; do
+	for k in $(seq 0 499); do printf 'one\nTWO %s %s\nthree\n' $d $k >"d$d/f$k"; done
+done
+DECREE_THREADS=1 dto "$SCRATCH/many1.diff" D --store "$MS" checkpoint diff "$MR"
+same "2,500 records on one thread" "$(grep -c '^diff --git ' "$SCRATCH/many1.diff")" 2500
+same "... in path order" "$(grep '^diff --git ' "$SCRATCH/many1.diff")" \
+	"$(grep '^diff --git ' "$SCRATCH/many1.diff" | LC_ALL=C sort)"
+for n in 2 3 8; do
+	DECREE_THREADS=$n dto "$SCRATCH/many$n.diff" D --store "$MS" checkpoint diff "$MR"
+	check "... the same bytes on $n threads" cmp -s "$SCRATCH/many1.diff" "$SCRATCH/many$n.diff"
+done
+DECREE_THREADS=2 dto "$SCRATCH/many.json" D --store "$MS" --json checkpoint diff "$MR"
+DECREE_THREADS=1 dto "$SCRATCH/many1.json" D --store "$MS" --json checkpoint diff "$MR"
+check "... --json the same on 1 and 2 threads" cmp -s "$SCRATCH/many1.json" "$SCRATCH/many.json"
+DECREE_THREADS=2 "$DECREE" --store "$MS" checkpoint diff "$MR" 2>"$SCRATCH/many.err" | head -n 1 >"$SCRATCH/many.head"
+same "a reader that stops after one line: exit 1" "${PIPESTATUS[0]}" 1
+same "... it got the first record's first line" "$(cat "$SCRATCH/many.head")" "diff --git a/d0/f0 b/d0/f0"
+same "... one error line" "$(cat "$SCRATCH/many.err")" "decree: cannot write output: Broken pipe"
+cd "$P" || exit 1
+
 # ===== errors ===================================================================
 t_err "decree: *" "unknown ref: exit 1" 1 D --store "$S" checkpoint diff deadbeefdeadbeef
 same "... exactly one stderr line" "$(printf '%s\n' "$ERR" | wc -l)" 1

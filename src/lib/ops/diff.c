@@ -8,8 +8,10 @@
  * (working tree side, read below the root without following symlinks),
  * and unidiff formats the record.  Line counts are taken from the
  * formatted record, so they are exactly what the text shows.  Records are
- * formatted in batches on one thread per CPU (DECREE_THREADS) and handed
- * to the callback in path order.
+ * formatted on one thread per CPU (DECREE_THREADS), at most DIFF_AHEAD
+ * records ahead of the callback, which the calling thread runs in path
+ * order as records are done (it formats records too while the next one
+ * to hand over is still being formatted).
  *
  * decree_patch_files reads a patch instead: patch_parse, then one
  * decree_diff_file per file patch, its text cut from the patch between
@@ -39,6 +41,7 @@ typedef struct {
 	buf text;
 	int err;
 	char *errmsg;
+	bool done; /* formatted (under diff_ctx.mu) */
 } diff_item;
 
 typedef struct {
@@ -50,17 +53,25 @@ typedef struct {
 	void *payload;
 	diff_item *items;
 	size_t n, cap;
-	/* the batch being formatted */
+	/* the formatting: items [emitted, next) are claimed, the callback
+	 * has had those before `emitted`; a worker waits on `ahead` while
+	 * DIFF_AHEAD items are claimed and not handed over, the calling
+	 * thread on `ready` for item `emitted` */
 	pthread_mutex_t mu;
-	size_t next, end;
+	pthread_cond_t ahead, ready;
+	size_t next, emitted;
+	bool stop;
 } diff_ctx;
+
+/* Records formatted and not yet handed to the callback, at most: bounds
+ * the memory a long diff holds. */
+enum { DIFF_AHEAD = 1024 };
 
 static unsigned public_mode(uint32_t mode)
 {
 	return mode_is_file(mode) ? mode & MODE_PERM : 0120000;
 }
 
-/* Read the working-tree content of `e` (a symlink's target for links). */
 /* The directory of the last working-tree file read, kept open: entries
  * come in path order, so files of one directory need one path walk (one
  * openat2 with RESOLVE_BENEATH, no symlink followed) between them. */
@@ -68,6 +79,29 @@ typedef struct {
 	char dir[PATH_MAX];
 	int fd; /* -1: none */
 } dir_cache;
+
+/* A formatting thread's buffers and directory, reused from record to
+ * record. */
+typedef struct {
+	buf old, new;
+	dir_cache dc;
+} diff_worker;
+
+static void diff_worker_init(diff_worker *dw)
+{
+	buf_init(&dw->old);
+	buf_init(&dw->new);
+	dw->dc.dir[0] = '\0';
+	dw->dc.fd = -1;
+}
+
+static void diff_worker_release(diff_worker *dw)
+{
+	buf_release(&dw->old);
+	buf_release(&dw->new);
+	if (dw->dc.fd >= 0)
+		close(dw->dc.fd);
+}
 
 static int cached_parent(int *dfd, const char **base, decree_store *s,
 			 const char *path, dir_cache *dc)
@@ -269,72 +303,114 @@ static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new,
 	return 0;
 }
 
+static void format_one(diff_ctx *c, diff_item *it, diff_worker *dw)
+{
+	if ((it->err = format_item(c, it, &dw->old, &dw->new, &dw->dc)) < 0)
+		it->errmsg = decree_strdup(error_last());
+}
+
+/* Item `it` is formatted: mark it, and wake the calling thread when it is
+ * the one it waits for.  Called with c->mu held. */
+static void mark_done(diff_ctx *c, diff_item *it)
+{
+	it->done = true;
+	if (it == &c->items[c->emitted])
+		pthread_cond_signal(&c->ready);
+}
+
 static void *worker(void *arg)
 {
 	diff_ctx *c = arg;
-	buf old = BUF_INIT, new = BUF_INIT;
-	dir_cache dc;
+	diff_worker dw;
 
-	dc.fd = -1;
-
+	diff_worker_init(&dw);
+	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		diff_item *it;
-		pthread_mutex_lock(&c->mu);
-		it = c->next < c->end ? &c->items[c->next++] : NULL;
-		pthread_mutex_unlock(&c->mu);
-		if (!it)
+		while (!c->stop && c->next < c->n &&
+		       c->next - c->emitted >= DIFF_AHEAD)
+			pthread_cond_wait(&c->ahead, &c->mu);
+		if (c->stop || c->next >= c->n)
 			break;
-		if ((it->err = format_item(c, it, &old, &new, &dc)) < 0)
-			it->errmsg = decree_strdup(error_last());
+		it = &c->items[c->next++];
+		pthread_mutex_unlock(&c->mu);
+		format_one(c, it, &dw);
+		pthread_mutex_lock(&c->mu);
+		mark_done(c, it);
 	}
-	buf_release(&old);
-	buf_release(&new);
-	if (dc.fd >= 0)
-		close(dc.fd);
+	pthread_mutex_unlock(&c->mu);
+	diff_worker_release(&dw);
 	return NULL;
 }
 
-/* Format items in batches on up to `nthreads` threads; hand each to the
- * callback in path order as soon as its batch is done. */
-static int run_items(diff_ctx *c, unsigned nthreads)
+/* Hand formatted item `it` to the callback (or report its error); its
+ * text is released either way. */
+static int emit(diff_ctx *c, diff_item *it)
 {
-	enum { BATCH = 1024 };
-	pthread_t tids[16];
 	int r = 0;
 
-	if (nthreads > ARRAY_SIZE(tids))
-		nthreads = ARRAY_SIZE(tids);
-	for (size_t from = 0; from < c->n && !r; from += BATCH) {
-		unsigned started = 0;
-		c->next = from;
-		c->end = from + BATCH < c->n ? from + BATCH : c->n;
-		while (started + 1 < nthreads && started + 1 < c->end - from &&
-		       pthread_create(&tids[started], NULL, worker, c) == 0)
-			started++;
-		worker(c); /* this thread works too */
-		for (unsigned t = 0; t < started; t++)
-			pthread_join(tids[t], NULL);
-		for (size_t i = from; i < c->end; i++) {
-			diff_item *it = &c->items[i];
-			if (!r && it->err < 0) {
-				r = decree_error_set(it->err, "%s",
-						     it->errmsg
-							     ? it->errmsg
-							     : "out of memory");
-			} else if (!r && (it->f.status &&
-					  (c->o->no_text || it->f.skipped ||
-					   it->text.len))) {
-				/* (no text: same bytes after all, a racing
-				 * edit) */
-				it->f.text = it->text.len ? it->text.ptr : NULL;
-				it->f.len = it->text.len;
-				r = c->cb(c->payload, &it->f);
-			}
-			buf_release(&it->text);
-			decree_free(it->errmsg);
-			it->errmsg = NULL;
-		}
+	if (it->err < 0) {
+		r = decree_error_set(it->err, "%s",
+				     it->errmsg ? it->errmsg : "out of memory");
+	} else if (it->f.status &&
+		   (c->o->no_text || it->f.skipped || it->text.len)) {
+		/* (no text: same bytes after all, a racing edit) */
+		it->f.text = it->text.len ? it->text.ptr : NULL;
+		it->f.len = it->text.len;
+		r = c->cb(c->payload, &it->f);
 	}
+	buf_release(&it->text);
+	decree_free(it->errmsg);
+	it->errmsg = NULL;
+	return r;
+}
+
+/* Format the items on up to `nthreads` threads, this one included, and
+ * hand each to the callback in path order as soon as it and those before
+ * it are done.  The first error (in path order) or a non-zero callback
+ * result stops it. */
+static int run_items(diff_ctx *c, unsigned nthreads)
+{
+	pthread_t tids[16];
+	unsigned started = 0;
+	diff_worker dw;
+	int r = 0;
+
+	diff_worker_init(&dw);
+	if (nthreads > ARRAY_SIZE(tids) + 1)
+		nthreads = ARRAY_SIZE(tids) + 1;
+	while (started + 1 < nthreads && started + 1 < c->n &&
+	       pthread_create(&tids[started], NULL, worker, c) == 0)
+		started++;
+	pthread_mutex_lock(&c->mu);
+	while (c->emitted < c->n && !r) {
+		diff_item *it = &c->items[c->emitted];
+		if (!it->done && c->next < c->n &&
+		    c->next - c->emitted < DIFF_AHEAD) {
+			/* work while the next one to hand over is formatted */
+			diff_item *mine = &c->items[c->next++];
+			pthread_mutex_unlock(&c->mu);
+			format_one(c, mine, &dw);
+			pthread_mutex_lock(&c->mu);
+			mark_done(c, mine);
+			continue;
+		}
+		if (!it->done) {
+			pthread_cond_wait(&c->ready, &c->mu);
+			continue;
+		}
+		c->emitted++;
+		pthread_cond_broadcast(&c->ahead);
+		pthread_mutex_unlock(&c->mu);
+		r = emit(c, it);
+		pthread_mutex_lock(&c->mu);
+	}
+	c->stop = true;
+	pthread_cond_broadcast(&c->ahead);
+	pthread_mutex_unlock(&c->mu);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	diff_worker_release(&dw);
 	return r;
 }
 
@@ -362,6 +438,8 @@ static int diff_trees(decree_store *s, const oid *ta, const oid *tb,
 
 	memset(&c, 0, sizeof(c));
 	pthread_mutex_init(&c.mu, NULL);
+	pthread_cond_init(&c.ahead, NULL);
+	pthread_cond_init(&c.ready, NULL);
 	c.s = s;
 	c.o = o;
 	c.cb = cb;
@@ -396,6 +474,8 @@ done:
 		decree_free(c.items[i].errmsg);
 	}
 	decree_free(c.items);
+	pthread_cond_destroy(&c.ahead);
+	pthread_cond_destroy(&c.ready);
 	pthread_mutex_destroy(&c.mu);
 	snap_release(&sb);
 	return r;

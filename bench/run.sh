@@ -27,6 +27,13 @@
 # (decree run minus the routine alone, against the original Rust decree's
 # 481 ms checkpoint + 379 ms diff).
 #
+# Two floors go with them, measured in the same runs: the bare lstat walk
+# (bench/lstatwalk.c, one thread, reading every directory) under each
+# no-change checkpoint, and the stat floor (bench/statfloor.c: only the
+# opens and fstatats a walk that trusts its listings makes, on one thread
+# per CPU), under the no-change checkpoints and, with the reading of the
+# changed files, under the pipeline's create + diff.
+#
 # The reference is what agent tools do for checkpoints: a shadow git
 # repository whose GIT_DIR lives outside the tree (default settings,
 # gc.auto=0 so no gc runs during the measurements), a checkpoint being
@@ -132,12 +139,16 @@ die() {
 	exit 1
 }
 
-for p in lstatwalk timecmd; do
-	cc -O2 -std=c11 -Wall -Wextra -o "$BB/$p" "$HERE/$p.c" ||
+for p in lstatwalk timecmd statfloor; do
+	cc -O2 -std=c11 -Wall -Wextra -pthread -o "$BB/$p" "$HERE/$p.c" ||
 		die "cannot build $HERE/$p.c"
 done
 WALK=$BB/lstatwalk
 TIMECMD=$BB/timecmd
+FLOOR=$BB/statfloor
+# decree's default: one walking thread per online CPU (the floor gets as
+# many)
+NCPU=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 
 # git as agent tools use it: default settings (no system config, a global
 # config holding only an identity), gc.auto=0 set in each shadow repository
@@ -541,12 +552,16 @@ except Exception:
 				commit -q --allow-empty -m x
 			sync
 			tm "$RD/nc.w" "$WALK" "$T"
+			"$FLOOR" --threads "$NCPU" "$T" "$RD/nc.f" 2>>"$LOG" ||
+				echo "0 0 1" >>"$RD/nc.f"
 			i=$((i + 1))
 		done
 		row "$NAME" nochange "checkpoint, no changes" ms \
 			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.g")"
 		row "$NAME" walk "  same, ref = bare lstat walk" ms \
 			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.w")"
+		row "$NAME" floor "  same, ref = stat floor, $NCPU threads" ms \
+			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.f")"
 	fi
 
 	# --- checkpoint after K files changed -------------------------------
@@ -1048,6 +1063,18 @@ pipeline_gen() {
 				pg_bad=$((pg_bad + 1))
 			fi
 		done
+		# the I/O floor of create + diff: the stat floor twice (the
+		# checkpoint's walk and the diff's) and reading the changed
+		# files, untimed listing first (statfloor.c)
+		sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$RD/out.diff" \
+			>"$RD/g.list"
+		: >"$RD/g.fs1"
+		"$FLOOR" --threads "$NCPU" --reps 2 "$W/alone.$i" "$RD/g.fs1" \
+			2>>"$LOG" || echo "0 0 1" >>"$RD/g.fs1"
+		awk '{ n += $1; s = s || $3 } END { printf "%.0f 0 %d\n", n, s }' \
+			"$RD/g.fs1" >>"$RD/g.fs"
+		"$FLOOR" --threads "$NCPU" --read "$RD/g.list" "$W/alone.$i" \
+			"$RD/g.fr" 2>>"$LOG" || echo "0 0 1" >>"$RD/g.fr"
 		pg_cd=$(last_run "$W/run.$i")/changes.diff
 		pg_n=$(grep -c '^diff --git ' "$RD/out.diff")
 		if [ "$pg_n" != 7000 ] || ! cmp -s "$pg_cd" "$RD/out.diff"; then
@@ -1068,6 +1095,7 @@ pipeline_gen() {
 	done
 	pair_op - "$RD/g.run" "$RD/g.in" "$RD/g.inover"
 	pair_op + "$RD/g.ck" "$RD/g.diff" "$RD/g.sum"
+	pair_op + "$RD/g.fs" "$RD/g.fr" "$RD/g.floor"
 	row pipeline genover "decree run minus routine (ref 860 ms)" ms \
 		"$(stats "$RD/g.over")" "$(const 860)"
 	row pipeline geninover "  same, routine timed inside the run" ms \
@@ -1080,6 +1108,8 @@ pipeline_gen() {
 		"$(stats "$RD/g.diff")" "$(const 379)"
 	row pipeline gensum "  create + diff, per rep (860 ms)" ms \
 		"$(stats "$RD/g.sum")" "$(const 860)"
+	row pipeline genfloor "  I/O floor of create + diff (860 ms)" ms \
+		"$(stats "$RD/g.floor")" "$(const 860)"
 	out "   references: the original Rust decree, 481 ms checkpoint + 379 ms diff on this class of machine"
 	[ $pg_bad = 0 ] &&
 		out "   verified: every copy equals the changed tree (diff -r), every changes.diff = checkpoint diff output ($pg_n files)"

@@ -452,6 +452,55 @@ static void test_missing_object(void **state)
 	odb_free(db);
 }
 
+/* odb_prefetch is advice: for an unknown id, a known one, and one whose
+ * index entry points beyond the pack, it changes nothing; the reads that
+ * follow answer as they would without it. */
+static void test_prefetch(void **state)
+{
+	fixture *f = *state;
+	buf objs[2], idx = BUF_INIT, b = BUF_INIT;
+	oid ids[2], unknown;
+	char path[PATH_MAX];
+	odb *db;
+
+	for (int i = 0; i < 2; i++) {
+		buf_init(&objs[i]);
+		buf_printf(&objs[i], "prefetched object %d", i);
+	}
+	memset(&unknown, 0xcd, sizeof(unknown));
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	odb_prefetch(db, &unknown); /* no pack at all */
+	store_objects(db, objs, 2, ids);
+	odb_prefetch(db, &unknown);
+	odb_prefetch(db, &ids[0]);
+	odb_prefetch(db, &ids[1]);
+	assert_int_equal(odb_read(&b, NULL, db, &ids[1]), 0);
+	assert_string_equal(b.ptr, "prefetched object 1");
+	assert_int_equal(odb_read(&b, NULL, db, &unknown), DECREE_ENOTFOUND);
+	odb_free(db);
+
+	/* the first entry's offset beyond the end of the pack */
+	find_file(path, sizeof(path), f->packs, "pack-", ".idx");
+	read_whole(&idx, path);
+	memset(idx.ptr + IDX_HDR + IDX_FANOUT + SHA256_LEN, 0x7f, 8);
+	write_whole(path, idx.ptr, idx.len);
+	assert_int_equal(odb_open(&db, f->packs), 0);
+	for (int i = 0; i < 2; i++)
+		odb_prefetch(db, &ids[i]);
+	{
+		int bad = 0;
+		for (int i = 0; i < 2; i++)
+			bad += odb_read(&b, NULL, db, &ids[i]) ==
+			       DECREE_ECORRUPT;
+		assert_int_equal(bad, 1); /* the damaged entry, still found */
+	}
+	odb_free(db);
+	for (int i = 0; i < 2; i++)
+		buf_release(&objs[i]);
+	buf_release(&idx);
+	buf_release(&b);
+}
+
 /* Type and known-id path; tree objects come back as trees. */
 static void test_types_and_known_id(void **state)
 {
@@ -1865,6 +1914,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_missing_object, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_prefetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_types_and_known_id, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_spread, setup,

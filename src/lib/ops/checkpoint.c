@@ -224,13 +224,20 @@ static bool countable(const snap_entry *e)
 	return e->mode != MODE_SKIP && e->size < UNIDIFF_MAX_CONTENT;
 }
 
+/* Are a changed path's bytes read to count its lines (not skipped, not
+ * too big to diff, not a mode change)? */
+static bool read_to_count(const count_item *it)
+{
+	return !((it->a && !countable(it->a)) || (it->b && !countable(it->b)) ||
+		 (it->a && it->b && !oid_cmp(&it->a->id, &it->b->id)));
+}
+
 /* The lines one changed path adds and removes (into *l). */
 static int count_item_lines(line_sums *l, odb *db, const count_item *it, buf *a,
 			    buf *b)
 {
-	if ((it->a && !countable(it->a)) || (it->b && !countable(it->b)) ||
-	    (it->a && it->b && !oid_cmp(&it->a->id, &it->b->id)))
-		return 0; /* skipped, too big to diff, or a mode change */
+	if (!read_to_count(it))
+		return 0;
 	buf_clear(a);
 	buf_clear(b);
 	if ((it->a && odb_read(a, NULL, db, &it->a->id) < 0) ||
@@ -347,6 +354,17 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 	if (nt > ARRAY_SIZE(tids) + 1)
 		nt = ARRAY_SIZE(tids) + 1;
 	pthread_mutex_init(&c.mu, NULL);
+	/* the blobs to read, in flight together when they are not in memory
+	 * (the old ones often are not: a checkpoint made a while ago) */
+	for (size_t i = 0; i < c.n; i++) {
+		const count_item *it = &c.items[i];
+		if (!read_to_count(it))
+			continue;
+		if (it->a)
+			odb_prefetch(c.db, &it->a->id);
+		if (it->b)
+			odb_prefetch(c.db, &it->b->id);
+	}
 	/* a thread is worth its start only with some files to read: 32 of
 	 * them, or 256 KiB to diff (a few big files) */
 	for (size_t i = 0; i < c.n; i++)

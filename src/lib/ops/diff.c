@@ -343,6 +343,24 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Start reading in the stored sides of item i that formatting will read
+ * (odb_prefetch): a diff against a checkpoint made a while ago then waits
+ * for the disk once per window of records, not once per record. */
+static void prefetch_item(diff_ctx *c, size_t i)
+{
+	const diff_item *it;
+
+	if (i >= c->n || c->o->no_text)
+		return;
+	it = &c->items[i];
+	if (it->a && snap_entry_is_stored(it->a) &&
+	    it->a->size < UNIDIFF_MAX_CONTENT)
+		odb_prefetch(c->db, &it->a->id);
+	if (it->b && !c->worktree && snap_entry_is_stored(it->b) &&
+	    it->b->size < UNIDIFF_MAX_CONTENT)
+		odb_prefetch(c->db, &it->b->id);
+}
+
 /* Hand formatted item `it` to the callback (or report its error); its
  * text is released either way. */
 static int emit(diff_ctx *c, diff_item *it)
@@ -377,6 +395,8 @@ static int run_items(diff_ctx *c, unsigned nthreads)
 	int r = 0;
 
 	diff_worker_init(&dw);
+	for (size_t i = 0; i < DIFF_AHEAD; i++)
+		prefetch_item(c, i);
 	if (nthreads > ARRAY_SIZE(tids) + 1)
 		nthreads = ARRAY_SIZE(tids) + 1;
 	while (started + 1 < nthreads && started + 1 < c->n &&
@@ -402,6 +422,8 @@ static int run_items(diff_ctx *c, unsigned nthreads)
 		c->emitted++;
 		pthread_cond_broadcast(&c->ahead);
 		pthread_mutex_unlock(&c->mu);
+		/* the window moved on by one record */
+		prefetch_item(c, c->emitted + DIFF_AHEAD - 1);
 		r = emit(c, it);
 		pthread_mutex_lock(&c->mu);
 	}

@@ -688,6 +688,25 @@ static void entry_decode(idx_entry *e, const unsigned char *p)
 	e->comp = p[57];
 }
 
+void odb_prefetch(odb *db, const oid *id)
+{
+	pack *p;
+	const unsigned char *raw = odb_find(db, id, &p);
+	idx_entry e;
+
+	if (!raw)
+		return;
+	entry_decode(&e, raw);
+	/* (an entry beyond the pack is reported by the read, not here; a
+	 * streamed object is read in order, which the kernel's own
+	 * readahead serves) */
+	if (e.stored_len < ODB_STREAM_MIN && e.offset <= p->pack_id.size &&
+	    e.stored_len <= p->pack_id.size - e.offset)
+		(void)posix_fadvise(p->fd, (off_t)e.offset,
+				    (off_t)(e.stored_len + ENTRY_HDR),
+				    POSIX_FADV_WILLNEED);
+}
+
 /* ENOTFOUND for `id`, naming a pack whose index is damaged: the object
  * may be in it (an index is checked whole only here, on this error path;
  * loading it checks its size and fanout table). */

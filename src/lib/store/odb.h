@@ -75,6 +75,16 @@ int odb_read_to_fd(odb *db, const oid *id, int fd, const char *name);
 /* Size of an object without reading it.  ENOTFOUND. */
 int odb_size(uint64_t *size_out, odb *db, const oid *id);
 
+/*
+ * Advise the kernel that the object (its newest copy) will be read soon
+ * (posix_fadvise WILLNEED starts reading it in).  A reader of many objects
+ * calls it for all of them first: when the pack's pages are not in memory
+ * the disk then reads them together instead of one wait per object.  Only
+ * advice, and only for objects below ODB_STREAM_MIN: an unknown id or a
+ * refusal changes nothing.  Thread-safe.
+ */
+void odb_prefetch(odb *db, const oid *id);
+
 int odb_writer_new(odb_writer **out, odb *db);
 /* Add an object; `id` is its SHA-256 if already known (else computed and
  * returned through id_out, which may be NULL).  Thread-safe. */

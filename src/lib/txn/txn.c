@@ -1158,6 +1158,14 @@ static int check_contents(decree_store *s, odb *db, const txn_spec *sp)
 	uint64_t bytes = 0;
 	int r;
 
+	/* what this check and the staging read, in flight together when it
+	 * is not in memory (a restore to a checkpoint made a while ago) */
+	for (size_t i = 0; i < sp->n; i++) {
+		if (sp->changes[i].has_old)
+			odb_prefetch(db, &sp->changes[i].old_id);
+		if (sp->changes[i].has_new)
+			odb_prefetch(db, &sp->changes[i].new_id);
+	}
 	for (size_t i = 0; s->progress && i < sp->n; i++)
 		bytes += sp->changes[i].has_old ? sp->changes[i].old_size : 0;
 	meter_start(s, &m, DECREE_PROGRESS_CHECK, sp->n, bytes);

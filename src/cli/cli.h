@@ -221,6 +221,13 @@ int fail_code(int code, const char *fmt, ...)
 int fail_interrupted(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What the command changed, in a few words ("checkpoint ID was created"),
+ * said once its change is done and before its report is printed: when
+ * that report cannot be written (a full disk, a closed pipe), the one
+ * error line says what happened anyway.  cli_did_text: "" when nothing
+ * was said. */
+void cli_did(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *cli_did_text(void);
 /* Report the library's last error on one "decree: " line, followed by
  * what to type next when the error has a command of its own (the library
  * states what happened; the program knows its commands).  code: what the

@@ -118,6 +118,8 @@ static int ck_create(cli_ctx *ctx)
 		r = lib_fail(r);
 		goto done;
 	}
+	if (res.created)
+		cli_did("checkpoint %s was created", res.id);
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_printf(&b,
@@ -442,6 +444,10 @@ static int finish_restore(const cli_ctx *ctx, plan_out *po, int r,
 	}
 	if (!po->dry)
 		cli_cancel_report(r, verb);
+	if (!po->dry && po->n)
+		cli_did("%s done: created %zu, restored %zu, deleted %zu "
+			"file(s)",
+			verb, res->created, res->restored, res->deleted);
 	cli_notices(ctx, s, ctx->json ? &notes : NULL);
 	if (ctx->json) {
 		static const char *const names[PL_KINDS] = {

@@ -408,6 +408,10 @@ int cli_apply_run(cli_ctx *ctx, decree_store *s, decree_apply_options *o,
 	cli_progress_end(s);
 	cli_cancel_release();
 	close_store(s);
+	if (r == 0 && !check && (res.created || res.modified || res.deleted))
+		cli_did("%s was applied: created %zu, modified %zu, deleted "
+			"%zu file(s)",
+			name, res.created, res.modified, res.deleted);
 	if (ctx->json) {
 		/* the "done" event is the last line; a failure is its
 		 * "error" member (opt.c) */

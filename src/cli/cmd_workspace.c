@@ -94,6 +94,7 @@ static int ws_create(cli_ctx *ctx)
 	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
+	cli_did("workspace %s was created at %s", w.name, w.path);
 	print_workspace(ctx, &w);
 	if (!ctx->json && !ctx->quiet)
 		fprintf(stderr,
@@ -354,6 +355,8 @@ static int ws_discard(cli_ctx *ctx)
 	close_store(s);
 	if (r < 0)
 		return lib_fail(r);
+	cli_did("workspace %s was discarded (captured as %s)", ctx->argv[0],
+		id);
 	if (ctx->json) {
 		buf b = BUF_INIT;
 		buf_putc(&b, '{');

@@ -310,8 +310,12 @@ int main(int argc, char **argv)
 	/* stdout that stops taking bytes because the user quit the pager
 	 * is no failure: the output went where it was asked to go */
 	if ((fflush(stdout) != 0 || ferror(stdout)) && r == 0 &&
-	    !cli_pager_active())
-		r = fail("cannot write output: %s", strerror(errno));
+	    !cli_pager_active()) {
+		/* the change itself is done: say so on the same line */
+		const char *did = cli_did_text();
+		r = fail("cannot write output: %s%s%s", strerror(errno),
+			 *did ? "; " : "", did);
+	}
 	/* the library's one-line warning (decree_warning_last): the
 	 * command happened, but something after it did not.  (A failure
 	 * says one thing: its error.) */

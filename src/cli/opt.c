@@ -98,6 +98,22 @@ static int vfail(const char *code, int status, const char *fmt, va_list ap)
 	return status;
 }
 
+static char did[512];
+
+void cli_did(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(did, sizeof(did), fmt, ap);
+	va_end(ap);
+}
+
+const char *cli_did_text(void)
+{
+	return did;
+}
+
 int fail(const char *fmt, ...)
 {
 	va_list ap;

@@ -95,6 +95,16 @@ t "counts: --if-changed returning the latest" D --json checkpoint create -s c --
 t "counts: an unchanged checkpoint" D --json checkpoint create -s c
 t "counts: list --json" D --json checkpoint list
 same "an unchanged tree: 0 0 0" "$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][-1]')" "(0, 0, 0)"
+# with a message the records loaded to look for it serve the counts too
+# (record_meta.known): the same previous checkpoint as without one
+printf 'l1\nL2\nl3\nl4\nl5\n' >text.txt
+t "counts with a message: a checkpoint" D --json checkpoint create -s c -m with-message
+t "counts: list --json" D --json checkpoint list
+same "... against the session's previous: one line added" "$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][-1]')" "(1, 1, 0)"
+printf 'more\n' >>new.txt
+t "counts with a message: a new session's first" D --json checkpoint create -s e -m first-of-e
+t "counts: list --json" D --json checkpoint list
+same "... against the root's newest" "$(py '[(c["files_changed"], c["insertions"], c["deletions"]) for c in d["checkpoints"]][-1]')" "(1, 1, 0)"
 t_match "*+4 -2*" "human list shows +I -D" D checkpoint list --session c
 _run D --json checkpoint list
 # a record made before decree counted: null in JSON, nothing in human list

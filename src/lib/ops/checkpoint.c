@@ -311,19 +311,23 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 	const char *session = m->session ? m->session : RECORD_DEFAULT_SESSION;
 	change_count c;
 	snap prev = SNAP_INIT; /* what differs of the previous tree */
-	record *v = NULL;
-	size_t n = 0, last = SIZE_MAX;
+	record *loaded = NULL;
+	const record *v = m->known;
+	size_t n = m->nknown, last = SIZE_MAX;
 	pthread_t tids[16];
 	unsigned nt, started = 0;
 	uint64_t bytes = 0;
 	long ncpu;
 	oid prev_tree;
-	int r;
+	int r = 0;
 
 	memset(&c, 0, sizeof(c));
 	m->files_changed = m->insertions = m->deletions = -1;
-	if ((r = record_load_all(&v, &n, s)) < 0)
-		goto done;
+	if (!m->known_loaded) {
+		if ((r = record_load_all(&loaded, &n, s)) < 0)
+			goto done;
+		v = loaded;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(v[i].session, session))
 			last = i;
@@ -333,7 +337,8 @@ static void count_changes(record_meta *m, decree_store *s, const snap *cur,
 		last = n - 1;
 	if (last != SIZE_MAX)
 		prev_tree = v[last].tree;
-	record_free_all(v, n);
+	if (loaded)
+		record_free_all(loaded, n);
 	if (last == SIZE_MAX) {
 		/* the root's first checkpoint: every file is new; their lines
 		 * would mean reading the whole tree a second time, so they
@@ -650,6 +655,12 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	trace_phase("create: locked");
 	if ((o->message || if_changed) && (r = record_load_all(&v, &n, s)) < 0)
 		goto done;
+	if (o->message || if_changed) {
+		/* the change counts use them too (the lock holds till then) */
+		m.known = v;
+		m.nknown = n;
+		m.known_loaded = true;
+	}
 	trace_phase("create: records loaded");
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i].session, m.session))

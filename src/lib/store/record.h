@@ -50,10 +50,18 @@ typedef struct {
 	 * else the store's (s->excludes) */
 	const char *const *config;
 	bool config_known;
+	/* the root's records, when the caller has loaded them already under
+	 * the lock it still holds (known_loaded; sorted as record_load_all
+	 * leaves them): the change counts find the previous checkpoint there
+	 * instead of loading every record again */
+	const record *known;
+	size_t nknown;
+	bool known_loaded;
 } record_meta;
-#define RECORD_META_INIT                                           \
-	{                                                          \
-		NULL, NULL, NULL, NULL, 0, -1, -1, -1, NULL, false \
+#define RECORD_META_INIT                                                     \
+	{                                                                    \
+		NULL, NULL, NULL, NULL, 0, -1, -1, -1, NULL, false, NULL, 0, \
+			false                                                \
 	}
 
 void record_release(record *r);

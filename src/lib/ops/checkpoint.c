@@ -22,6 +22,7 @@
  */
 #include "util/common.h"
 #include "ops/checkpoint.h"
+#include "ops/diff.h"
 #include "journal/journal.h"
 #include "store/record.h"
 #include "scan/worktree.h"
@@ -218,17 +219,12 @@ static int add_edit(const xdiff_edit *e, void *payload)
 	return 0;
 }
 
-/* Can an entry's bytes take part in a line count? */
-static bool countable(const snap_entry *e)
-{
-	return e->mode != MODE_SKIP && e->size < UNIDIFF_MAX_CONTENT;
-}
-
 /* Are a changed path's bytes read to count its lines (not skipped, not
  * too big to diff, not a mode change)? */
 static bool read_to_count(const count_item *it)
 {
-	return !((it->a && !countable(it->a)) || (it->b && !countable(it->b)) ||
+	return !((it->a && !diff_entry_readable(it->a)) ||
+		 (it->b && !diff_entry_readable(it->b)) ||
 		 (it->a && it->b && !oid_cmp(&it->a->id, &it->b->id)));
 }
 
@@ -653,9 +649,9 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	if ((r = txn_lock(NULL, NULL, s)) < 0)
 		return r;
 	trace_phase("create: locked");
-	if ((o->message || if_changed) && (r = record_load_all(&v, &n, s)) < 0)
-		goto done;
 	if (o->message || if_changed) {
+		if ((r = record_load_all(&v, &n, s)) < 0)
+			goto done;
 		/* the change counts use them too (the lock holds till then) */
 		m.known = v;
 		m.nknown = n;

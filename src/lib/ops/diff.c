@@ -353,11 +353,9 @@ static void prefetch_item(diff_ctx *c, size_t i)
 	if (i >= c->n || c->o->no_text)
 		return;
 	it = &c->items[i];
-	if (it->a && snap_entry_is_stored(it->a) &&
-	    it->a->size < UNIDIFF_MAX_CONTENT)
+	if (it->a && diff_entry_readable(it->a))
 		odb_prefetch(c->db, &it->a->id);
-	if (it->b && !c->worktree && snap_entry_is_stored(it->b) &&
-	    it->b->size < UNIDIFF_MAX_CONTENT)
+	if (it->b && !c->worktree && diff_entry_readable(it->b))
 		odb_prefetch(c->db, &it->b->id);
 }
 

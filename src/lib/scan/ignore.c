@@ -928,7 +928,8 @@ ignore_result ignore_list_match(const ignore_list *l, const char *path,
 /* --- the matcher: per-directory cache and precedence --------------------- */
 
 enum { LIST_GIT = 0, LIST_DECREE = 1 };
-static const char *const list_names[] = { ".gitignore", ".decreeignore" };
+const char *const ignore_rules_files[IGNORE_RULES_FILES] = { ".gitignore",
+							     ".decreeignore" };
 
 struct dir_node {
 	char *path;
@@ -1090,8 +1091,8 @@ static int node_load(ignore_matcher *m, struct dir_node *d)
 		bool found = false;
 
 		buf_clear(&m->content);
-		r = m->load(m->payload, d->path, list_names[k], &m->content,
-			    &found);
+		r = m->load(m->payload, d->path, ignore_rules_files[k],
+			    &m->content, &found);
 		if (r == 0 && found)
 			r = ignore_list_parse(&d->lists[k], d->path,
 					      m->content.ptr, m->content.len);
@@ -1305,7 +1306,7 @@ const void *ignore_matcher_last_rule(const ignore_matcher *m, buf *source,
 		else
 			buf_printf(source, "%s%s%s", m->hit_dir,
 				   *m->hit_dir ? "/" : "",
-				   list_names[m->hit_src]);
+				   ignore_rules_files[m->hit_src]);
 	}
 	if (pattern)
 		*pattern = m->hit->src;

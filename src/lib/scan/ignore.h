@@ -41,9 +41,14 @@ typedef enum {
  * docs/scanning.md; keep both in sync. */
 extern const char *const ignore_builtin_patterns[];
 
+/* The names of the rules files a directory may hold, the ones the loader
+ * is asked for: ".gitignore", ".decreeignore". */
+#define IGNORE_RULES_FILES 2
+extern const char *const ignore_rules_files[IGNORE_RULES_FILES];
+
 /*
  * Loader: put the content of `dir`/`name` (dir "" = root, no trailing
- * slash; name ".gitignore" or ".decreeignore") into `out` and set *found.
+ * slash; name one of ignore_rules_files) into `out` and set *found.
  * Return 0, or a negative decree error code to abort.
  */
 typedef int (*ignore_load_fn)(void *payload, const char *dir, const char *name,

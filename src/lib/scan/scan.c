@@ -79,9 +79,10 @@ struct dirres {
 	unsigned char rules;
 };
 
-/* dirres.rules: whether the listing was read, and which rules files it
- * holds as a regular file (or as a name of unknown type) */
-enum { RULES_LISTED = 1, RULES_GITIGNORE = 2, RULES_DECREEIGNORE = 4 };
+/* dirres.rules: whether the listing was read (RULES_LISTED), and which
+ * rules files it holds as a regular file or as a name of unknown type:
+ * RULES_FILE << k for ignore_rules_files[k] */
+enum { RULES_LISTED = 1, RULES_FILE = 2 };
 
 enum { JOB_DIR = 1, JOB_HASH = 2 };
 
@@ -362,15 +363,17 @@ static bool listing_may_hold(const dent *v, size_t n, const char *name)
 /* dirres.rules of a directory listed as (v, n) */
 static unsigned char listing_rules(const dent *v, size_t n)
 {
-	return RULES_LISTED |
-	       (listing_may_hold(v, n, ".gitignore") ? RULES_GITIGNORE : 0) |
-	       (listing_may_hold(v, n, ".decreeignore") ? RULES_DECREEIGNORE
-							: 0);
+	unsigned char rules = RULES_LISTED;
+
+	for (int k = 0; k < IGNORE_RULES_FILES; k++)
+		if (listing_may_hold(v, n, ignore_rules_files[k]))
+			rules |= (unsigned char)(RULES_FILE << k);
+	return rules;
 }
 
 /*
- * May directory `dir` hold rules file `name` (".gitignore" or
- * ".decreeignore", the only names the matcher asks for)?  When `dir` is
+ * May directory `dir` hold rules file `name` (one of ignore_rules_files,
+ * the only names the matcher asks for)?  When `dir` is
  * an ancestor of the worker's current directory its listing was read
  * before the current directory was queued, by whichever thread, and
  * answers without a system call; false only when it has no such file.
@@ -393,8 +396,10 @@ static bool ancestor_may_hold(const worker *wk, const char *dir,
 		d = d->parent;
 	if (!d || !(d->rules & RULES_LISTED))
 		return true;
-	return d->rules & (strcmp(name, ".gitignore") ? RULES_DECREEIGNORE
-						      : RULES_GITIGNORE);
+	for (int k = 0; k < IGNORE_RULES_FILES; k++)
+		if (!strcmp(name, ignore_rules_files[k]))
+			return d->rules & (RULES_FILE << k);
+	return true; /* (not a name the listing was asked about) */
 }
 
 /* *b = "dir/name" ("name" in the root, dir ""). */

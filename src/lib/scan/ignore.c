@@ -937,6 +937,17 @@ struct dir_node {
 	uint64_t hash;
 	bool loaded;
 	ignore_list *lists[2];
+	struct dir_node *parent; /* NULL for the root ("") */
+	size_t depth;		 /* the root's is 0 */
+};
+
+/* One list in force for the entries of a directory, in precedence order
+ * (decide's): where its paths start (skip), and what it is (src, dir). */
+struct in_force {
+	const ignore_list *list;
+	size_t skip;
+	int src;
+	const char *dir;
 };
 
 struct ignore_matcher {
@@ -952,6 +963,11 @@ struct ignore_matcher {
 	struct dir_node **chain;
 	size_t chain_len, chain_cap;
 	bool chain_ok;
+	/* the lists that decide the entries of chain_dir, built on the first
+	 * check there (force_ok): most checks look at one list or two */
+	struct in_force *force;
+	size_t nforce, force_cap;
+	bool force_ok;
 	/* the rule that decided the last check (ignore_matcher_last_rule):
 	 * its pattern, its source (LIST_GIT, LIST_DECREE, SRC_EXTRA,
 	 * SRC_BUILTIN) and the directory of its file */
@@ -985,6 +1001,7 @@ void ignore_matcher_free(ignore_matcher *m)
 		node_free(m->slots[i]);
 	decree_free(m->slots);
 	decree_free(m->chain);
+	decree_free(m->force);
 	ignore_list_free(m->builtin);
 	ignore_list_free(m->extra);
 	buf_release(&m->content);
@@ -1047,7 +1064,7 @@ static int map_grow(ignore_matcher *m)
 }
 
 static int node_get(struct dir_node **out, ignore_matcher *m, const char *dir,
-		    size_t len, uint64_t hash)
+		    size_t len, uint64_t hash, struct dir_node *parent)
 {
 	struct dir_node *d;
 	size_t k;
@@ -1075,6 +1092,8 @@ static int node_get(struct dir_node **out, ignore_matcher *m, const char *dir,
 	}
 	d->len = len;
 	d->hash = hash;
+	d->parent = parent;
+	d->depth = parent ? parent->depth + 1 : 0;
 	m->slots[k] = d;
 	m->nnodes++;
 	*out = d;
@@ -1119,52 +1138,133 @@ static int bad_path(const char *path, size_t len)
 				len > 200 ? 200 : (int)len, path);
 }
 
+/* The node of directory dir[0..len), when a chain has made it. */
+static struct dir_node *node_find(const ignore_matcher *m, const char *dir,
+				  size_t len, uint64_t hash)
+{
+	struct dir_node *d;
+
+	for (size_t k = (size_t)hash & (m->nslots - 1); (d = m->slots[k]);
+	     k = (k + 1) & (m->nslots - 1))
+		if (d->hash == hash && d->len == len &&
+		    !memcmp(d->path, dir, len))
+			return d;
+	return NULL;
+}
+
 /* Make m->chain the ancestors of directory path[0..dlen) and itself, root
- * first.  Hashes are computed incrementally along the path. */
+ * first.  A directory met before brings its ancestors along (parent);
+ * otherwise each is looked up or made, hashes computed along the path. */
 static int chain_get(ignore_matcher *m, const char *path, size_t dlen)
 {
-	uint64_t h = FNV_BASIS;
-	size_t i, n = 1;
+	uint64_t h = FNV_BASIS, hp = FNV_BASIS; /* of the path, its parent */
+	struct dir_node *d, *up;
+	size_t i, n = 1, plen = 0;
 	int r;
 
 	if (m->chain_ok && m->chain_dir.len == dlen &&
 	    !memcmp(m->chain_dir.ptr, path, dlen))
 		return 0;
 	m->chain_ok = false;
+	m->force_ok = false;
 	for (i = 0; i < dlen; i++) {
-		if (path[i] != '/')
-			continue;
-		if (i == 0 || path[i - 1] == '/')
-			return bad_path(path, dlen);
-		n++;
+		if (path[i] == '/') {
+			if (i == 0 || path[i - 1] == '/')
+				return bad_path(path, dlen);
+			n++;
+			hp = h;
+			plen = i;
+		}
+		h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
 	}
 	if (dlen && path[dlen - 1] == '/')
 		return bad_path(path, dlen);
 	n += dlen > 0;
 	if (GROW(m->chain, m->chain_cap, n) < 0)
 		return -1;
-	if ((r = node_get(&m->chain[0], m, path, 0, h)) < 0)
-		return r;
-	m->chain_len = 1;
-	for (i = 0; i < dlen; i++) {
-		if (path[i] == '/') {
-			if ((r = node_get(&m->chain[m->chain_len], m, path, i,
-					  h)) < 0)
+	d = node_find(m, path, dlen, h);
+	if (!d && dlen && (up = node_find(m, path, plen, hp)) &&
+	    up->depth + 2 == n && (r = node_get(&d, m, path, dlen, h, up)) < 0)
+		return r; /* (a new directory below one met before) */
+	if (d && d->depth + 1 == n) {
+		for (i = n; d; d = d->parent)
+			m->chain[--i] = d;
+		m->chain_len = n;
+	} else {
+		h = FNV_BASIS;
+		if ((r = node_get(&m->chain[0], m, path, 0, h, NULL)) < 0)
+			return r;
+		m->chain_len = 1;
+		for (i = 0; i < dlen; i++) {
+			if (path[i] == '/') {
+				if ((r = node_get(&m->chain[m->chain_len], m,
+						  path, i, h,
+						  m->chain[m->chain_len - 1])) <
+				    0)
+					return r;
+				m->chain_len++;
+			}
+			h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
+		}
+		if (dlen) {
+			r = node_get(&m->chain[m->chain_len], m, path, dlen, h,
+				     m->chain[m->chain_len - 1]);
+			if (r < 0)
 				return r;
 			m->chain_len++;
 		}
-		h = (h ^ (unsigned char)path[i]) * FNV_PRIME;
-	}
-	if (dlen) {
-		r = node_get(&m->chain[m->chain_len], m, path, dlen, h);
-		if (r < 0)
-			return r;
-		m->chain_len++;
 	}
 	buf_clear(&m->chain_dir);
 	if ((r = buf_put(&m->chain_dir, path, dlen)) < 0)
 		return r;
 	m->chain_ok = true;
+	return 0;
+}
+
+static int force_add(ignore_matcher *m, const ignore_list *l, size_t skip,
+		     int src, const char *dir)
+{
+	struct in_force *f;
+
+	if (!l)
+		return 0;
+	if (GROW(m->force, m->force_cap, m->nforce + 1) < 0)
+		return -1;
+	f = &m->force[m->nforce++];
+	f->list = l;
+	f->skip = skip;
+	f->src = src;
+	f->dir = dir;
+	return 0;
+}
+
+/* m->force: the lists in force below the whole chain, in decide's order
+ * (.decreeignore deepest first, the extra patterns, .gitignore deepest
+ * first, the built-in list).  Loads the chain's files. */
+static int force_build(ignore_matcher *m)
+{
+	int k, r;
+
+	m->nforce = 0;
+	for (size_t i = 0; i < m->chain_len; i++)
+		if ((r = node_load(m, m->chain[i])) < 0)
+			return r;
+	for (k = LIST_DECREE; k >= LIST_GIT; k--) {
+		for (size_t i = m->chain_len; i-- > 0;) {
+			const struct dir_node *d = m->chain[i];
+
+			if ((r = force_add(m, d->lists[k],
+					   d->len ? d->len + 1 : 0, k,
+					   d->path)) < 0)
+				return r;
+		}
+		if (k == LIST_DECREE &&
+		    (r = force_add(m, m->extra, 0, SRC_EXTRA, NULL)) < 0)
+			return r;
+	}
+	if ((r = force_add(m, m->builtin, 0, SRC_BUILTIN, NULL)) < 0)
+		return r;
+	m->force_ok = true;
 	return 0;
 }
 
@@ -1237,7 +1337,6 @@ static int prepare(size_t *bpos, ignore_matcher *m, const char *path,
 int ignore_matcher_check(ignore_matcher *m, const char *path, size_t len,
 			 bool is_dir, bool *ignored)
 {
-	ignore_result r;
 	size_t bpos;
 	int err;
 
@@ -1251,9 +1350,19 @@ int ignore_matcher_check(ignore_matcher *m, const char *path, size_t len,
 		return err;
 	if (!is_dir && ignore_is_rules_file(path + bpos, len - bpos))
 		return 0;
-	if ((err = decide(&r, m, path, len, bpos, is_dir, m->chain_len)) < 0)
+	if (!m->force_ok && (err = force_build(m)) < 0)
 		return err;
-	*ignored = r == IGNORE_IGNORE;
+	m->hit = NULL;
+	m->hit_src = SRC_BUILTIN;
+	for (size_t i = 0; i < m->nforce && !m->hit; i++) {
+		const struct in_force *f = &m->force[i];
+
+		m->hit = list_match_rel(f->list, path + f->skip, len - f->skip,
+					path + bpos, len - bpos, is_dir);
+		m->hit_src = f->src;
+		m->hit_dir = f->dir;
+	}
+	*ignored = result_of(m->hit) == IGNORE_IGNORE;
 	return 0;
 }
 

@@ -454,10 +454,13 @@ static const unsigned char *seek(statcache_dir *d, const char *name)
 	const char *names = rec_names(d->rec);
 	int c = 1;
 
-	while (d->pos < d->n &&
-	       (c = strcmp(names + get_u32le(rec_ent(d->rec, d->pos)), name)) <
-		       0)
+	while (d->pos < d->n) {
+		const char *at = names + get_u32le(rec_ent(d->rec, d->pos));
+		/* a listing taken from the record holds these very names */
+		if ((c = at == name ? 0 : strcmp(at, name)) >= 0)
+			break;
 		d->pos++;
+	}
 	return c == 0 ? rec_ent(d->rec, d->pos) : NULL;
 }
 

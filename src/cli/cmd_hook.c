@@ -26,6 +26,7 @@
 #include "hooks/hooks.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/utc.h"
 
 #include <ftw.h>
 #include <signal.h>
@@ -641,16 +642,14 @@ static unsigned budget(const hook_agent *a, const hook_event *ev)
 static void arm(const cli_ctx *ctx, const char *root, const char *agent,
 		const char *event, unsigned secs)
 {
-	char dir[PATH_MAX], when[32];
+	char dir[PATH_MAX], when[UTC_TEXT_MAX];
 	const char *store = log_store(dir, sizeof(dir), ctx, root);
 	struct sigaction sa;
 	struct timespec ts;
-	struct tm tm;
 	buf b = BUF_INIT;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc_format(when, ts.tv_sec);
 	buf_printf(&b,
 		   "%s %s %s %s: did not finish within %u s; stopped, "
 		   "so the agent was not held up\n",

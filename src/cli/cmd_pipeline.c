@@ -6,6 +6,7 @@
 #include "util/common.h"
 #include "interactive.h"
 #include "util/json.h"
+#include "util/utc.h"
 
 #include <signal.h>
 #include <time.h>
@@ -143,15 +144,9 @@ static int check_request(const cli_ctx *ctx, const run_request *rq)
  */
 
 /* Unix seconds as RFC 3339 UTC; NULL for 0 (not known). */
-static const char *rfc3339(char out[32], int64_t t)
+static const char *rfc3339(char out[UTC_TEXT_MAX], int64_t t)
 {
-	struct tm tm;
-	time_t tt = (time_t)t;
-
-	if (t <= 0 || !gmtime_r(&tt, &tm))
-		return NULL;
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return out;
+	return t > 0 ? utc_format(out, t) : NULL;
 }
 
 /* A run as --json shows it: the members of a run object
@@ -162,7 +157,7 @@ static void run_members(buf *b, const char *id, decree_run_outcome outcome,
 			const char *routine, const char *message, int attempts,
 			const decree_run_info *ri)
 {
-	char t1[32], t2[32];
+	char t1[UTC_TEXT_MAX], t2[UTC_TEXT_MAX];
 
 	json_kv_str(b, "id", id, false);
 	json_kv_str(b, "outcome", decree_run_outcome_name(outcome), true);
@@ -1207,7 +1202,7 @@ static void log_entry_json(buf *b, const log_entry *e, int64_t files)
 
 static void log_entry_text(buf *b, const log_entry *e, int64_t files)
 {
-	char t[32];
+	char t[UTC_TEXT_MAX];
 	const char *when = e->ck ? e->ck->created_at
 				 : rfc3339(t, e->t_ns / 1000000000);
 

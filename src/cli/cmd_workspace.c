@@ -6,22 +6,13 @@
 #include "util/common.h"
 #include "cli.h"
 #include "util/json.h"
-
-#include <time.h>
-
-static void when(char out[32], int64_t ns)
-{
-	time_t t = (time_t)(ns / 1000000000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
+#include "util/utc.h"
 
 static void info_json(buf *b, const decree_workspace_info *w)
 {
-	char at[32];
+	char at[UTC_TEXT_MAX];
 
-	when(at, w->created_ns);
+	utc_format_ns(at, w->created_ns);
 	buf_putc(b, '{');
 	json_kv_str(b, "name", w->name, false);
 	json_kv_path(b, "path", w->path, true);
@@ -135,14 +126,14 @@ static int ws_list(cli_ctx *ctx)
 		buf_printf(&b, "%-20s  %-20s  %-12s  %-7s  %s\n", "NAME",
 			   "CREATED", "BASE", "MODE", "PATH");
 	for (size_t i = 0; i < n; i++) {
-		char at[32];
+		char at[UTC_TEXT_MAX];
 		if (ctx->json) {
 			if (i)
 				buf_putc(&b, ',');
 			info_json(&b, &v[i]);
 			continue;
 		}
-		when(at, v[i].created_ns);
+		utc_format_ns(at, v[i].created_ns);
 		buf_printf(&b, "%-20s  %-20s  %.12s  %-7s  %s\n", v[i].name, at,
 			   v[i].base, v[i].mode, cli_q(v[i].path));
 	}

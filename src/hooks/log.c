@@ -14,6 +14,7 @@
 #include "util/common.h"
 #include "hooks.h"
 #include "util/fs.h"
+#include "util/utc.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -63,9 +64,8 @@ static void trim(int fd, const char *path)
 int hook_log_write(const char *store_dir, const char *agent, const char *event,
 		   const char *root, const char *msg)
 {
-	char path[PATH_MAX], when[32];
+	char path[PATH_MAX], when[UTC_TEXT_MAX];
 	struct timespec ts;
-	struct tm tm;
 	struct stat st;
 	buf line = BUF_INIT;
 	int fd, r = -1;
@@ -80,8 +80,7 @@ int hook_log_write(const char *store_dir, const char *agent, const char *event,
 			return -1;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc_format(when, ts.tv_sec);
 	buf_printf(&line, "%s %s %s %s: ", when, agent ? agent : "-",
 		   event ? event : "-", root ? root : "-");
 	for (const char *p = msg ? msg : "failed"; *p; p++)

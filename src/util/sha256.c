@@ -97,22 +97,34 @@ void oid_to_hex(char out[SHA256_HEXLEN + 1], const oid *id)
 	out[SHA256_HEXLEN] = '\0';
 }
 
+/* The value of each hex digit, 0..15; 16 for every other byte.  (Ids
+ * are parsed by the thousand when records are listed: a lookup, not a
+ * chain of comparisons.) */
+static const unsigned char hex_digit[256] = {
+#define X16 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16
+	X16, X16, X16, 0,   1,	 2,   3,   4,	5,   6,
+	7,   8,	  9,   16,  16,	 16,  16,  16,	16, /* '0'.. */
+	16,  10,  11,  12,  13,	 14,  15,  16,	16,  16,
+	16,  16,  16,  16,  16,	 16, /* 'A'.. */
+	X16, 16,  10,  11,  12,	 13,  14,  15,	16,  16,
+	16,  16,  16,  16,  16,	 16,  16, /* 'a'.. */
+	X16, X16, X16, X16, X16, X16, X16, X16, X16,
+#undef X16
+};
+
 static int hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	unsigned v = hex_digit[(unsigned char)c];
+	return v < 16 ? (int)v : -1;
 }
 
 int oid_from_hex(oid *out, const char *hex)
 {
 	for (int i = 0; i < SHA256_LEN; i++) {
-		int hi = hexval(hex[2 * i]), lo;
-		if (hi < 0 || (lo = hexval(hex[2 * i + 1])) < 0)
+		unsigned hi = hex_digit[(unsigned char)hex[2 * i]];
+		unsigned lo = hi < 16 ? hex_digit[(unsigned char)hex[2 * i + 1]]
+				      : 16; /* (not past a NUL) */
+		if ((hi | lo) & 16)
 			return decree_error_set(DECREE_EINVALID,
 						"invalid object id '%.64s'",
 						hex);

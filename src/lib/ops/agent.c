@@ -30,6 +30,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/utc.h"
 
 #include <dirent.h>
 #include <time.h>
@@ -62,14 +63,6 @@ static int64_t coarse_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void format_time(char out[40], int64_t ns)
-{
-	time_t t = (time_t)(ns / 1000000000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 40, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* The first line of a prompt, at most LABEL_MAX bytes (not cutting a
@@ -521,7 +514,7 @@ int decree_agent_sessions_get(decree_agent_sessions **out, decree_store *s)
 			if (j->v[i].time_ns > e->last_ns)
 				e->last_ns = j->v[i].time_ns;
 		}
-		format_time(e->last_at, e->last_ns);
+		utc_format_ns(e->last_at, e->last_ns);
 	}
 	closedir(d);
 	if (r < 0) {
@@ -678,7 +671,7 @@ int decree_rewind_list_get(decree_rewind_list **out, decree_store *s,
 		memcpy(te->info.checkpoint, e->checkpoint,
 		       sizeof(te->info.checkpoint));
 		te->info.created_ns = e->time_ns;
-		format_time(te->info.created_at, e->time_ns);
+		utc_format_ns(te->info.created_at, e->time_ns);
 		te->info.checkpoint_exists = strset_has(&ids, e->checkpoint);
 	}
 	if ((r = collect_files(l)) < 0)

@@ -9,6 +9,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/oidset.h"
+#include "util/utc.h"
 #include "store/repo.h"
 
 #include <dirent.h>
@@ -40,14 +41,6 @@ void record_free_all(record *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		record_release(&v[i]);
 	decree_free(v);
-}
-
-static void format_time(char *out, size_t len, int64_t ns)
-{
-	time_t t = (time_t)(ns / 1000000000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 static char *json_dup(json_t *o, const char *key)
@@ -236,8 +229,7 @@ static int load_record(record *out, const char *path, const char *id, bool *os)
 	out->info.label = out->label;
 	out->info.created_ns =
 		json_integer_value(json_object_get(o, "created_ns"));
-	format_time(out->info.created_at, sizeof(out->info.created_at),
-		    out->info.created_ns);
+	utc_format_ns(out->info.created_at, out->info.created_ns);
 	out->info.file_count =
 		(uint64_t)json_integer_value(json_object_get(o, "file_count"));
 	out->info.total_bytes =
@@ -536,8 +528,7 @@ static int cache_load(record **recs, size_t *nrecs, oidset *ids,
 		c->info.session = c->session;
 		c->info.message = c->message;
 		c->info.label = c->label;
-		format_time(c->info.created_at, sizeof(c->info.created_at),
-			    c->info.created_ns);
+		utc_format_ns(c->info.created_at, c->info.created_ns);
 		if ((r = oidset_put(ids, &id, n)) < 0) {
 			n++;
 			goto ignore;
@@ -565,6 +556,8 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 	oidset ids = OIDSET_INIT, gone = OIDSET_INIT;
 	size_t uncached = 0, stale = 0; /* records the cache lacks / has too
 					   many */
+	unsigned char *listed = NULL;	/* of each cached record: listed? */
+	size_t nlisted = 0;
 	DIR *d;
 	struct dirent *de;
 	bool os;
@@ -595,6 +588,10 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 		oidset_release(&gone);
 		return r;
 	}
+	if (ncached && !(listed = decree_calloc(ncached, 1))) {
+		r = -1;
+		goto listed_fail;
+	}
 	while ((de = readdir(d)) != NULL) {
 		uint64_t at;
 		oid id;
@@ -605,15 +602,14 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 		}
 		if (oidset_has(&gone, &id))
 			continue;
-		if ((r = GROW(v, cap, n + 1)) < 0)
-			break;
 		if (oidset_get(&ids, &id, &at) && at < ncached &&
 		    cached[at].session) {
-			v[n++] = cached[at]; /* moved: the cache copy is cleared
-					      */
-			memset(&cached[at], 0, sizeof(cached[at]));
+			nlisted += !listed[at];
+			listed[at] = 1; /* taken below, in the cache's order */
 			continue;
 		}
+		if ((r = GROW(v, cap, n + 1)) < 0)
+			break;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		r = load_record(&v[n], path, de->d_name, &os);
 		if (r == DECREE_ENOTFOUND) { /* pruned meanwhile */
@@ -633,10 +629,24 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 		if (r < 0)
 			break;
 	}
+	/* The cache's records first, in its order (sorted when it was
+	 * written), then those read one by one (mostly the newest): sorted
+	 * already, as a rule, so that the sort below is one pass. */
+	if (r == 0 && nlisted && (r = GROW(v, cap, n + nlisted)) == 0) {
+		memmove(v + nlisted, v, n * sizeof(*v));
+		for (size_t i = 0, k = 0; i < ncached; i++) {
+			if (!listed[i])
+				continue;
+			v[k++] = cached[i]; /* moved: the cache copy cleared */
+			memset(&cached[i], 0, sizeof(cached[i]));
+		}
+		n += nlisted;
+	}
+listed_fail:
 	closedir(d);
+	decree_free(listed);
 	/* cached records no longer listed (pruned, dropped) make it stale */
-	for (size_t i = 0; i < ncached; i++)
-		stale += cached[i].session != NULL;
+	stale = ncached - nlisted;
 	record_free_all(cached, ncached);
 	oidset_release(&ids);
 	oidset_release(&gone);
@@ -644,8 +654,12 @@ int record_load_all(record **out, size_t *n_out, decree_store *s)
 		record_free_all(v, n);
 		return r;
 	}
-	if (n > 1)
-		qsort(v, n, sizeof(*v), rec_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (rec_cmp(&v[i - 1], &v[i]) > 0) {
+			qsort(v, n, sizeof(*v), rec_cmp);
+			break;
+		}
+	}
 	/* Rewriting the cache costs two fsyncs: not for every new record
 	 * (each checkpoint adds one), only when there is none (or it was
 	 * damaged) or once a few records are read one by one, or a few
@@ -835,7 +849,7 @@ int record_save(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		return r;
 	snap_totals(cur, &files, &bytes);
 	oid_to_hex(hex, tree);
-	format_time(created, sizeof(created), now);
+	utc_format_ns(created, now);
 	if (buf_printf(&rec, "{\"version\":%d,\"type\":\"checkpoint\"",
 		       version) < 0 ||
 	    json_kv_str(&rec, "root", s->root, true) < 0 ||

@@ -27,7 +27,10 @@
 # (decree run minus the routine alone, against the original Rust decree's
 # 481 ms checkpoint + 379 ms diff).
 #
-# Two floors go with them, measured in the same runs: the bare lstat walk
+# Three floors go with them, measured in the same runs: the durable writes
+# of a first checkpoint (bench/durfloor.c: the files decree's store holds
+# afterwards, each written as DESIGN.md has every store write made, with
+# nothing computed) under the first checkpoint, the bare lstat walk
 # (bench/lstatwalk.c, one thread, reading every directory) under each
 # no-change checkpoint, and the stat floor (bench/statfloor.c: only the
 # opens and fstatats a walk that trusts its listings makes, on one thread
@@ -139,13 +142,14 @@ die() {
 	exit 1
 }
 
-for p in lstatwalk timecmd statfloor; do
+for p in lstatwalk timecmd statfloor durfloor; do
 	cc -O2 -std=c11 -Wall -Wextra -pthread -o "$BB/$p" "$HERE/$p.c" ||
 		die "cannot build $HERE/$p.c"
 done
 WALK=$BB/lstatwalk
 TIMECMD=$BB/timecmd
 FLOOR=$BB/statfloor
+DURFLOOR=$BB/durfloor
 # decree's default: one walking thread per online CPU (the floor gets as
 # many)
 NCPU=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
@@ -505,6 +509,21 @@ bench_tree() {
 		row "$NAME" first "first checkpoint" ms \
 			"$(stats "$RD/first.d")" "$(stats "$RD/first.g")"
 		sync
+		# its floor: the durable writes of the files decree's store
+		# now holds (those it writes without fsync, the caches, the
+		# lock and the seal list, left out), durfloor.c
+		if [ -d "$S" ]; then
+			rm -rf "$W/durfloor"
+			mkdir -p "$W/durfloor"
+			# shellcheck disable=SC2046 # the sizes, one per word
+			"$DURFLOOR" --reps "$RF" "$W/durfloor" "$RD/first.f" \
+				$(find "$S" -type f ! -name lock \
+					! -name 'statcache*' ! -name sealed \
+					! -name checkpoints.cache -printf '%s\n') \
+				2>>"$LOG" || echo "0 0 1" >>"$RD/first.f"
+			row "$NAME" durfloor "  same, ref = its durable writes" \
+				ms "$(stats "$RD/first.d")" "$(stats "$RD/first.f")"
+		fi
 		if [ -d "$S" ] && [ -d "$GD/objects" ]; then
 			row "$NAME" size "store size after first (du)" MiB \
 				"$(du -sk "$S" | awk '{ print $1 / 1024 }')" \

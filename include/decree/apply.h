@@ -38,6 +38,10 @@ typedef enum {
 	DECREE_APPLY_CONFLICT = 5, /**< does not apply; detail says why */
 } decree_apply_action;
 
+/** "create", "modify", "delete", "skip", "conflict" (`apply --check
+ * --json`'s actions); "other" otherwise.  Static. */
+DECREE_API const char *decree_apply_action_name(decree_apply_action a);
+
 /** Per-path report, called for every path before anything is written
  * (detail: the conflict message, or NULL). */
 typedef void (*decree_apply_report_cb)(void *payload, const char *path,

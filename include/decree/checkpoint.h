@@ -200,6 +200,11 @@ typedef enum {
 	DECREE_NOTICE_WORKSPACE = 5,
 } decree_notice_kind;
 
+/** "mostly_ignored", "existing", "too_large", "edits_saved", "workspace"
+ * (the `kind` of a notice in `--json` output); "other" otherwise.
+ * Static. */
+DECREE_API const char *decree_notice_kind_name(decree_notice_kind k);
+
 /** One notice (strings borrowed from the handle; NULL when unused). */
 typedef struct {
 	decree_notice_kind kind;

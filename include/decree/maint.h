@@ -109,6 +109,10 @@ typedef enum {
 	DECREE_FSCK_UNREPAIRED = 5,
 } decree_fsck_problem;
 
+/** "damaged", "unfinished", "repaired", "lost", "unrepaired" (`fsck
+ * --json`'s kinds); "other" otherwise.  Static. */
+DECREE_API const char *decree_fsck_problem_name(decree_fsck_problem k);
+
 /** Called by decree_fsck for each problem: its kind, what (object id,
  * file) and why. */
 typedef void (*decree_fsck_cb)(void *payload, decree_fsck_problem kind,

@@ -50,6 +50,11 @@ typedef enum {
 	DECREE_ACTION_SKIP_USER_EDIT = 5,
 } decree_action;
 
+/** The action's name as `--json` and the bindings give it: "create",
+ * "restore", "delete", "replace", "skip-user-edit"; "other" for a value
+ * this library does not know.  Static. */
+DECREE_API const char *decree_action_name(decree_action a);
+
 /** The steps of a transaction, as a progress callback sees them (path
  * and action are NULL for committing and done). */
 typedef enum {
@@ -59,6 +64,10 @@ typedef enum {
 	DECREE_PHASE_ROLLING_BACK = 4,
 	DECREE_PHASE_DONE = 5,
 } decree_phase;
+
+/** "staging", "applying", "committing", "rolling_back", "done" (the
+ * `phase` of `apply --json`'s events); "other" otherwise.  Static. */
+DECREE_API const char *decree_phase_name(decree_phase p);
 
 typedef void (*decree_plan_cb)(void *payload, const char *path,
 			       decree_action action);

@@ -115,6 +115,9 @@ typedef enum {
 	DECREE_PROGRESS_VERIFY = 4,
 } decree_progress_stage;
 
+/** "scan", "check", "write", "verify"; "other" otherwise.  Static. */
+DECREE_API const char *decree_progress_stage_name(decree_progress_stage s);
+
 /** How far a stage is.  Totals are 0 while unknown. */
 typedef struct {
 	decree_progress_stage stage;

@@ -321,9 +321,6 @@ int cli_checkpoint_diff_show(const cli_ctx *ctx, cli_diff_mode mode, buf *json,
 			     decree_store *s, const char *ref, const char *ref2,
 			     unsigned context);
 
-/* "staging", "applying", "committing", "rolling_back", "done". */
-const char *cli_phase_name(decree_phase ph);
-
 /* progress.c: the progress line of a long call and its notices.
  * cli_progress_begin: show the progress the calls on s report, on stderr,
  * if it is a terminal and neither --json nor -q is given (after

@@ -362,15 +362,6 @@ static void plan_release(plan_out *p)
 		buf_release(&p->lists[k]);
 }
 
-static const char *action_name(decree_action a)
-{
-	return a == DECREE_ACTION_DELETE	   ? "delete"
-	       : a == DECREE_ACTION_CREATE	   ? "create"
-	       : a == DECREE_ACTION_REPLACE	   ? "replace"
-	       : a == DECREE_ACTION_SKIP_USER_EDIT ? "skip-user-edit"
-						   : "restore";
-}
-
 static void on_plan(void *payload, const char *path, decree_action a)
 {
 	plan_out *p = payload;
@@ -382,7 +373,8 @@ static void on_plan(void *payload, const char *path, decree_action a)
 		if (k != PL_SKIPPED) {
 			buf_puts(&p->json, p->n ? ",{" : "{");
 			json_kv_path(&p->json, "path", path, false);
-			json_kv_str(&p->json, "action", action_name(a), true);
+			json_kv_str(&p->json, "action", decree_action_name(a),
+				    true);
 			buf_putc(&p->json, '}');
 		}
 		if (p->counts[k])
@@ -394,8 +386,9 @@ static void on_plan(void *payload, const char *path, decree_action a)
 		 * keeps it) or -v (the user's edits left alone always); else
 		 * the summary says it */
 		cli_progress_clear();
-		printf("%s%s%s %s\n", cli_action_color(action_name(a)),
-		       action_name(a), cli_color(CLI_RESET), cli_q(path));
+		printf("%s%s%s %s\n", cli_action_color(decree_action_name(a)),
+		       decree_action_name(a), cli_color(CLI_RESET),
+		       cli_q(path));
 		fflush(stdout);
 	}
 	p->counts[k]++;
@@ -411,7 +404,7 @@ static void on_progress(void *payload, decree_phase ph, const char *path,
 	if (ph == DECREE_PHASE_ROLLING_BACK && !p->ctx->quiet &&
 	    p->ctx->verbose && !cli_cancelled()) {
 		cli_progress_clear();
-		fprintf(stderr, "%s: %s %s\n", cli_phase_name(ph),
+		fprintf(stderr, "%s: %s %s\n", decree_phase_name(ph),
 			action ? action : "", path ? cli_q(path) : "");
 	}
 }

@@ -276,22 +276,6 @@ typedef struct {
 	bool check;
 } apply_out;
 
-static const char *apply_action_word(decree_apply_action a)
-{
-	switch (a) {
-	case DECREE_APPLY_CREATE:
-		return "create";
-	case DECREE_APPLY_MODIFY:
-		return "modify";
-	case DECREE_APPLY_DELETE:
-		return "delete";
-	case DECREE_APPLY_SKIP:
-		return "skip";
-	default:
-		return "conflict";
-	}
-}
-
 static void event(const char *phase, const char *path, const char *action,
 		  const char *detail)
 {
@@ -309,7 +293,7 @@ static void on_report(void *payload, const char *path, decree_apply_action a,
 		      const char *detail)
 {
 	apply_out *o = payload;
-	const char *act = apply_action_word(a);
+	const char *act = decree_apply_action_name(a);
 
 	if (o->ctx->json) {
 		if (o->check || a == DECREE_APPLY_CONFLICT)
@@ -347,11 +331,11 @@ static void on_apply_progress(void *payload, decree_phase ph, const char *path,
 		return; /* the summary is the last event */
 	}
 	if (o->ctx->json) {
-		event(cli_phase_name(ph), path, action, NULL);
+		event(decree_phase_name(ph), path, action, NULL);
 	} else if (path && !o->ctx->quiet && o->ctx->verbose &&
 		   !(ph == DECREE_PHASE_ROLLING_BACK && cli_cancelled())) {
 		cli_progress_clear();
-		fprintf(stderr, "%s %s %s\n", cli_phase_name(ph),
+		fprintf(stderr, "%s %s %s\n", decree_phase_name(ph),
 			action ? action : "", cli_q(path));
 	}
 }

@@ -725,22 +725,6 @@ int cli_diff_file_json(buf *b, const decree_diff_file *f, bool with_text)
 	return r < 0 ? -1 : 0;
 }
 
-const char *cli_phase_name(decree_phase ph)
-{
-	switch (ph) {
-	case DECREE_PHASE_STAGING:
-		return "staging";
-	case DECREE_PHASE_APPLYING:
-		return "applying";
-	case DECREE_PHASE_COMMITTING:
-		return "committing";
-	case DECREE_PHASE_ROLLING_BACK:
-		return "rolling_back";
-	default:
-		return "done";
-	}
-}
-
 /* The group's help: its subcommands' usages, then `about`. */
 static void group_help(FILE *f, const cli_sub *subs, const char *group,
 		       const char *about)

@@ -358,28 +358,10 @@ static void notice_line(buf *b, const cli_ctx *ctx, const decree_store *s,
 	}
 }
 
-static const char *notice_code(decree_notice_kind k)
-{
-	switch (k) {
-	case DECREE_NOTICE_MOSTLY_IGNORED:
-		return "mostly_ignored";
-	case DECREE_NOTICE_EXISTING:
-		return "existing";
-	case DECREE_NOTICE_TOO_LARGE:
-		return "too_large";
-	case DECREE_NOTICE_EDITS_SAVED:
-		return "edits_saved";
-	case DECREE_NOTICE_WORKSPACE:
-		return "workspace";
-	default:
-		return "notice";
-	}
-}
-
 /* One notice as a JSON object: code, message and its own fields. */
 static void notice_json(buf *j, const decree_notice *n, const char *line)
 {
-	json_kv_str(j, "code", notice_code(n->kind), false);
+	json_kv_str(j, "code", decree_notice_kind_name(n->kind), false);
 	json_kv_str(j, "message", line, true);
 	if (n->checkpoint[0])
 		json_kv_str(j, "checkpoint", n->checkpoint, true);

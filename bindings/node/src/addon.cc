@@ -294,31 +294,14 @@ std::vector<Notice> copy_notices(const decree_store *s)
 	return out;
 }
 
-const char *notice_kind(int k)
-{
-	switch (k) {
-	case DECREE_NOTICE_MOSTLY_IGNORED:
-		return "mostly_ignored";
-	case DECREE_NOTICE_EXISTING:
-		return "existing";
-	case DECREE_NOTICE_TOO_LARGE:
-		return "too_large";
-	case DECREE_NOTICE_EDITS_SAVED:
-		return "edits_saved";
-	case DECREE_NOTICE_WORKSPACE:
-		return "workspace";
-	default:
-		return "other";
-	}
-}
-
 Napi::Array js_notices(Napi::Env env, const std::vector<Notice> &ns)
 {
 	Napi::Array a = Napi::Array::New(env, ns.size());
 	for (size_t k = 0; k < ns.size(); k++) {
 		const Notice &n = ns[k];
 		Napi::Object o = Napi::Object::New(env);
-		o.Set("kind", notice_kind(n.kind));
+		o.Set("kind",
+		      decree_notice_kind_name((decree_notice_kind)n.kind));
 		o.Set("message", n.message);
 		o.Set("checkpoint",
 		      n.checkpoint.empty()
@@ -530,23 +513,6 @@ class Job : public Napi::AsyncWorker
 
 // --- restore-like results ----------------------------------------------------
 
-const char *action_name(decree_action a)
-{
-	switch (a) {
-	case DECREE_ACTION_CREATE:
-		return "create";
-	case DECREE_ACTION_RESTORE:
-		return "restore";
-	case DECREE_ACTION_DELETE:
-		return "delete";
-	case DECREE_ACTION_REPLACE:
-		return "replace";
-	case DECREE_ACTION_SKIP_USER_EDIT:
-		return "skip-user-edit";
-	}
-	return "other";
-}
-
 struct RestoreState {
 	StrList paths;
 	bool dry_run = false, agent_only = false;
@@ -565,7 +531,8 @@ struct RestoreState {
 		o.payload = this;
 		o.plan = [](void *p, const char *path, decree_action a) {
 			static_cast<RestoreState *>(p)->plan.push_back(
-				{ nz(path), action_name(a), std::nullopt });
+				{ nz(path), decree_action_name(a),
+				  std::nullopt });
 		};
 		return o;
 	}
@@ -1463,23 +1430,6 @@ Napi::Value NativeStore::Delete(const Napi::CallbackInfo &info)
 	});
 }
 
-const char *apply_action_name(decree_apply_action a)
-{
-	switch (a) {
-	case DECREE_APPLY_CREATE:
-		return "create";
-	case DECREE_APPLY_MODIFY:
-		return "modify";
-	case DECREE_APPLY_DELETE:
-		return "delete";
-	case DECREE_APPLY_SKIP:
-		return "skip";
-	case DECREE_APPLY_CONFLICT:
-		return "conflict";
-	}
-	return "other";
-}
-
 // What an apply-engine call (decree_apply, decree_workspace_apply) takes
 // and gives back: the options, the per-path report, the counts, and the
 // fields a failure's DecreeError carries.
@@ -1521,7 +1471,7 @@ struct ApplyState {
 		ao.report = [](void *p, const char *path, decree_apply_action a,
 			       const char *detail) {
 			static_cast<ApplyState *>(p)->files.push_back(
-				{ nz(path), apply_action_name(a),
+				{ nz(path), decree_apply_action_name(a),
 				  opt_of(detail) });
 		};
 		return ao;
@@ -1662,10 +1612,6 @@ Napi::Value NativeStore::Fsck(const Napi::CallbackInfo &info)
 				return r;
 			},
 			[st](Napi::Env env) {
-				static const char *const kinds[] = {
-					"other",    "damaged", "unfinished",
-					"repaired", "lost",    "unrepaired"
-				};
 				Napi::Object r = Napi::Object::New(env);
 				r.Set("ok", st->ok);
 				Napi::Array a = Napi::Array::New(
@@ -1675,9 +1621,9 @@ Napi::Value NativeStore::Fsck(const Napi::CallbackInfo &info)
 					const Problem &p = st->problems[k];
 					Napi::Object o = Napi::Object::New(env);
 					o.Set("kind",
-					      kinds[p.kind >= 1 && p.kind <= 5
-							    ? p.kind
-							    : 0]);
+					      decree_fsck_problem_name(
+						      (decree_fsck_problem)
+							      p.kind));
 					o.Set("object", p.what);
 					o.Set("detail", p.detail);
 					a.Set((uint32_t)k, o);

@@ -467,6 +467,17 @@ _fn("decree_warning_last", c_char_p)
 _fn("decree_warning_last_code", c_int)
 _fn("decree_warning_clear", None)
 _fn("decree_version", c_char_p)
+# the names of the enums, as --json gives them ("other" for an unknown value)
+for _enum_fn in (
+    "decree_action_name",
+    "decree_phase_name",
+    "decree_apply_action_name",
+    "decree_progress_stage_name",
+    "decree_fsck_problem_name",
+    "decree_notice_kind_name",
+):
+    _fn(_enum_fn, c_char_p, c_int)
+del _enum_fn
 
 _fn("decree_store_open", c_int, _P(_vp), _P(StoreOptions))
 _fn("decree_store_free", None, _vp)

@@ -102,18 +102,11 @@ _CI_FAST = _CI_STRUCT.size == _CI_SIZE and all(
 )
 _CAPTURE_LABELS = frozenset(("pre-restore", "pre-undo", "pre-redo", "exec-failed"))
 
-ACTIONS = {1: "create", 2: "restore", 3: "delete", 4: "replace", 5: "skip_user_edit"}
-APPLY_ACTIONS = {1: "create", 2: "modify", 3: "delete", 4: "skip", 5: "conflict"}
-PHASES = {1: "staging", 2: "applying", 3: "committing", 4: "rolling_back", 5: "done"}
-STAGES = {1: "scan", 2: "check", 3: "write", 4: "verify"}
-FSCK_KINDS = {1: "damaged", 2: "unfinished", 3: "repaired", 4: "lost", 5: "unrepaired"}
-NOTICE_KINDS = {
-    1: "mostly_ignored",
-    2: "existing",
-    3: "too_large",
-    4: "edits_saved",
-    5: "workspace",
-}
+
+def _enum_name(fn, value: int) -> str:
+    """The name the library gives an enum value (decree_*_name: the same
+    table as --json and the Node binding; "other" for an unknown value)."""
+    return fn(value).decode()
 
 
 @dataclass
@@ -242,10 +235,10 @@ class Diff:
 @dataclass
 class PlanEntry:
     """One path a restore, undo, redo or rewind writes (or, with
-    agent_only, leaves as the user edited it: ``skip_user_edit``)."""
+    agent_only, leaves as the user edited it: ``skip-user-edit``)."""
 
     path: str
-    action: str  #: create, restore, delete, replace, skip_user_edit
+    action: str  #: create, restore, delete, replace, skip-user-edit
 
 
 @dataclass
@@ -638,7 +631,7 @@ class Store:
             try:
                 fn(
                     ProgressInfo(
-                        STAGES.get(q.stage, str(q.stage)),
+                        _enum_name(lib.decree_progress_stage_name, q.stage),
                         q.files,
                         q.files_total,
                         q.bytes,
@@ -928,7 +921,7 @@ class Store:
 
         def rep(_p, path, action, detail):
             report.append(
-                ApplyReport(os.fsdecode(path), APPLY_ACTIONS.get(action, str(action)), _dec(detail))
+                ApplyReport(os.fsdecode(path), _enum_name(lib.decree_apply_action_name, action), _dec(detail))
             )
 
         o = _lib.ApplyOptions()
@@ -985,7 +978,7 @@ class Store:
         o.cancel = ctypes.pointer(flag)
 
         def pl(_p, path, action):
-            e = PlanEntry(os.fsdecode(path), ACTIONS.get(action, str(action)))
+            e = PlanEntry(os.fsdecode(path), _enum_name(lib.decree_action_name, action))
             plan.append(e)
             if on_plan:
                 try:
@@ -1039,7 +1032,7 @@ class Store:
 
         ``agent_only``: revert only paths the agent of the checkpoint's
         session changed (its journal), leaving paths the user edited after
-        the agent's last write (``skip_user_edit`` in ``plan``).
+        the agent's last write (``skip-user-edit`` in ``plan``).
         ``dry_run``: only the plan.  ``on_plan`` sees each path before
         anything is written (raising in it cancels the restore);
         ``on_progress(phase, path, action)`` each step."""
@@ -1121,7 +1114,7 @@ class Store:
         def cb(_p, kind, what, detail):
             probs.append(
                 FsckProblem(
-                    FSCK_KINDS.get(kind, str(kind)),
+                    _enum_name(lib.decree_fsck_problem_name, kind),
                     _dec(what) or "",
                     (detail or b"").decode("utf-8", "replace"),
                 )
@@ -1182,7 +1175,7 @@ class Store:
             n = lib.decree_notice_at(h, i).contents
             out.append(
                 Notice(
-                    NOTICE_KINDS.get(n.kind, str(n.kind)),
+                    _enum_name(lib.decree_notice_kind_name, n.kind),
                     (n.message or b"").decode("utf-8", "replace"),
                     n.count,
                     n.files,
@@ -1447,7 +1440,7 @@ class Store:
 
         def rep(_p, path, action, detail):
             report.append(
-                ApplyReport(os.fsdecode(path), APPLY_ACTIONS.get(action, str(action)), _dec(detail))
+                ApplyReport(os.fsdecode(path), _enum_name(lib.decree_apply_action_name, action), _dec(detail))
             )
 
         o = _lib.ApplyOptions()
@@ -1535,7 +1528,7 @@ def _collect_diff(files: List[DiffFile], fp) -> int:
 def _txn_progress(fn, flag, err):
     def tramp(_p, phase, path, action):
         try:
-            fn(PHASES.get(phase, str(phase)), _dec(path), _dec(action))
+            fn(_enum_name(lib.decree_phase_name, phase), _dec(path), _dec(action))
         except BaseException as ex:
             err.append(ex)
             flag.value = 1

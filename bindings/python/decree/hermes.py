@@ -449,7 +449,7 @@ class CheckpointManager:
         if safe and not file_path and self._has_agent_writes(s):
             changed = {c.path for c in s.compare(ref)}
             r = s.restore(ref, agent_only=True)
-            restored = [p.path for p in r.plan if p.action != "skip_user_edit"]
+            restored = [p.path for p in r.plan if p.action != "skip-user-edit"]
             # Two kinds of path decree's agent-only restore leaves that a
             # Hermes safe restore puts back: a file the agent wrote that is
             # gone now (what it last held was the agent's), and one the
@@ -457,7 +457,7 @@ class CheckpointManager:
             # earlier bytes; the size rule hides it from the comparison).
             # The second is reverted even if the user edited it after the
             # agent: decree's journal cannot tell for a file it skips.
-            skipped = [p.path for p in r.plan if p.action == "skip_user_edit"]
+            skipped = [p.path for p in r.plan if p.action == "skip-user-edit"]
             extra = [p for p in skipped if not os.path.lexists(os.path.join(abs_dir, p))]
             left = changed - set(restored) - set(extra)
             grown = [p for p in sorted(left) if self._oversize(os.path.join(abs_dir, p))]

@@ -235,7 +235,7 @@ def test_agent_only_skips_user_edits(store, project):
     write(project / "main.py", "user after agent\n")
     r = store.restore(t.checkpoint, agent_only=True)
     assert r.skipped_user_edits == 1
-    assert [(p.path, p.action) for p in r.plan] == [("main.py", "skip_user_edit")]
+    assert [(p.path, p.action) for p in r.plan] == [("main.py", "skip-user-edit")]
     assert read(project / "main.py") == b"user after agent\n"
 
 

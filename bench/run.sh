@@ -33,8 +33,8 @@
 # nothing computed) under the first checkpoint, the bare lstat walk
 # (bench/lstatwalk.c, one thread, reading every directory) under each
 # no-change checkpoint, and the stat floor (bench/statfloor.c: only the
-# opens and fstatats a walk that trusts its listings makes, on one thread
-# per CPU), under the no-change checkpoints and, with the reading of the
+# opens and fstatats a walk that trusts its listings makes, on as many
+# threads as decree walks with: two per CPU), under the no-change checkpoints and, with the reading of the
 # changed files, under the pipeline's create + diff.
 #
 # The reference is what agent tools do for checkpoints: a shadow git
@@ -153,6 +153,10 @@ DURFLOOR=$BB/durfloor
 # decree's default: one walking thread per online CPU (the floor gets as
 # many)
 NCPU=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+# decree's default walk: two threads per CPU (scan_default_threads); the
+# stat floor gets as many
+NWALK=$((NCPU * 2))
+[ "$NWALK" -le 64 ] || NWALK=64
 
 # git as agent tools use it: default settings (no system config, a global
 # config holding only an identity), gc.auto=0 set in each shadow repository
@@ -571,7 +575,7 @@ except Exception:
 				commit -q --allow-empty -m x
 			sync
 			tm "$RD/nc.w" "$WALK" "$T"
-			"$FLOOR" --threads "$NCPU" "$T" "$RD/nc.f" 2>>"$LOG" ||
+			"$FLOOR" --threads "$NWALK" "$T" "$RD/nc.f" 2>>"$LOG" ||
 				echo "0 0 1" >>"$RD/nc.f"
 			i=$((i + 1))
 		done
@@ -579,7 +583,7 @@ except Exception:
 			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.g")"
 		row "$NAME" walk "  same, ref = bare lstat walk" ms \
 			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.w")"
-		row "$NAME" floor "  same, ref = stat floor, $NCPU threads" ms \
+		row "$NAME" floor "  same, ref = stat floor, $NWALK threads" ms \
 			"$(stats "$RD/nc.d")" "$(stats "$RD/nc.f")"
 	fi
 
@@ -1088,11 +1092,11 @@ pipeline_gen() {
 		sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$RD/out.diff" \
 			>"$RD/g.list"
 		: >"$RD/g.fs1"
-		"$FLOOR" --threads "$NCPU" --reps 2 "$W/alone.$i" "$RD/g.fs1" \
+		"$FLOOR" --threads "$NWALK" --reps 2 "$W/alone.$i" "$RD/g.fs1" \
 			2>>"$LOG" || echo "0 0 1" >>"$RD/g.fs1"
 		awk '{ n += $1; s = s || $3 } END { printf "%.0f 0 %d\n", n, s }' \
 			"$RD/g.fs1" >>"$RD/g.fs"
-		"$FLOOR" --threads "$NCPU" --read "$RD/g.list" "$W/alone.$i" \
+		"$FLOOR" --threads "$NWALK" --read "$RD/g.list" "$W/alone.$i" \
 			"$RD/g.fr" 2>>"$LOG" || echo "0 0 1" >>"$RD/g.fr"
 		pg_cd=$(last_run "$W/run.$i")/changes.diff
 		pg_n=$(grep -c '^diff --git ' "$RD/out.diff")

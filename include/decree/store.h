@@ -50,8 +50,9 @@ typedef struct {
 	const char *const *excludes; /**< extra ignore patterns, NULL-terminated
 				      */
 	int lock_timeout_ms;	     /**< <0: default (30000); 0: do not wait */
-	unsigned threads;	     /**< hashing threads, 0: all cores */
-	unsigned flags;		     /**< decree_store_flags (version 2) */
+	unsigned threads; /**< walking and hashing threads, 0: two per
+			   online CPU (at most 64) */
+	unsigned flags;	  /**< decree_store_flags (version 2) */
 } decree_store_options;
 
 #define DECREE_STORE_OPTIONS_INIT                                           \

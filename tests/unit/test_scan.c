@@ -739,6 +739,19 @@ static void test_skip_dir(void **state)
 	snap_release(&s);
 }
 
+/* Two walking threads per CPU by default, at least 2, at most 64. */
+static void test_default_threads(void **state)
+{
+	(void)state;
+	assert_int_equal(scan_default_threads(1), 2);
+	assert_int_equal(scan_default_threads(2), 4);
+	assert_int_equal(scan_default_threads(0), 2); /* sysconf failed */
+	assert_int_equal(scan_default_threads(-1), 2);
+	assert_int_equal(scan_default_threads(32), 64);
+	assert_int_equal(scan_default_threads(33), 64);
+	assert_int_equal(scan_default_threads(100000), 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -754,6 +767,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache_unchanged, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_skip_dir, setup, teardown),
+		cmocka_unit_test(test_default_threads),
 	};
 
 	test_seed();

@@ -3,7 +3,8 @@
  *
  * A walk of a large tree is dominated by lstat and readdir system calls,
  * and a first checkpoint by hashing and compressing; both run on one pool
- * of threads (one per online CPU) sharing one queue of two kinds of jobs:
+ * of threads (two per online CPU: scan_default_threads) sharing one queue
+ * of two kinds of jobs:
  *
  *   DIR   list one directory (opened beneath the root with no symlink on
  *         the way): its names from the stat cache when the cache vouches
@@ -1038,11 +1039,20 @@ static void sum_stats(repo_scan_info *st, const worker *wks, unsigned n)
 	}
 }
 
+unsigned scan_default_threads(long ncpu)
+{
+	if (ncpu < 1)
+		ncpu = 1;
+	return (unsigned)(ncpu > SCAN_MAX_DEFAULT_THREADS / 2
+				  ? SCAN_MAX_DEFAULT_THREADS
+				  : 2 * ncpu);
+}
+
 int scan_tree(snap *out, int rootfd, const scan_opts *o)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nthreads = o->threads ? o->threads
-				       : (unsigned)(ncpu > 0 ? ncpu : 1);
+				       : scan_default_threads(ncpu);
 	walker w;
 	worker *wks = NULL;
 	pthread_t *tids = NULL;

@@ -31,7 +31,7 @@
 typedef struct {
 	uint64_t max_file_size;	     /* 0: SCAN_DEFAULT_MAX_SIZE */
 	const char *const *excludes; /* extra patterns (config), or NULL */
-	unsigned threads;	     /* 0: number of online CPUs */
+	unsigned threads;	     /* 0: scan_default_threads */
 	odb_writer *store;	     /* store contents of hashed files */
 	statcache *cache;	     /* may be NULL; counts hits */
 	const char *skip_dir;	     /* a directory never scanned (the store
@@ -54,6 +54,13 @@ typedef struct {
 	decree_progress_fn progress;
 	void *progress_payload;
 } scan_opts;
+
+/* The walk's threads when none are asked for: two per online CPU (at
+ * most SCAN_MAX_DEFAULT_THREADS).  A walk is short and made of system
+ * calls; with one thread per CPU the scheduler often keeps both on one
+ * CPU for the whole walk (docs/scanning.md, measured). */
+#define SCAN_MAX_DEFAULT_THREADS 64
+unsigned scan_default_threads(long ncpu);
 
 /* Scan the tree below rootfd into `out` (sorted, canonical order). */
 int scan_tree(snap *out, int rootfd, const scan_opts *o);

@@ -942,7 +942,7 @@ struct dir_node {
 };
 
 /* One list in force for the entries of a directory, in precedence order
- * (decide's): where its paths start (skip), and what it is (src, dir). */
+ * (force_build's): where its paths start (skip), and what it is (src, dir). */
 struct in_force {
 	const ignore_list *list;
 	size_t skip;
@@ -963,10 +963,11 @@ struct ignore_matcher {
 	struct dir_node **chain;
 	size_t chain_len, chain_cap;
 	bool chain_ok;
-	/* the lists that decide the entries of chain_dir, built on the first
+	/* the lists in force below the first force_ndirs nodes of the chain
+	 * (all of them for the entries of chain_dir), built on the first
 	 * check there (force_ok): most checks look at one list or two */
 	struct in_force *force;
-	size_t nforce, force_cap;
+	size_t nforce, force_cap, force_ndirs;
 	bool force_ok;
 	/* the rule that decided the last check (ignore_matcher_last_rule):
 	 * its pattern, its source (LIST_GIT, LIST_DECREE, SRC_EXTRA,
@@ -1063,27 +1064,34 @@ static int map_grow(ignore_matcher *m)
 	return 0;
 }
 
+/* The node of directory dir[0..len), when a chain has made it. */
+static struct dir_node *node_find(const ignore_matcher *m, const char *dir,
+				  size_t len, uint64_t hash)
+{
+	struct dir_node *d;
+
+	for (size_t k = (size_t)hash & (m->nslots - 1); (d = m->slots[k]);
+	     k = (k + 1) & (m->nslots - 1))
+		if (d->hash == hash && d->len == len &&
+		    !memcmp(d->path, dir, len))
+			return d;
+	return NULL;
+}
+
+/* The node of dir[0..len), made (below `parent`) when there is none. */
 static int node_get(struct dir_node **out, ignore_matcher *m, const char *dir,
 		    size_t len, uint64_t hash, struct dir_node *parent)
 {
 	struct dir_node *d;
 	size_t k;
 
-	for (k = (size_t)hash & (m->nslots - 1); (d = m->slots[k]);
-	     k = (k + 1) & (m->nslots - 1)) {
-		if (d->hash == hash && d->len == len &&
-		    !memcmp(d->path, dir, len)) {
-			*out = d;
-			return 0;
-		}
-	}
-	if ((m->nnodes + 1) * 2 > m->nslots) {
-		if (map_grow(m) < 0)
-			return -1;
-		for (k = (size_t)hash & (m->nslots - 1); m->slots[k];
-		     k = (k + 1) & (m->nslots - 1))
-			;
-	}
+	if ((*out = node_find(m, dir, len, hash)))
+		return 0;
+	if ((m->nnodes + 1) * 2 > m->nslots && map_grow(m) < 0)
+		return -1;
+	for (k = (size_t)hash & (m->nslots - 1); m->slots[k];
+	     k = (k + 1) & (m->nslots - 1))
+		;
 	if (!(d = decree_calloc(1, sizeof(*d))))
 		return -1;
 	if (!(d->path = decree_strndup(dir, len))) {
@@ -1136,20 +1144,6 @@ static int bad_path(const char *path, size_t len)
 {
 	return decree_error_set(DECREE_EINVALID, "invalid path '%.*s'",
 				len > 200 ? 200 : (int)len, path);
-}
-
-/* The node of directory dir[0..len), when a chain has made it. */
-static struct dir_node *node_find(const ignore_matcher *m, const char *dir,
-				  size_t len, uint64_t hash)
-{
-	struct dir_node *d;
-
-	for (size_t k = (size_t)hash & (m->nslots - 1); (d = m->slots[k]);
-	     k = (k + 1) & (m->nslots - 1))
-		if (d->hash == hash && d->len == len &&
-		    !memcmp(d->path, dir, len))
-			return d;
-	return NULL;
 }
 
 /* Make m->chain the ancestors of directory path[0..dlen) and itself, root
@@ -1238,19 +1232,20 @@ static int force_add(ignore_matcher *m, const ignore_list *l, size_t skip,
 	return 0;
 }
 
-/* m->force: the lists in force below the whole chain, in decide's order
- * (.decreeignore deepest first, the extra patterns, .gitignore deepest
- * first, the built-in list).  Loads the chain's files. */
-static int force_build(ignore_matcher *m)
+/* m->force: the lists in force below the first `ndirs` chain nodes, in
+ * precedence order: .decreeignore deepest first, the extra patterns,
+ * .gitignore deepest first, the built-in list.  Loads those nodes' files. */
+static int force_build(ignore_matcher *m, size_t ndirs)
 {
 	int k, r;
 
+	m->force_ok = false;
 	m->nforce = 0;
-	for (size_t i = 0; i < m->chain_len; i++)
+	for (size_t i = 0; i < ndirs; i++)
 		if ((r = node_load(m, m->chain[i])) < 0)
 			return r;
 	for (k = LIST_DECREE; k >= LIST_GIT; k--) {
-		for (size_t i = m->chain_len; i-- > 0;) {
+		for (size_t i = ndirs; i-- > 0;) {
 			const struct dir_node *d = m->chain[i];
 
 			if ((r = force_add(m, d->lists[k],
@@ -1264,53 +1259,35 @@ static int force_build(ignore_matcher *m)
 	}
 	if ((r = force_add(m, m->builtin, 0, SRC_BUILTIN, NULL)) < 0)
 		return r;
+	m->force_ndirs = ndirs;
 	m->force_ok = true;
 	return 0;
 }
 
 /*
  * Decide path[0..len) from the files of the first `ndirs` chain nodes (its
- * ancestors): .decreeignore deepest first, the extra patterns, .gitignore
- * deepest first, then the built-in list.  The first answer that is not
- * NONE wins.
+ * ancestors), the extra patterns and the built-in list, in force_build's
+ * order.  The first answer that is not NONE wins.
  */
 static int decide(ignore_result *res, ignore_matcher *m, const char *path,
 		  size_t len, size_t bpos, bool is_dir, size_t ndirs)
 {
-	const char *bn = path + bpos;
-	size_t blen = len - bpos, i;
-	const struct pattern *p = NULL;
-	int k, err;
+	int err;
 
-	for (i = 0; i < ndirs; i++)
-		if ((err = node_load(m, m->chain[i])) < 0)
-			return err;
-	for (k = LIST_DECREE; k >= LIST_GIT && !p; k--) {
-		for (i = ndirs; i-- > 0 && !p;) {
-			const struct dir_node *d = m->chain[i];
-			size_t skip = d->len ? d->len + 1 : 0;
+	if ((!m->force_ok || m->force_ndirs != ndirs) &&
+	    (err = force_build(m, ndirs)) < 0)
+		return err;
+	m->hit = NULL;
+	m->hit_src = SRC_BUILTIN;
+	for (size_t i = 0; i < m->nforce && !m->hit; i++) {
+		const struct in_force *f = &m->force[i];
 
-			if (!d->lists[k])
-				continue;
-			p = list_match_rel(d->lists[k], path + skip, len - skip,
-					   bn, blen, is_dir);
-			if (p) {
-				m->hit_src = k;
-				m->hit_dir = d->path;
-			}
-		}
-		if (k == LIST_DECREE && !p && m->extra) {
-			p = list_match_rel(m->extra, path, len, bn, blen,
-					   is_dir);
-			m->hit_src = SRC_EXTRA;
-		}
+		m->hit = list_match_rel(f->list, path + f->skip, len - f->skip,
+					path + bpos, len - bpos, is_dir);
+		m->hit_src = f->src;
+		m->hit_dir = f->dir;
 	}
-	if (!p) {
-		p = list_match_rel(m->builtin, path, len, bn, blen, is_dir);
-		m->hit_src = SRC_BUILTIN;
-	}
-	m->hit = p;
-	*res = result_of(p);
+	*res = result_of(m->hit);
 	return 0;
 }
 
@@ -1337,6 +1314,7 @@ static int prepare(size_t *bpos, ignore_matcher *m, const char *path,
 int ignore_matcher_check(ignore_matcher *m, const char *path, size_t len,
 			 bool is_dir, bool *ignored)
 {
+	ignore_result r;
 	size_t bpos;
 	int err;
 
@@ -1350,19 +1328,9 @@ int ignore_matcher_check(ignore_matcher *m, const char *path, size_t len,
 		return err;
 	if (!is_dir && ignore_is_rules_file(path + bpos, len - bpos))
 		return 0;
-	if (!m->force_ok && (err = force_build(m)) < 0)
+	if ((err = decide(&r, m, path, len, bpos, is_dir, m->chain_len)) < 0)
 		return err;
-	m->hit = NULL;
-	m->hit_src = SRC_BUILTIN;
-	for (size_t i = 0; i < m->nforce && !m->hit; i++) {
-		const struct in_force *f = &m->force[i];
-
-		m->hit = list_match_rel(f->list, path + f->skip, len - f->skip,
-					path + bpos, len - bpos, is_dir);
-		m->hit_src = f->src;
-		m->hit_dir = f->dir;
-	}
-	*ignored = result_of(m->hit) == IGNORE_IGNORE;
+	*ignored = r == IGNORE_IGNORE;
 	return 0;
 }
 

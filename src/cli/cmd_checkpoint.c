@@ -385,10 +385,11 @@ static void on_plan(void *payload, const char *path, decree_action a)
 		/* the plan: per path with --dry-run (what was asked for: -q
 		 * keeps it) or -v (the user's edits left alone always); else
 		 * the summary says it */
+		const char *act = decree_action_name(a);
+
 		cli_progress_clear();
-		printf("%s%s%s %s\n", cli_action_color(decree_action_name(a)),
-		       decree_action_name(a), cli_color(CLI_RESET),
-		       cli_q(path));
+		printf("%s%s%s %s\n", cli_action_color(act), act,
+		       cli_color(CLI_RESET), cli_q(path));
 		fflush(stdout);
 	}
 	p->counts[k]++;

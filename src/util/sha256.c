@@ -100,17 +100,18 @@ void oid_to_hex(char out[SHA256_HEXLEN + 1], const oid *id)
 /* The value of each hex digit, 0..15; 16 for every other byte.  (Ids
  * are parsed by the thousand when records are listed: a lookup, not a
  * chain of comparisons.) */
+/* clang-format off */
 static const unsigned char hex_digit[256] = {
 #define X16 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16
-	X16, X16, X16, 0,   1,	 2,   3,   4,	5,   6,
-	7,   8,	  9,   16,  16,	 16,  16,  16,	16, /* '0'.. */
-	16,  10,  11,  12,  13,	 14,  15,  16,	16,  16,
-	16,  16,  16,  16,  16,	 16, /* 'A'.. */
-	X16, 16,  10,  11,  12,	 13,  14,  15,	16,  16,
-	16,  16,  16,  16,  16,	 16,  16, /* 'a'.. */
-	X16, X16, X16, X16, X16, X16, X16, X16, X16,
+	X16, X16, X16,						/* 0x00-0x2f */
+	 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 16, 16, 16, 16, 16, 16, /* '0'- */
+	16, 10, 11, 12, 13, 14, 15, 16, 16, 16, 16, 16, 16, 16, 16, 16, /* '@'- */
+	X16,							/* 0x50-0x5f */
+	16, 10, 11, 12, 13, 14, 15, 16, 16, 16, 16, 16, 16, 16, 16, 16, /* '`'- */
+	X16, X16, X16, X16, X16, X16, X16, X16, X16,		/* 0x70-0xff */
 #undef X16
 };
+/* clang-format on */
 
 static int hexval(char c)
 {

@@ -222,6 +222,16 @@ static int open_parent(const char *path, const char **name)
 	return dfd;
 }
 
+int fs_rename_unsynced(int olddirfd, const char *old, int newdirfd,
+		       const char *name)
+{
+	/* (an unlink that fails leaves the rename to replace the file) */
+	(void)unlinkat(newdirfd, name, 0);
+	if (fault("rename") < 0)
+		return -1;
+	return renameat(olddirfd, old, newdirfd, name);
+}
+
 static int write_atomic(int dirfd, const char *name, const void *data,
 			size_t len, mode_t mode, bool sync)
 {
@@ -248,7 +258,8 @@ static int write_atomic(int dirfd, const char *name, const void *data,
 	}
 	fd = -1;
 	step = "rename";
-	if (fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
+	if (sync ? fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0
+		 : fs_rename_unsynced(dirfd, tmp, dirfd, name) < 0)
 		goto fail;
 	step = "fsync directory of";
 	if (sync && (fault("fsync") < 0 || fsync(dirfd) < 0))

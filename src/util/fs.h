@@ -49,6 +49,19 @@ int fs_write_atomic(const char *path, const void *data, size_t len,
 int fs_write_cache(const char *path, const void *data, size_t len);
 
 /*
+ * Put an unsynced file (a cache) in place of olddirfd/old: the file `name`
+ * is removed first, then the rename makes no replacement.  ext4 (and
+ * btrfs) flush the data of a file renamed over another at once
+ * (auto_da_alloc): for a 2.2 MB file (a 20,000-file tree's stat cache)
+ * the rename took 3.3-6.8 ms and the next fsync of a small file, such
+ * as a checkpoint's record, 4.9 ms instead of 0.65 ms (ext4, 2026-11-28).
+ * A reader in between finds no cache, which costs only speed.  -1 with
+ * errno set.
+ */
+int fs_rename_unsynced(int olddirfd, const char *old, int newdirfd,
+		       const char *name);
+
+/*
  * An atomic replace whose fsyncs come later: fs_pending_create opens a
  * temp file next to `path` (fd: the caller writes it, with fs_write_all),
  * fs_pending_publish renames it into place, so readers see the whole new

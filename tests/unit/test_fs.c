@@ -598,6 +598,73 @@ static void test_write_atomic_faults(void **state)
 	buf_release(&text);
 }
 
+/* fs_write_cache: no fsync, and the old file is removed before the
+ * rename (fs_rename_unsynced), so that the rename replaces nothing; no
+ * temp file is left, whatever fails. */
+static void test_write_cache(void **state)
+{
+	fixture *f = *state;
+	static const struct {
+		const char *step;
+		bool old_kept; /* after the failure */
+	} cases[] = {
+		{ "open", true }, { "write", true }, { "rename", false }, /* the
+									     old
+									     one
+									     is
+									     gone:
+									     only
+									     a
+									     cache
+									   */
+	};
+	char dir[PATH_MAX * 2], target[PATH_MAX * 3];
+	buf text = BUF_INIT;
+	struct stat before, after;
+
+	snprintf(dir, sizeof(dir), "%s/cache", f->base);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		put(dir, "target", "old bytes");
+		snprintf(fault_step, sizeof(fault_step), "%s", cases[i].step);
+		fault_n = 1;
+		fault_calls = 0;
+		fs_fault_hook = nth_fault;
+		if (fs_write_cache(target, "new bytes", 9) >= 0)
+			fail_msg("%s: no error", cases[i].step);
+		fs_fault_hook = NULL;
+		assert_int_equal(stray_files(dir, "target"), 0);
+		if (cases[i].old_kept) {
+			read_text(&text, target);
+			assert_string_equal(text.ptr, "old bytes");
+		} else {
+			assert_false(exists(dir, "target"));
+		}
+	}
+	/* no fsync is asked for: a fault there is never reached */
+	put(dir, "target", "old bytes");
+	assert_int_equal(stat(target, &before), 0);
+	snprintf(fault_step, sizeof(fault_step), "fsync");
+	fault_n = 1;
+	fault_calls = 0;
+	fs_fault_hook = nth_fault;
+	assert_int_equal(fs_write_cache(target, "new bytes", 9), 0);
+	fs_fault_hook = NULL;
+	assert_int_equal(fault_calls, 0);
+	read_text(&text, target);
+	assert_string_equal(text.ptr, "new bytes");
+	assert_int_equal(stat(target, &after), 0);
+	assert_int_equal(after.st_mode & 07777, 0644);
+	assert_int_equal(stray_files(dir, "target"), 0);
+	/* and where there is nothing to replace */
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(fs_write_cache(target, "first", 5), 0);
+	read_text(&text, target);
+	assert_string_equal(text.ptr, "first");
+	buf_release(&text);
+}
+
 static void test_io_helpers(void **state)
 {
 	fixture *f = *state;
@@ -818,6 +885,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_faults, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_write_cache, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_write_pending, setup,
 						teardown),

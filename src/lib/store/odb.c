@@ -429,7 +429,8 @@ static int write_unsynced(const char *dir, const char *name, const buf *b)
 	if (fd < 0)
 		return decree_error_os("cannot create '%s'", tmp);
 	r = fs_write_all(fd, b->ptr, b->len);
-	if (fs_close(fd) < 0 || r < 0 || rename(tmp, path) < 0) {
+	if (fs_close(fd) < 0 || r < 0 ||
+	    fs_rename_unsynced(AT_FDCWD, tmp, AT_FDCWD, path) < 0) {
 		r = decree_error_os("cannot write '%s'", path);
 		unlink(tmp);
 	}

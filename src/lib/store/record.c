@@ -329,7 +329,7 @@ static int rec_cmp(const void *a, const void *b)
 #define CACHE_MAGIC   "DCKC"
 #define CACHE_VERSION 3
 /* how many records may be read one by one (or listed in vain) before the
- * cache is rewritten: a few small reads cost less than its two fsyncs */
+ * cache is rewritten: a few small reads cost less than writing it all */
 #define CACHE_SLACK 16
 #define NO_STRING   0xffffu
 /* the fixed part of an entry, and the least an entry takes */
@@ -448,7 +448,9 @@ static void cache_save(decree_store *s, const record *v, size_t n)
 	if (buf_put(&b, sum.b, SHA256_LEN) < 0)
 		goto done;
 	repo_file(path, s, "checkpoints.cache");
-	fs_write_atomic(path, b.ptr, b.len, 0644);
+	/* no fsync: a cache lost or torn by a crash is detected (its
+	 * checksum, the listing) and costs only speed */
+	fs_write_cache(path, b.ptr, b.len);
 done:
 	/* a cache that cannot be written (read-only store) costs only speed */
 	error_clear();
@@ -660,9 +662,9 @@ listed_fail:
 			break;
 		}
 	}
-	/* Rewriting the cache costs two fsyncs: not for every new record
-	 * (each checkpoint adds one), only when there is none (or it was
-	 * damaged) or once a few records are read one by one, or a few
+	/* Rewriting the cache writes every record again: not for every new
+	 * record (each checkpoint adds one), only when there is none (or it
+	 * was damaged) or once a few records are read one by one, or a few
 	 * listed there are gone (pruned, dropped). */
 	if (uncached + stale >= CACHE_SLACK || (uncached && !ncached))
 		cache_save(s, v, n);

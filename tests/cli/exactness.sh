@@ -249,4 +249,34 @@ check "exec.sh is 0755 under umask 077" test "$(stat -c %a exec.sh)" = 755
 same "tree equals X under umask 077" "$(tree_state "$P")" "$(printf '%s\n' "$STATE_X" | grep -E '^[FL] ')"
 t "fsck" D fsck
 
+# ---- the stat cache a restore leaves ------------------------------------
+# The restore's capture hands its tree ids to the stat cache it saves; the
+# next scan trusts a directory's id only when nothing below it changed
+# since that scan, and the restore itself changes some.  After a restore,
+# and after edits below directories it touched and ones it did not, a
+# checkpoint must have the tree id of a store with no cache at all.
+tree_of() { # STORE: the tree of a new checkpoint of $Q in STORE
+	id=$(D --store "$1" -C "$Q" checkpoint create -q) || return 1
+	D --store "$1" -C "$Q" checkpoint list --json |
+		python3 -c 'import json,sys; i=sys.argv[1]; print([c["tree"] for c in json.load(sys.stdin)["checkpoints"] if c["id"]==i][0])' "$id"
+}
+Q=$SCRATCH/treeids
+S=$SCRATCH/treeids-store
+mkdir -p "$Q/a/b/c" "$Q/d/e" "$Q/f"
+for x in a/1 a/b/2 a/b/c/3 d/4 d/e/5 f/6 7; do printf '%s\n' "$x" >"$Q/$x"; done
+base=$(D --store "$S" -C "$Q" checkpoint create -q)
+printf 'edited\n' >"$Q/a/b/c/3" && printf 'new\n' >"$Q/d/e/new" && rm "$Q/f/6"
+check "restore with edits in a/b/c, d/e and f" D --store "$S" -C "$Q" -q checkpoint restore "$base"
+same "... a checkpoint right after it: the tree of a cold store" "$(tree_of "$S")" "$(tree_of "$SCRATCH/cold-1")"
+n=2
+for edit in "a/b/c/3" "d/e/5" "a/1" "f/6" "7"; do
+	printf 'again %s\n' "$edit" >>"$Q/$edit"
+	same "... then an edit of $edit: the tree of a cold store" "$(tree_of "$S")" "$(tree_of "$SCRATCH/cold-$n")"
+	n=$((n + 1))
+done
+check "... and a restore back to the first checkpoint" D --store "$S" -C "$Q" -q checkpoint restore "$base"
+mkdir "$Q/a/b/c/new-dir" && printf 'x\n' >"$Q/a/b/c/new-dir/x"
+same "... then a new directory deep in a/b/c: the tree of a cold store" "$(tree_of "$S")" "$(tree_of "$SCRATCH/cold-$n")"
+check "fsck of that store" D --store "$S" fsck
+
 done_testing

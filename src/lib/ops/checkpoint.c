@@ -418,16 +418,25 @@ const tree_ids *checkpoint_hints(odb *db, const statcache *cache)
 
 int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 			  decree_store *s, odb_writer *w, snap *cur,
-			  record_meta *m, const tree_ids *known)
+			  record_meta *m, statcache *cache)
 {
 	tree_ids ids = TREE_IDS_INIT;
+	const tree_ids *known = NULL;
+	odb *db;
 	oid root;
 	int r;
 
+	if (cache) {
+		if ((r = repo_odb(&db, s, false)) < 0)
+			return r;
+		known = checkpoint_hints(db, cache);
+	}
 	if ((r = store_uncached(s, w, cur)) < 0 ||
 	    (r = tree_write_known(&root, w, cur, &ids, known)) < 0)
 		goto done;
 	trace_phase("write: trees built");
+	if (cache)
+		statcache_trees_built(cache, &ids);
 	if ((r = write_built(id_out, s, w, cur, m, &root, &ids)) == 0 &&
 	    tree_out)
 		*tree_out = root;

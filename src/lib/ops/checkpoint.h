@@ -51,11 +51,13 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
  * would delete what that view left out).  The change counts against the
  * session's previous checkpoint are computed here and set in *m (-1 when
  * they cannot be: the checkpoint is made anyway).  tree_out (may be
- * NULL): the root tree.  known (may be NULL): trees taken as they are,
- * checkpoint_hints of the scan that made cur (tree_write_known). */
+ * NULL): the root tree.  cache (may be NULL): the stat cache of the scan
+ * that made cur; the trees it vouches for are taken as they are
+ * (checkpoint_hints, tree_write_known), and it takes the ids built for
+ * its next save (statcache_trees_built). */
 int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 			  decree_store *s, odb_writer *w, snap *cur,
-			  record_meta *m, const tree_ids *known);
+			  record_meta *m, statcache *cache);
 
 /* The trees the stat cache of the scan that made cur vouches for
  * (statcache_tree_hints), or NULL: none, or a store not known intact. */

@@ -364,11 +364,15 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		m.max_file_size = view.max_file_size;
 		m.config = view.config;
 		m.config_known = view.config_known;
-		/* (the cache takes no tree ids from this capture: the
-		 * restore changes the tree next) */
-		if ((r = checkpoint_write_meta(
-			     res->pre_checkpoint, NULL, s, w, &cur, &m,
-			     checkpoint_hints(db, cache))) < 0)
+		/* The cache takes this capture's tree ids, though the
+		 * restore changes the tree next: the cache vouches for a
+		 * directory's id only when the next scan finds everything
+		 * below it as the cache has it (statcache.h), and a file the
+		 * restore writes or deletes is not (new inode and ctime, or
+		 * gone).  The next capture or checkpoint then builds only the
+		 * trees the restore and later edits touched. */
+		if ((r = checkpoint_write_meta(res->pre_checkpoint, NULL, s, w,
+					       &cur, &m, cache)) < 0)
 			goto done;
 	}
 	trace_phase("restore: present captured");

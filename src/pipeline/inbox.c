@@ -79,7 +79,10 @@ void inbox_items_free(inbox_item *v, size_t n)
 	decree_free(v);
 }
 
-int inbox_list(inbox_item **out, size_t *nout, const char *dir)
+/* inbox_list, reading the chain of only the files changed (ctime) at or
+ * after `since` (0: every file); the others are listed without one. */
+static int list_since(inbox_item **out, size_t *nout, const char *dir,
+		      time_t since)
 {
 	inbox_item *v = NULL;
 	size_t n = 0, cap = 0;
@@ -100,9 +103,10 @@ int inbox_list(inbox_item **out, size_t *nout, const char *dir)
 		if (de->d_name[0] == '.' || len < 4 ||
 		    strcmp(de->d_name + len - 3, ".md"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (GROW(v, cap, n + 1) < 0) {
 			closedir(d);
 			inbox_items_free(v, n);
@@ -115,6 +119,8 @@ int inbox_list(inbox_item **out, size_t *nout, const char *dir)
 			inbox_items_free(v, n);
 			return -1;
 		}
+		if (st.st_ctim.tv_sec < since)
+			continue;
 		it->has_id = frontmatter_id(path, it->chain, &it->seq) ||
 			     parse_name(de->d_name, it->chain, &it->seq);
 	}
@@ -122,6 +128,11 @@ int inbox_list(inbox_item **out, size_t *nout, const char *dir)
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+int inbox_list(inbox_item **out, size_t *nout, const char *dir)
+{
+	return list_since(out, nout, dir, 0);
 }
 
 /* --- chain ids ---------------------------------------------------------------
@@ -154,16 +165,33 @@ static bool chain_has_run(const decree_project *p, const char *chain)
 static const char *const queue_dirs[] = { ".decree/inbox", ".decree/inbox/done",
 					  ".decree/inbox/dead" };
 
+/*
+ * How far back a message in done/ or dead/ is read for its chain.  Those
+ * two only grow (an agent's 500 runs a day are 500 messages in done/),
+ * and reading each one's frontmatter made every `decree run` slower by
+ * 16 us per message (36 ms with 2,000).  A new chain is this second's
+ * local time, so a message can hold it only if it was written since
+ * that time began: within the last second, or the last hour when a
+ * daylight-saving change repeats it.  ctime is the kernel's clock at the
+ * last write, which no one sets by hand.  A message whose file is older
+ * than this bound is left out; its chain has a run directory besides,
+ * which chain_has_run sees.  (Only a chain written by hand for a time
+ * still to come, two hours ahead, could be missed.)  inbox/ itself is
+ * read whole: what waits there is the few messages not yet run.
+ */
+#define CHAIN_LOOKBACK_S (2 * 3600)
+
 int inbox_new_chain(char out[17], const decree_project *p)
 {
 	inbox_item *v[3] = { NULL, NULL, NULL };
 	size_t n[3] = { 0, 0, 0 };
+	time_t since = time(NULL) - CHAIN_LOOKBACK_S;
 	int r = 0;
 
 	for (size_t i = 0; i < 3; i++) {
 		char dir[PATH_MAX];
 		project_path(dir, p, queue_dirs[i]);
-		if ((r = inbox_list(&v[i], &n[i], dir)) < 0)
+		if ((r = list_since(&v[i], &n[i], dir, i ? since : 0)) < 0)
 			goto done;
 	}
 	for (;;) {

@@ -204,4 +204,24 @@ case "$ch" in [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][
 check "... not one of the taken ones" test ! -e ".decree/inbox/done/taken-$ch.md"
 rm -f .decree/inbox/done/taken-*.md
 
+# dead/ is read for chains too (done/ and dead/ are read only for messages
+# written in the last two hours, docs/pipeline.md: these are new): the two
+# first chain ids of this second and the next three are taken there, with
+# no run directory
+now=$(date +%s)
+for dt in 0 1 2 3; do
+	st=$(date -d "@$((now + dt))" +%Y%m%d%H%M%S)
+	for k in 00 01; do printf -- '---\nchain: %s%s\nseq: 0\n---\n' "$st" "$k" >".decree/inbox/dead/ahead-$st$k.md"; done
+done
+: >"$CHAINS"
+t "a run when chain ids of this second are taken in dead/" D -q run -m after-dead -p x -v routine=quick
+ch=$(cat "$CHAINS")
+check "... its chain is not one of them" test ! -e ".decree/inbox/dead/ahead-$ch.md"
+if [ -e ".decree/inbox/dead/ahead-${ch:0:14}00.md" ]; then
+	same "... the first free one of its second" "${ch:14}" 02
+else
+	not_ok "... the first free one of its second" "the run began more than 3 s late: $ch"
+fi
+rm -f .decree/inbox/dead/ahead-*.md
+
 done_testing

@@ -44,8 +44,9 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *data,
 int fs_write_atomic(const char *path, const void *data, size_t len,
 		    mode_t mode);
 /* The same without either fsync, for a cache: after a crash its readers
- * find the old file, or a new one whose damage (torn, empty) they detect
- * and ignore; nothing is lost but speed. */
+ * find the old file, none, or a new one whose damage (torn, empty) they
+ * detect and ignore; nothing is lost but speed.  The old file is removed
+ * before the rename (fs_rename_unsynced). */
 int fs_write_cache(const char *path, const void *data, size_t len);
 
 /*

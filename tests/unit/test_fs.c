@@ -604,19 +604,15 @@ static void test_write_atomic_faults(void **state)
 static void test_write_cache(void **state)
 {
 	fixture *f = *state;
+	/* old_kept: the old file is still there after the failure (a failed
+	 * rename leaves none: only a cache) */
 	static const struct {
 		const char *step;
-		bool old_kept; /* after the failure */
+		bool old_kept;
 	} cases[] = {
-		{ "open", true }, { "write", true }, { "rename", false }, /* the
-									     old
-									     one
-									     is
-									     gone:
-									     only
-									     a
-									     cache
-									   */
+		{ "open", true },
+		{ "write", true },
+		{ "rename", false },
 	};
 	char dir[PATH_MAX * 2], target[PATH_MAX * 3];
 	buf text = BUF_INIT;

@@ -408,22 +408,24 @@ static int write_built(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 	return record_save(id_out, s, root, cur, m);
 }
 
-const tree_ids *checkpoint_hints(odb *db, const statcache *cache)
+/* The trees the stat cache of the scan that made cur vouches for, or
+ * NULL: none, or a store not known intact (with a pack not known intact,
+ * a tree the cache names might not be readable below it). */
+static const tree_ids *checkpoint_hints(odb *db, const statcache *cache)
 {
-	/* (with a pack not known intact, a tree the cache names might not
-	 * be readable below it) */
 	return cache && odb_all_trusted(db) ? statcache_tree_hints(cache)
 					    : NULL;
 }
 
-int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
-			  decree_store *s, odb_writer *w, snap *cur,
-			  record_meta *m, statcache *cache)
+/* Store the trees of cur in w, after the files the stat cache vouched
+ * for whose stored copy is not intact (store_uncached).  The trees that
+ * `cache` (the scan's, may be NULL) vouches for are taken as they are,
+ * and it gets the ids built, for its next save (statcache_trees_built). */
+static int build_trees(oid *root, tree_ids *ids, decree_store *s, odb_writer *w,
+		       snap *cur, statcache *cache)
 {
-	tree_ids ids = TREE_IDS_INIT;
 	const tree_ids *known = NULL;
 	odb *db;
-	oid root;
 	int r;
 
 	if (cache) {
@@ -432,11 +434,24 @@ int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 		known = checkpoint_hints(db, cache);
 	}
 	if ((r = store_uncached(s, w, cur)) < 0 ||
-	    (r = tree_write_known(&root, w, cur, &ids, known)) < 0)
-		goto done;
+	    (r = tree_write_known(root, w, cur, ids, known)) < 0)
+		return r;
 	trace_phase("write: trees built");
 	if (cache)
-		statcache_trees_built(cache, &ids);
+		statcache_trees_built(cache, ids);
+	return 0;
+}
+
+int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
+			  decree_store *s, odb_writer *w, snap *cur,
+			  record_meta *m, statcache *cache)
+{
+	tree_ids ids = TREE_IDS_INIT;
+	oid root;
+	int r;
+
+	if ((r = build_trees(&root, &ids, s, w, cur, cache)) < 0)
+		goto done;
 	if ((r = write_built(id_out, s, w, cur, m, &root, &ids)) == 0 &&
 	    tree_out)
 		*tree_out = root;
@@ -689,15 +704,8 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	limit = view.max_file_size ? view.max_file_size
 		: s->max_file_size ? s->max_file_size
 				   : SCAN_DEFAULT_MAX_SIZE;
-	/* the trees, those the stat cache vouches for taken from it; their
-	 * ids go into its next save */
-	if ((r = store_uncached(s, w, &cur)) < 0 ||
-	    (r = tree_write_known(&root, w, &cur, &ids,
-				  checkpoint_hints(db, cache))) < 0)
+	if ((r = build_trees(&root, &ids, s, w, &cur, cache)) < 0)
 		goto done;
-	trace_phase("write: trees built");
-	if (cache)
-		statcache_trees_built(cache, &ids);
 	if (if_changed && latest != SIZE_MAX) {
 		/* when the tree is the latest's, its trees are all stored
 		 * already (nothing was written) */

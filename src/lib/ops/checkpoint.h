@@ -53,15 +53,11 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
  * they cannot be: the checkpoint is made anyway).  tree_out (may be
  * NULL): the root tree.  cache (may be NULL): the stat cache of the scan
  * that made cur; the trees it vouches for are taken as they are
- * (checkpoint_hints, tree_write_known), and it takes the ids built for
+ * (statcache_tree_hints, tree_write_known), and it takes the ids built for
  * its next save (statcache_trees_built). */
 int checkpoint_write_meta(char id_out[DECREE_ID_HEXLEN + 1], oid *tree_out,
 			  decree_store *s, odb_writer *w, snap *cur,
 			  record_meta *m, statcache *cache);
-
-/* The trees the stat cache of the scan that made cur vouches for
- * (statcache_tree_hints), or NULL: none, or a store not known intact. */
-const tree_ids *checkpoint_hints(odb *db, const statcache *cache);
 
 /* The scan rules of a checkpoint (borrowed from rec). */
 static inline void checkpoint_view(worktree_view *out, const record *rec)

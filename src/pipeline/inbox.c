@@ -79,8 +79,8 @@ void inbox_items_free(inbox_item *v, size_t n)
 	decree_free(v);
 }
 
-/* inbox_list, reading the chain of only the files changed (ctime) at or
- * after `since` (0: every file); the others are listed without one. */
+/* inbox_list of only the files changed (ctime) at or after `since` (0:
+ * every file). */
 static int list_since(inbox_item **out, size_t *nout, const char *dir,
 		      time_t since)
 {
@@ -104,7 +104,7 @@ static int list_since(inbox_item **out, size_t *nout, const char *dir,
 		    strcmp(de->d_name + len - 3, ".md"))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
-		    !S_ISREG(st.st_mode))
+		    !S_ISREG(st.st_mode) || st.st_ctim.tv_sec < since)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (GROW(v, cap, n + 1) < 0) {
@@ -119,8 +119,6 @@ static int list_since(inbox_item **out, size_t *nout, const char *dir,
 			inbox_items_free(v, n);
 			return -1;
 		}
-		if (st.st_ctim.tv_sec < since)
-			continue;
 		it->has_id = frontmatter_id(path, it->chain, &it->seq) ||
 			     parse_name(de->d_name, it->chain, &it->seq);
 	}
@@ -174,7 +172,7 @@ static const char *const queue_dirs[] = { ".decree/inbox", ".decree/inbox/done",
  * that time began: within the last second, or the last hour when a
  * daylight-saving change repeats it.  ctime is the kernel's clock at the
  * last write, which no one sets by hand.  A message whose file is older
- * than this bound is left out; its chain has a run directory besides,
+ * than this bound is not listed; its chain has a run directory besides,
  * which chain_has_run sees.  (Only a chain written by hand for a time
  * still to come, two hours ahead, could be missed.)  inbox/ itself is
  * read whole: what waits there is the few messages not yet run.

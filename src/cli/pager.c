@@ -156,10 +156,13 @@ void cli_pager_start(void)
 	int fds[2];
 	pid_t pid;
 
-	if (!allowed || pager_pid || !isatty(STDOUT_FILENO) ||
-	    !(cmd = pager_cmd()))
+	if (!allowed || pager_pid)
 		return;
-	allowed = false; /* one pager per run */
+	/* one pager per run, and one look at stdout: a diff's writer calls
+	 * this once per file */
+	allowed = false;
+	if (!isatty(STDOUT_FILENO) || !(cmd = pager_cmd()))
+		return;
 	fflush(stdout);
 	fflush(stderr);
 	if (!(env = pager_env()))

@@ -87,6 +87,11 @@ int fs_read_fd(int fd, buf *out, const char *name)
 
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
 		hint = (size_t)st.st_size;
+	return fs_read_sized(fd, out, name, hint);
+}
+
+int fs_read_sized(int fd, buf *out, const char *name, size_t hint)
+{
 	if (buf_grow(out, hint ? hint : 4096) < 0)
 		return -1;
 	for (;;) {
@@ -140,7 +145,7 @@ static int read_regular(int dirfd, const char *name, bool nofollow, buf *out)
 		close(fd);
 		goto not_regular;
 	}
-	r = fs_read_fd(fd, out, name);
+	r = fs_read_sized(fd, out, name, (size_t)st.st_size);
 	close(fd);
 	return r;
 not_regular:

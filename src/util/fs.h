@@ -27,8 +27,11 @@ ssize_t fs_read_all(int fd, void *data, size_t len); /* bytes read, < len at EOF
 						      */
 int fs_close(int fd);
 
-/* Read an open fd to EOF into `out` (appends). */
+/* Read an open fd to EOF into `out` (appends).  fs_read_sized is the
+ * same for a caller that has just fstat-ed it: `size` sizes the buffer
+ * (the read still goes on to EOF). */
 int fs_read_fd(int fd, buf *out, const char *name_for_errors);
+int fs_read_sized(int fd, buf *out, const char *name_for_errors, size_t size);
 
 /* Open `path` (absolute or cwd-relative) read-only and read it whole.
  * Returns DECREE_ENOTFOUND if it does not exist, DECREE_EINVALID if it is

@@ -72,9 +72,8 @@ static unsigned public_mode(uint32_t mode)
 	return mode_is_file(mode) ? mode & MODE_PERM : 0120000;
 }
 
-/* The directory of the last working-tree file read, kept open: entries
- * come in path order, so files of one directory need one path walk (one
- * openat2 with RESOLVE_BENEATH, no symlink followed) between them. */
+/* The directory of the last working-tree symlink read, kept open
+ * (readlinkat needs it; files are opened by their whole path). */
 typedef struct {
 	char dir[PATH_MAX];
 	int fd; /* -1: none */
@@ -136,6 +135,16 @@ static int cached_parent(int *dfd, const char **base, decree_store *s,
 	return 0;
 }
 
+/* Open a working-tree file by its whole path in one openat2 below the
+ * root, no symlink followed: records in path order change directory often
+ * (a subdirectory's files sort between its parent's), and the threads
+ * take records in turn, so a kept-open directory served few of them. */
+static int open_worktree_file(decree_store *s, const snap_entry *e)
+{
+	return fs_open_beneath(s->rootfd, e->path,
+			       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+}
+
 /* Read the working-tree content of `e` (a symlink's target for links),
  * never following a symlink on the way. */
 static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
@@ -144,11 +153,12 @@ static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
 	const char *base;
 	int dfd = -1, fd, r;
 
-	if ((r = cached_parent(&dfd, &base, s, e->path, dc)) < 0)
-		return r;
 	if (e->mode == MODE_LINK) {
 		char target[PATH_MAX + 1];
-		ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		ssize_t n;
+		if ((r = cached_parent(&dfd, &base, s, e->path, dc)) < 0)
+			return r;
+		n = readlinkat(dfd, base, target, sizeof(target) - 1);
 		if (n < 0)
 			return decree_error_os("cannot read link '%s'",
 					       e->path);
@@ -156,8 +166,7 @@ static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
 	}
 	/* the scan saw a regular file; whatever took its place since is
 	 * neither waited for (O_NONBLOCK: a FIFO) nor read */
-	if ((fd = openat(dfd, base,
-			 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+	if ((fd = open_worktree_file(s, e)) < 0)
 		return decree_error_os("cannot open '%s'", e->path);
 	{
 		struct stat st;
@@ -168,24 +177,19 @@ static int read_worktree(buf *out, decree_store *s, const snap_entry *e,
 						"reading it",
 						e->path);
 		}
+		r = fs_read_sized(fd, out, e->path, (size_t)st.st_size);
 	}
-	r = fs_read_fd(fd, out, e->path);
 	close(fd);
 	return r;
 }
 
 /* SHA-256 of a worktree file, streamed (a big file the scan left
  * unhashed). */
-static int hash_worktree(oid *out, decree_store *s, const snap_entry *e,
-			 dir_cache *dc)
+static int hash_worktree(oid *out, decree_store *s, const snap_entry *e)
 {
-	const char *base;
-	int dfd = -1, fd, r;
+	int fd, r;
 
-	if ((r = cached_parent(&dfd, &base, s, e->path, dc)) < 0)
-		return r;
-	if ((fd = openat(dfd, base,
-			 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+	if ((fd = open_worktree_file(s, e)) < 0)
 		return decree_error_os("cannot open '%s'", e->path);
 	r = sha256_fd(out, NULL, fd, e->path);
 	close(fd);
@@ -269,7 +273,7 @@ static int format_item(diff_ctx *c, diff_item *it, buf *old, buf *new,
 		 * hashed by the scan) */
 		oid bid = b ? b->id : (oid){ { 0 } };
 		if (b && b->unhashed && c->worktree &&
-		    (r = hash_worktree(&bid, c->s, b, dc)) < 0)
+		    (r = hash_worktree(&bid, c->s, b)) < 0)
 			return r;
 		u.old_path = u.new_path = it->path;
 		u.old_exists = a != NULL;

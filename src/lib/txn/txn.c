@@ -58,8 +58,9 @@
  * an interrupted prune or drop (record_drop_finish): those hold the same
  * lock, so under it each is a leftover.
  *
- * Durability uses syncfs(2) on the root's file system instead of one fsync
- * per file: one flush for the temps, one for the renames.
+ * Durability: each step fsyncs what it wrote (the temps) and the
+ * directories whose entries it changed (see "durability" below); a plan
+ * of more than SYNC_EACH_MAX paths uses one syncfs(2) per step instead.
  */
 #include "util/common.h"
 #include "txn/txn.h"
@@ -89,6 +90,18 @@ typedef struct {
 	bool staged;
 } fileop;
 
+/* What a step of the plan has written and must make durable (see
+ * "durability" below). */
+enum { SYNC_EACH_MAX = 128, SYNC_FDS_MAX = 64 };
+
+typedef struct {
+	bool whole; /* many paths: one syncfs per step */
+	int fds[SYNC_FDS_MAX];
+	const char *names[SYNC_FDS_MAX];
+	size_t nfds;
+	strset dirs; /* relative paths, "" for the root */
+} durable;
+
 typedef struct {
 	char txid[17];
 	unsigned history;
@@ -103,7 +116,12 @@ typedef struct {
 	size_t nrm;
 	bool committed;
 	decree_progress meter; /* txn_run's progress (with s->progress) */
+	durable dur;
 } plan;
+
+static void durable_release(durable *d);
+static int durable_file(durable *d, int fd, const char *path);
+static int durable_entry(durable *d, const char *path);
 
 static void plan_release(plan *p, bool own_paths)
 {
@@ -119,6 +137,7 @@ static void plan_release(plan *p, bool own_paths)
 	decree_free(p->rmdirs);
 	if (p->has_entry)
 		oplog_entry_release(&p->entry);
+	durable_release(&p->dur);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -221,7 +240,7 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 /* Write object `id` as `name` in dirfd (must not exist), with `mode`. */
 static int write_object_at(decree_store *s, int dirfd, const char *name,
 			   uint32_t mode, const oid *id,
-			   const char *path_for_errors)
+			   const char *path_for_errors, durable *dur)
 {
 	buf data = BUF_INIT;
 	uint64_t size = 0;
@@ -259,6 +278,8 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 		if (symlinkat(data.ptr, dirfd, name) < 0)
 			r = decree_error_os("cannot create link '%s'",
 					    path_for_errors);
+		else if (dur)
+			r = durable_entry(dur, path_for_errors);
 		goto done;
 	}
 	fd = openat(dirfd, name,
@@ -274,6 +295,12 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 written:
 	if (fchmod(fd, mode & MODE_PERM) < 0) {
 		r = decree_error_os("cannot chmod '%s'", path_for_errors);
+		goto done;
+	}
+	if (dur) {
+		/* held open for its fsync (closed on failure too) */
+		r = durable_file(dur, fd, path_for_errors);
+		fd = -1;
 		goto done;
 	}
 	if (fs_close(fd) < 0) {
@@ -296,6 +323,119 @@ static int sync_tree(decree_store *s)
 	if ((fs_fault_hook && fs_fault_hook("fsync")) || syncfs(s->rootfd) < 0)
 		return decree_error_os("cannot sync '%s'", s->root);
 	return 0;
+}
+
+/* --- durability --------------------------------------------------------
+ *
+ * A step is made durable by fsync-ing the files it wrote and the
+ * directories whose entries it changed, not by syncfs: syncfs also waits
+ * for every other writer's dirty data on the file system (with 1 GB that
+ * someone else wrote and nobody synced, a restore of 16 files waited 2.4 s
+ * in syncfs; fsync-ing the 16 temps and their directories took 5 ms).
+ * Each temp's writeback is started as soon as it is written
+ * (sync_file_range), so that its fsync mostly waits with the others.
+ * Up to SYNC_FDS_MAX temps stay open for that, then they are synced.
+ * A plan of more than SYNC_EACH_MAX paths uses one syncfs per step
+ * instead (`whole`): a fsync per path would cost more than that flush.
+ */
+
+static void durable_init(durable *d, const plan *p)
+{
+	d->whole = p->nfiles + p->nmk + p->nrm > SYNC_EACH_MAX;
+}
+
+/* fsync and close the files held; the first error is returned, every fd
+ * is closed either way. */
+static int durable_sync_files(durable *d)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < d->nfds; i++) {
+		if (r == 0)
+			r = fs_fsync(d->fds[i], d->names[i]);
+		if (fs_close(d->fds[i]) < 0 && r == 0)
+			r = decree_error_os("cannot close '%s'", d->names[i]);
+	}
+	d->nfds = 0;
+	return r;
+}
+
+/* Take over fd, a file just written for `path` (the name for errors, kept
+ * by the plan): closed now in a whole-tree step, else synced later. */
+static int durable_file(durable *d, int fd, const char *path)
+{
+	if (d->whole) {
+		if (fs_close(fd) < 0)
+			return decree_error_os("cannot close '%s'", path);
+		return 0;
+	}
+#ifdef SYNC_FILE_RANGE_WRITE
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+	d->fds[d->nfds] = fd;
+	d->names[d->nfds++] = path;
+	return d->nfds == SYNC_FDS_MAX ? durable_sync_files(d) : 0;
+}
+
+/* The entry of `path` in its directory changed (created, renamed into,
+ * removed). */
+static int durable_entry(durable *d, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (d->whole)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0,
+		 path);
+	return strset_put(&d->dirs, dir, 1);
+}
+
+/* Everything noted so far is durable once this returns 0. */
+static int durable_flush(durable *d, decree_store *s)
+{
+	int r;
+
+	if (d->whole)
+		return sync_tree(s);
+	if ((r = durable_sync_files(d)) < 0)
+		return r;
+	for (size_t i = 0; i < d->dirs.cap; i++) {
+		const char *rel = d->dirs.keys[i];
+		int fd;
+		if (!rel)
+			continue;
+		if (!*rel) {
+			if ((r = fs_fsync(s->rootfd, s->root)) < 0)
+				return r;
+			continue;
+		}
+		/* no directory there any more: the plan removed it (or put a
+		 * file or link in its place), and its parent, noted as well,
+		 * holds that */
+		if ((fd = fs_open_beneath(s->rootfd, rel,
+					  O_RDONLY | O_DIRECTORY)) < 0) {
+			if (errno == ENOENT || errno == ENOTDIR ||
+			    errno == ELOOP)
+				continue;
+			return decree_error_os("cannot open directory '%s'",
+					       rel);
+		}
+		r = fs_fsync(fd, rel);
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	strset_release(&d->dirs);
+	return 0;
+}
+
+static void durable_release(durable *d)
+{
+	for (size_t i = 0; i < d->nfds; i++)
+		close(d->fds[i]);
+	d->nfds = 0;
+	strset_release(&d->dirs);
 }
 
 /* --- log records -----------------------------------------------------------
@@ -767,7 +907,7 @@ static bool parent_ready(const plan *p, const char *path)
 	return true;
 }
 
-static int stage_one(decree_store *s, fileop *f)
+static int stage_one(decree_store *s, fileop *f, durable *dur)
 {
 	const char *base;
 	int dfd, r;
@@ -775,7 +915,7 @@ static int stage_one(decree_store *s, fileop *f)
 	if ((r = fs_open_parent(&dfd, &base, s->rootfd, f->c.path, false)) < 0)
 		return r;
 	r = write_object_at(s, dfd, f->tmp, f->c.new_mode, &f->c.new_id,
-			    f->c.path);
+			    f->c.path, dur);
 	close(dfd);
 	if (r == 0)
 		f->staged = true;
@@ -998,7 +1138,7 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp,
 		snprintf(rtmp, sizeof(rtmp), "%s-r", f->tmp);
 		unlinkat(dfd, rtmp, 0);
 		r = write_object_at(s, dfd, rtmp, c->old_mode, &c->old_id,
-				    c->path);
+				    c->path, NULL);
 		if (r == 0) {
 			struct stat st;
 			/* a directory created for the new state may stand here
@@ -1296,12 +1436,13 @@ done:
 }
 
 /* LOGGED -> STAGED: temps next to the targets whose directories stay as
- * they are; one syncfs makes them durable. */
+ * they are, made durable. */
 static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
 {
 	uint64_t bytes = 0;
 	int r;
 
+	durable_init(&p->dur, p);
 	for (size_t i = 0; s->progress && i < p->nfiles; i++)
 		bytes += p->files[i].c.has_new ? p->files[i].c.new_size : 0;
 	meter_start(s, &p->meter, DECREE_PROGRESS_WRITE, p->nfiles, bytes);
@@ -1313,18 +1454,20 @@ static int stage_all(decree_store *s, plan *p, const txn_spec *sp)
 			return r;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
-		if ((r = stage_one(s, f)) < 0)
+		if ((r = stage_one(s, f, &p->dur)) < 0)
 			return r;
 		meter_step(s, &p->meter, f->c.new_size);
 	}
-	return sync_tree(s);
+	return durable_flush(&p->dur, s);
 }
 
 /* STAGED -> APPLIED: unlink deleted files, remove emptied directories,
- * create new ones, stage the temps that needed them, rename every temp
- * over its target; syncfs; then re-hash every path. */
+ * create new ones, stage the temps that needed them (durable before any
+ * rename), rename every temp over its target; make the directories
+ * durable; then re-hash every path. */
 static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 {
+	size_t late = 0;
 	int r;
 
 	for (size_t i = 0; i < p->nfiles; i++) {
@@ -1334,16 +1477,19 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		if ((r = cancelled(sp)) < 0)
 			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
-		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0)
+		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0 ||
+		    (r = durable_entry(&p->dur, f->c.path)) < 0)
 			return r;
 		meter_step(s, &p->meter, 0);
 	}
 	for (size_t i = 0; i < p->nrm; i++)
 		if ((r = unlink_beneath(s, p->rmdirs[i], NULL, AT_REMOVEDIR)) <
-		    0)
+			    0 ||
+		    (r = durable_entry(&p->dur, p->rmdirs[i])) < 0)
 			return r;
 	for (size_t i = 0; i < p->nmk; i++)
-		if ((r = mkdir_beneath(s, p->mkdirs[i])) < 0)
+		if ((r = mkdir_beneath(s, p->mkdirs[i])) < 0 ||
+		    (r = durable_entry(&p->dur, p->mkdirs[i])) < 0)
 			return r;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		fileop *f = &p->files[i];
@@ -1353,10 +1499,15 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 			return r;
 		progress(sp, DECREE_PHASE_STAGING, f->c.path,
 			 change_action(&f->c));
-		if ((r = stage_one(s, f)) < 0)
+		if ((r = stage_one(s, f, &p->dur)) < 0)
 			return r;
 		meter_step(s, &p->meter, f->c.new_size);
+		late++;
 	}
+	/* temps staged here (in directories made just now) are durable,
+	 * with those directories, before a rename may reach the disk */
+	if (late && (r = durable_flush(&p->dur, s)) < 0)
+		return r;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		fileop *f = &p->files[i];
 		if (!f->c.has_new)
@@ -1365,10 +1516,11 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
 			 change_action(&f->c));
-		if ((r = rename_one(s, f)) < 0)
+		if ((r = rename_one(s, f)) < 0 ||
+		    (r = durable_entry(&p->dur, f->c.path)) < 0)
 			return r;
 	}
-	if ((r = sync_tree(s)) < 0 || (r = verify_new(s, p)) < 0)
+	if ((r = durable_flush(&p->dur, s)) < 0 || (r = verify_new(s, p)) < 0)
 		return r;
 	return cancelled(sp); /* the last chance before COMMIT */
 }

@@ -75,6 +75,18 @@ int buf_putc(buf *b, char c)
 	return buf_put(b, &c, 1);
 }
 
+int buf_put_dec(buf *b, uint64_t v)
+{
+	char num[20];
+	size_t n = 0;
+
+	do {
+		num[sizeof(num) - ++n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return buf_put(b, num + sizeof(num) - n, n);
+}
+
 int buf_vprintf(buf *b, const char *fmt, va_list ap)
 {
 	va_list cp;

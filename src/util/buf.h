@@ -40,6 +40,7 @@ int buf_put_u8(buf *b, unsigned v);
 int buf_put_u16(buf *b, unsigned v); /* little endian */
 int buf_put_u32(buf *b, uint32_t v); /* little endian */
 int buf_put_u64(buf *b, uint64_t v); /* little endian */
+int buf_put_dec(buf *b, uint64_t v); /* decimal digits, as "%llu" */
 void buf_truncate(buf *b, size_t len);
 char *buf_detach(buf *b, size_t *len_out);
 

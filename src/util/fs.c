@@ -512,8 +512,10 @@ bool fs_path_is_safe(const char *rel, bool refuse_meta)
 static int openat2_beneath(int rootfd, const char *rel, int flags)
 {
 #ifdef SYS_openat2
+	/* read and cleared by any thread (a diff's formatters open files
+	 * here): relaxed atomics, the only state is "seen ENOSYS" */
 	static int have_openat2 = 1;
-	if (have_openat2) {
+	if (__atomic_load_n(&have_openat2, __ATOMIC_RELAXED)) {
 		struct open_how how;
 		long fd;
 		memset(&how, 0, sizeof(how));
@@ -526,7 +528,7 @@ static int openat2_beneath(int rootfd, const char *rel, int flags)
 		} while (fd < 0 && (errno == EINTR || errno == EAGAIN));
 		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 			return (int)fd;
-		have_openat2 = 0;
+		__atomic_store_n(&have_openat2, 0, __ATOMIC_RELAXED);
 	}
 #else
 	(void)rootfd;

@@ -75,15 +75,22 @@ int buf_putc(buf *b, char c)
 	return buf_put(b, &c, 1);
 }
 
-int buf_put_dec(buf *b, uint64_t v)
+size_t fmt_uint(char num[24], uint64_t v, unsigned base)
 {
-	char num[20];
 	size_t n = 0;
 
 	do {
-		num[sizeof(num) - ++n] = (char)('0' + v % 10);
-		v /= 10;
+		num[23 - n++] = (char)('0' + v % base);
+		v /= base;
 	} while (v);
+	return n;
+}
+
+int buf_put_dec(buf *b, uint64_t v)
+{
+	char num[24];
+	size_t n = fmt_uint(num, v, 10);
+
 	return buf_put(b, num + sizeof(num) - n, n);
 }
 

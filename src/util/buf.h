@@ -41,6 +41,9 @@ int buf_put_u16(buf *b, unsigned v); /* little endian */
 int buf_put_u32(buf *b, uint32_t v); /* little endian */
 int buf_put_u64(buf *b, uint64_t v); /* little endian */
 int buf_put_dec(buf *b, uint64_t v); /* decimal digits, as "%llu" */
+/* v in `base` (8 or 10) as digits at the end of num[24]; returns how many
+ * (they start at num + 24 - n).  Without printf, for hot formatters. */
+size_t fmt_uint(char num[24], uint64_t v, unsigned base);
 void buf_truncate(buf *b, size_t len);
 char *buf_detach(buf *b, size_t *len_out);
 

@@ -237,7 +237,8 @@ int txn_path_matches(bool *same, decree_store *s, const char *path, bool has,
 	return 0;
 }
 
-/* Write object `id` as `name` in dirfd (must not exist), with `mode`. */
+/* Write object `id` as `name` in dirfd (must not exist), with `mode`;
+ * `dur` makes it durable (durable_file, durable_entry). */
 static int write_object_at(decree_store *s, int dirfd, const char *name,
 			   uint32_t mode, const oid *id,
 			   const char *path_for_errors, durable *dur)
@@ -278,7 +279,7 @@ static int write_object_at(decree_store *s, int dirfd, const char *name,
 		if (symlinkat(data.ptr, dirfd, name) < 0)
 			r = decree_error_os("cannot create link '%s'",
 					    path_for_errors);
-		else if (dur)
+		else
 			r = durable_entry(dur, path_for_errors);
 		goto done;
 	}
@@ -297,17 +298,8 @@ written:
 		r = decree_error_os("cannot chmod '%s'", path_for_errors);
 		goto done;
 	}
-	if (dur) {
-		/* held open for its fsync (closed on failure too) */
-		r = durable_file(dur, fd, path_for_errors);
-		fd = -1;
-		goto done;
-	}
-	if (fs_close(fd) < 0) {
-		fd = -1;
-		r = decree_error_os("cannot close '%s'", path_for_errors);
-		goto done;
-	}
+	/* closed, or held open for its fsync (closed on failure too) */
+	r = durable_file(dur, fd, path_for_errors);
 	fd = -1;
 done:
 	if (fd >= 0)
@@ -1062,6 +1054,8 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp,
 	unsigned char *todo = NULL;
 	strset paths = STRSET_INIT;
 	first_error fe = { 0, "" };
+	/* one syncfs at the end: a rollback is rare and may touch any path */
+	durable whole = { .whole = true };
 	int r;
 
 	*foreign = 0;
@@ -1138,7 +1132,7 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp,
 		snprintf(rtmp, sizeof(rtmp), "%s-r", f->tmp);
 		unlinkat(dfd, rtmp, 0);
 		r = write_object_at(s, dfd, rtmp, c->old_mode, &c->old_id,
-				    c->path, NULL);
+				    c->path, &whole);
 		if (r == 0) {
 			struct stat st;
 			/* a directory created for the new state may stand here
@@ -1156,7 +1150,7 @@ static int rollback(decree_store *s, plan *p, const txn_spec *sp,
 		close(dfd);
 		note_error(&fe, r);
 	}
-	note_error(&fe, sync_tree(s));
+	note_error(&fe, durable_flush(&whole, s));
 	decree_free(todo);
 	strset_release(&paths);
 	if (fe.code)

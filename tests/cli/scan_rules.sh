@@ -186,6 +186,35 @@ check "b.log (created while not ignored) kept" test -f b.log
 check "build/c.o kept" test -f build/c.o
 check "w.bak kept" test -f w.bak
 
+# The rules of a subdirectory, changed after the checkpoint both ways: a
+# restore walks with the rules on disk first and must notice that they are
+# not the checkpoint's (docs/scanning.md), then decide by the checkpoint's.
+mkdir -p made deep
+printf '*.gen\n' >made/.gitignore
+mk made/kept.c made/old.gen deep/a.c
+t_match '[0-9a-f]*' "checkpoint W (made/.gitignore ignores *.gen; deep/ has none)" D checkpoint create --message W
+W=$OUT
+rm made/.gitignore              # *.gen no longer ignored on disk
+mk made/new.gen
+printf '*.txt\n' >deep/.gitignore # a rules file W did not have
+mk deep/new.txt
+t "restore W with made/.gitignore removed and deep/.gitignore added" D checkpoint restore "$W"
+check "made/.gitignore is back" test "$(cat made/.gitignore)" = "*.gen"
+check "made/new.gen kept (ignored under W's rules)" test -f made/new.gen
+check "made/old.gen kept" test -f made/old.gen
+check "deep/.gitignore deleted (new under W's rules)" test ! -e deep/.gitignore
+check "deep/new.txt deleted (not ignored under W's rules)" test ! -e deep/new.txt
+check "deep/a.c kept" test -f deep/a.c
+t "undo the restore of W" D undo
+check "undo: deep/new.txt back" test -f deep/new.txt
+check "undo: deep/.gitignore back" test "$(cat deep/.gitignore)" = "*.txt"
+# the same bytes on disk as in W, in another inode: the walk's rules hold
+printf '*.gen\n' >made/.gitignore.new && mv made/.gitignore.new made/.gitignore
+rm deep/.gitignore deep/new.txt
+mk made/third.gen
+t "restore W with W's rules on disk" D checkpoint restore -v "$W"
+check "made/third.gen kept" test -f made/third.gen
+
 # A file tracked at the checkpoint that a later .gitignore hides: whatever the
 # restore does with it, `undo` must bring back its newer bytes (nothing is
 # destroyed without being captured first).

@@ -33,10 +33,122 @@
 #include "store/tree.h"
 #include "txn/txn.h"
 
+#include <pthread.h>
+
 typedef struct {
 	txn_change *v;
 	size_t n, cap;
 } change_list;
+
+/* --- the scan's ignore rules ---------------------------------------------
+ *
+ * A restore scans the working tree the way the checkpoint's ignore rules
+ * see it.  Reading the checkpoint's whole tree before the walk, to get
+ * those rules, costs a store read per directory; read after the walk,
+ * with the scan's tree ids, only the directories that differ are.  So
+ * the walk uses the rules files on disk, and notes each one it looked
+ * for; the restore then checks them against the checkpoint's.  Where
+ * every one is the same (found in both with the same bytes, or in
+ * neither), the walk made every decision as the checkpoint's rules make
+ * it (in each directory it entered it asked for both of its rules files,
+ * and its ancestors'); otherwise it walks again with the checkpoint's.
+ */
+typedef struct {
+	char *path; /* "dir/name" */
+	bool found;
+	oid id; /* of its bytes, when found */
+} rules_file;
+
+typedef struct {
+	pthread_mutex_t mu;
+	rules_file *v;
+	size_t n, cap;
+} rules_seen;
+
+static int note_rules_file(void *payload, const char *dir, const char *name,
+			   const buf *content, bool found)
+{
+	rules_seen *rs = payload;
+	rules_file f;
+	size_t len;
+	int r;
+
+	memset(&f, 0, sizeof(f));
+	f.found = found;
+	if (found)
+		sha256_buf(&f.id, content->ptr, content->len);
+	len = strlen(dir) + strlen(name) + 2;
+	if (!(f.path = decree_malloc(len)))
+		return -1;
+	snprintf(f.path, len, "%s%s%s", dir, *dir ? "/" : "", name);
+	pthread_mutex_lock(&rs->mu);
+	r = GROW(rs->v, rs->cap, rs->n + 1);
+	if (r == 0)
+		rs->v[rs->n++] = f;
+	pthread_mutex_unlock(&rs->mu);
+	if (r < 0)
+		decree_free(f.path);
+	return r;
+}
+
+static void rules_seen_release(rules_seen *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		decree_free(rs->v[i].path);
+	decree_free(rs->v);
+	rs->v = NULL;
+	rs->n = rs->cap = 0;
+}
+
+/* Did the walk find every rules file as `target` holds it (what
+ * worktree_rules_load would have given it)? */
+static bool rules_as_in(const rules_seen *rs, const snap *target)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		const rules_file *f = &rs->v[i];
+		const snap_entry *e = snap_find(target, f->path);
+		bool in = e && e->mode != MODE_SKIP && e->mode != MODE_LINK;
+		if (in != f->found || (in && oid_cmp(&e->id, &f->id)))
+			return false;
+	}
+	return true;
+}
+
+/* Scan the working tree into *cur as the checkpoint `rec` sees it, and
+ * read its tree into *target. */
+static int scan_for_restore(snap *cur, statcache **cache, snap *target,
+			    decree_store *s, odb *db, odb_writer *w,
+			    const record *rec, const worktree_view *view)
+{
+	rules_seen rs;
+	tree_ids ids = TREE_IDS_INIT;
+	oid root;
+	int r;
+
+	memset(&rs, 0, sizeof(rs));
+	pthread_mutex_init(&rs.mu, NULL);
+	r = worktree_scan_seen(cur, s, w, cache, view, note_rules_file, &rs);
+	/* the scan's tree ids: those its cache vouches for, the rest hashed
+	 * (nothing stored) */
+	if (r == 0)
+		r = tree_write_known(&root, NULL, cur, &ids,
+				     *cache ? statcache_tree_hints(*cache)
+					    : NULL);
+	if (r == 0)
+		r = tree_read_like(target, db, &rec->tree, cur, &ids);
+	trace_phase("restore: target tree read");
+	if (r == 0 && !rules_as_in(&rs, target)) {
+		/* other rules on disk: the walk again, with the checkpoint's */
+		snap_release(cur);
+		statcache_free(*cache);
+		*cache = NULL;
+		r = worktree_scan_view(cur, s, w, cache, target, false, view);
+	}
+	tree_ids_release(&ids);
+	rules_seen_release(&rs);
+	pthread_mutex_destroy(&rs.mu);
+	return r;
+}
 
 static void changes_release(change_list *c)
 {
@@ -260,6 +372,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	ignore_matcher *rules = NULL;
 	worktree_rules ld = { NULL, SNAP_INIT };
 	worktree_view view = { 0 };
+	worktree_saver saver = { 0 };
 	odb_writer *w = NULL;
 	statcache *cache = NULL;
 	odb *db;
@@ -288,29 +401,25 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		return r;
 	}
 	trace_phase("restore: locked");
-	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = tree_read(&target, db, &rec.tree)) < 0)
+	if ((r = repo_odb(&db, s, false)) < 0)
 		goto done;
-	trace_phase("restore: target tree read");
 	{
 		const char **excludes = NULL;
 		/* the checkpoint's rules: its ignore files, and the excludes
 		 * and size limit it was made with (with the store's) */
 		checkpoint_view(&view, &rec);
-		if ((r = worktree_rules_init(&ld, &target, db)) < 0 ||
+		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0)
+			goto done;
+		/* the tree as the checkpoint's ignore rules see it: after the
+		 * restore those rules are the tree's again */
+		if ((r = scan_for_restore(&cur, &cache, &target, s, db, w, &rec,
+					  &view)) < 0 ||
+		    (r = worktree_rules_init(&ld, &target, db)) < 0 ||
 		    (r = worktree_excludes(&excludes, s, &view)) < 0)
 			goto done;
 		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,
 				       excludes);
 		decree_free(excludes);
-		if (r < 0)
-			goto done;
-		if (!o->dry_run && (r = odb_writer_new(&w, db)) < 0)
-			goto done;
-		/* the tree as the checkpoint's ignore rules see it: after the
-		 * restore those rules are the tree's again */
-		r = worktree_scan_view(&cur, s, w, &cache, &target, false,
-				       &view);
 		if (r == 0)
 			r = check_paths(o->paths, &cur, &target);
 		if (r == 0 && agent_only)
@@ -376,6 +485,11 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 	}
 	trace_phase("restore: present captured");
+	/* The cache is saved while the transaction waits on the disk: it
+	 * names only what the capture made durable, and it vouches for the
+	 * files the transaction writes or deletes no more than it did. */
+	worktree_save_statcache_start(&saver, s, &cur, cache);
+	cache = NULL;
 	{
 		oplog_entry e;
 		txn_spec sp;
@@ -412,16 +526,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		}
 	}
 	trace_phase("restore: transaction done");
-	/* A cache: failing to save it never fails the restore. */
-	if (worktree_save_statcache(s, &cur, cache) < 0) {
-		warning_set(0,
-			    "the stat cache could not be saved (%s); that "
-			    "only costs speed",
-			    error_last());
-		error_clear();
-	}
-	cache = NULL;
 done:
+	worktree_save_statcache_wait(&saver); /* before cur goes */
 	strset_release(&only);
 	strset_release(&user);
 	statcache_free(cache);

@@ -54,6 +54,11 @@ extern const char *const ignore_rules_files[IGNORE_RULES_FILES];
 typedef int (*ignore_load_fn)(void *payload, const char *dir, const char *name,
 			      buf *out, bool *found);
 
+/* Told what a loader found for `dir`/`name`: its content, or found false
+ * (scan_opts.ignore_seen).  Return 0, or a negative decree error code. */
+typedef int (*ignore_seen_fn)(void *payload, const char *dir, const char *name,
+			      const buf *content, bool found);
+
 typedef struct ignore_matcher ignore_matcher;
 
 /* extra_patterns: optional NULL-terminated list of additional patterns

@@ -688,6 +688,19 @@ static int scan_file(worker *wk, rentry *re, const char *name,
 	return push_new(w, JOB_HASH, NULL, NULL, 0, re);
 }
 
+/* load_ignore, and what it found told to the scan's ignore_seen. */
+static int load_ignore_seen(void *payload, const char *dir, const char *name,
+			    buf *out, bool *found)
+{
+	const worker *wk = payload;
+	const scan_opts *o = wk->w->o;
+	int r;
+
+	if ((r = load_ignore(payload, dir, name, out, found)) < 0)
+		return r;
+	return o->ignore_seen(o->ignore_seen_payload, dir, name, out, *found);
+}
+
 /* An entry the ignore rules excluded: counted, with the rule that did. */
 static int tally_ignored(worker *wk)
 {
@@ -1076,11 +1089,13 @@ int scan_tree(snap *out, int rootfd, const scan_opts *o)
 	for (unsigned i = 0; i < nthreads; i++) {
 		wks[i].w = &w;
 		buf_init(&wks[i].data);
-		if ((r = ignore_matcher_new(
-			     &wks[i].ign,
-			     o->ignore_load ? o->ignore_load : load_ignore,
-			     o->ignore_load ? o->ignore_payload : &wks[i],
-			     o->excludes)) < 0)
+		ignore_load_fn load = o->ignore_load   ? o->ignore_load
+				      : o->ignore_seen ? load_ignore_seen
+						       : load_ignore;
+		if ((r = ignore_matcher_new(&wks[i].ign, load,
+					    o->ignore_load ? o->ignore_payload
+							   : &wks[i],
+					    o->excludes)) < 0)
 			goto done;
 	}
 	w.wks = wks;

@@ -40,6 +40,12 @@ typedef struct {
 	 * on disk.  Called from several threads at once. */
 	ignore_load_fn ignore_load;
 	void *ignore_payload;
+	/* (may be NULL; only with ignore_load NULL) told of every rules file
+	 * the walk looked for on disk: what it read, or found false.  Called
+	 * from several threads at once, maybe more than once per file; an
+	 * error it returns stops the walk. */
+	ignore_seen_fn ignore_seen;
+	void *ignore_seen_payload;
 	/* Do not read files the stat cache cannot vouch for: their entries
 	 * get unhashed = 1 and no id (for a diff, which reads them anyway).
 	 * Not with `store`. */

@@ -118,9 +118,10 @@ int worktree_scan(snap *out, decree_store *s, odb_writer *w,
 	return worktree_scan_view(out, s, w, cache_out, rules, lazy_hash, NULL);
 }
 
-int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
-		       statcache **cache_out, const snap *rules, bool lazy_hash,
-		       const worktree_view *view)
+static int scan_worktree(snap *out, decree_store *s, odb_writer *w,
+			 statcache **cache_out, const snap *rules,
+			 bool lazy_hash, const worktree_view *view,
+			 ignore_seen_fn seen, void *seen_payload)
 {
 	char path[PATH_MAX];
 	statcache *cache = NULL;
@@ -153,6 +154,8 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 	o.stats = &s->last_scan;
 	o.progress = s->progress;
 	o.progress_payload = s->progress_payload;
+	o.ignore_seen = seen;
+	o.ignore_seen_payload = seen_payload;
 	if (rules) {
 		odb *db;
 		if ((r = repo_odb(&db, s, false)) < 0 ||
@@ -175,6 +178,22 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 	else
 		statcache_free(cache);
 	return r;
+}
+
+int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
+		       statcache **cache_out, const snap *rules, bool lazy_hash,
+		       const worktree_view *view)
+{
+	return scan_worktree(out, s, w, cache_out, rules, lazy_hash, view, NULL,
+			     NULL);
+}
+
+int worktree_scan_seen(snap *out, decree_store *s, odb_writer *w,
+		       statcache **cache_out, const worktree_view *view,
+		       ignore_seen_fn seen, void *payload)
+{
+	return scan_worktree(out, s, w, cache_out, NULL, false, view, seen,
+			     payload);
 }
 
 int worktree_save_statcache(decree_store *s, const snap *cur, statcache *cache)

@@ -8,6 +8,7 @@
 #define DECREE_WORKTREE_H
 
 #include "decree/store.h"
+#include "scan/ignore.h"
 #include "store/odb.h"
 #include "store/snap.h"
 #include "util/buf.h"
@@ -56,6 +57,14 @@ const char *const *worktree_view_config(const worktree_view *view,
 int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 		       struct statcache **cache_out, const snap *rules,
 		       bool lazy_hash, const worktree_view *view);
+
+/* worktree_scan_view with the rules files on disk (no `rules`), every
+ * one the walk looked for told to `seen` (scan_opts.ignore_seen): which
+ * rules decided, for a caller that must then check them against a
+ * snapshot's. */
+int worktree_scan_seen(snap *out, decree_store *s, odb_writer *w,
+		       struct statcache **cache_out, const worktree_view *view,
+		       ignore_seen_fn seen, void *payload);
 
 /* The excludes a scan with `view` uses (the config's, then view's),
  * NULL-terminated into *out, or NULL when there are none: free the array

@@ -210,6 +210,21 @@ chmod -x button.tsx
 t_hc "E=false" "has_changes E=false after chmod -x"
 ln -s button.tsx link.tsx
 t_hc "E=true" "has_changes E=true after a new symlink"
+# Each restore stores its pre-restore capture as a pack; restores merge the
+# small packs as checkpoint create does (more than 16), so that a long run
+# of restores does not make every object lookup search one pack more.
+rm link.tsx
+t_match '[0-9a-f]*' "checkpoint F" D checkpoint create --session conv1 --message F
+F=$OUT
+packs_ok=true
+i=1
+while [ $i -le 24 ]; do
+	printf 'restore round %d\n' $i >>header.tsx
+	D -q checkpoint restore "$F" >/dev/null 2>&1 || packs_ok=false
+	i=$((i + 1))
+done
+npacks=$(find "$P/.decree" -name 'pack-*.pack' | wc -l)
+if $packs_ok && [ "$npacks" -le 17 ]; then ok "24 restores in a row leave $npacks packs (<= 17)"; else not_ok "24 restores in a row leave <= 17 packs" "restores ok: $packs_ok, packs: $npacks"; fi
 t "fsck is clean at the end" D fsck
 
 done_testing

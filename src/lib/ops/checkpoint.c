@@ -392,6 +392,15 @@ done:
 	snap_release(&prev);
 }
 
+void checkpoint_repack_small(decree_store *s)
+{
+	odb *db;
+
+	if (repo_odb(&db, s, false) < 0 ||
+	    odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
+		error_clear();
+}
+
 /* checkpoint_write_meta once the trees of `cur` are in w: `root` and
  * `ids` from tree_write_ids. */
 static int write_built(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
@@ -739,9 +748,7 @@ int decree_checkpoint_create_ext(decree_checkpoint_created *out,
 	out->files_changed = m.files_changed;
 	out->insertions = m.insertions;
 	out->deletions = m.deletions;
-	/* The checkpoint is complete; a missed repack only costs speed. */
-	if (odb_repack_small(db, REPACK_MAX_PACKS, REPACK_SMALL_BYTES) < 0)
-		error_clear();
+	checkpoint_repack_small(s); /* the checkpoint is complete */
 	trace_phase("create: repacked");
 	worktree_save_statcache_wait(&saver); /* before cur changes */
 	/* what was just scanned is that tree: keep it for the show or diff

@@ -45,6 +45,12 @@ int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		     odb_writer *w, snap *cur, const char *session,
 		     const char *message, const char *label);
 
+/* Merge the store's small packs once there are more than a few (every
+ * checkpoint and capture adds one; each object lookup searches them
+ * all).  After the work is complete: a failure only costs speed, so it
+ * is cleared, never returned. */
+void checkpoint_repack_small(decree_store *s);
+
 /* checkpoint_write with all a record says (record_meta): the session,
  * message, label and the scan rules `cur` was scanned with (a capture
  * made with a checkpoint's view must record it, or restoring the capture

@@ -526,6 +526,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		}
 	}
 	trace_phase("restore: transaction done");
+	checkpoint_repack_small(s); /* the capture added a pack */
 done:
 	worktree_save_statcache_wait(&saver); /* before cur goes */
 	strset_release(&only);

@@ -417,7 +417,10 @@ static int nth_fault(const char *step)
 {
 	if (!f_step || strcmp(step, f_step))
 		return 0;
-	return ++f_calls == f_n ? EIO : 0;
+	/* (a restore saves its stat cache and its capture's record on other
+	 * threads) */
+	return __atomic_add_fetch(&f_calls, 1, __ATOMIC_SEQ_CST) == f_n ? EIO
+									: 0;
 }
 
 enum op { OP_RESTORE, OP_UNDO, OP_REDO, OP_APPLY };

@@ -469,6 +469,57 @@ done:
 	return r;
 }
 
+static void *pending_main(void *arg)
+{
+	checkpoint_pending *p = arg;
+
+	count_changes(p->m, p->s, p->cur, &p->root, &p->ids);
+	if ((p->r = record_save(p->id, p->s, &p->root, p->cur, p->m)) < 0) {
+		snprintf(p->msg, sizeof(p->msg), "%s", error_last());
+		error_clear(); /* (this thread's) */
+	}
+	return NULL;
+}
+
+int checkpoint_write_begin(checkpoint_pending *p, decree_store *s,
+			   odb_writer *w, snap *cur, record_meta *m,
+			   statcache *cache)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->s = s;
+	p->cur = cur;
+	p->m = m;
+	if ((r = build_trees(&p->root, &p->ids, s, w, cur, cache)) < 0 ||
+	    (r = odb_writer_commit(w)) < 0) {
+		tree_ids_release(&p->ids);
+		return r;
+	}
+	trace_phase("write: objects committed");
+	p->pending = true;
+	p->running = pthread_create(&p->thread, NULL, pending_main, p) == 0;
+	if (!p->running)
+		pending_main(p);
+	return 0;
+}
+
+int checkpoint_write_end(checkpoint_pending *p,
+			 char id_out[DECREE_ID_HEXLEN + 1])
+{
+	if (!p->pending)
+		return decree_error_set(DECREE_EINVALID,
+					"no checkpoint is being written");
+	if (p->running)
+		pthread_join(p->thread, NULL);
+	p->running = p->pending = false;
+	tree_ids_release(&p->ids);
+	if (p->r < 0)
+		return decree_error_set(p->r, "%s", p->msg);
+	memcpy(id_out, p->id, sizeof(p->id));
+	return 0;
+}
+
 int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		     odb_writer *w, snap *cur, const char *session,
 		     const char *message, const char *label)

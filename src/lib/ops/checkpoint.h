@@ -29,6 +29,8 @@
 #include "store/snap.h"
 #include "util/buf.h"
 
+#include <pthread.h>
+
 /* The labels of the captures decree makes (decree_checkpoint_is_capture):
  * a capture is written with no message and one of these. */
 #define CAPTURE_PRE_RESTORE "pre-restore"
@@ -44,6 +46,36 @@
 int checkpoint_write(char id_out[DECREE_ID_HEXLEN + 1], decree_store *s,
 		     odb_writer *w, snap *cur, const char *session,
 		     const char *message, const char *label);
+
+/*
+ * checkpoint_write_meta in two halves, for a caller with other work to do
+ * meanwhile (a restore's transaction, which mostly waits for the disk).
+ * checkpoint_write_begin stores the trees and commits w, so every object
+ * of cur is durable when it returns 0; it then counts the changes and
+ * writes the record on another thread (at once, when no thread can be
+ * started).  checkpoint_write_end waits for that and returns what
+ * checkpoint_write_meta would, with the id in id_out; call it exactly
+ * once after a begin that returned 0.  Until then cur and m stay as they
+ * are, and the cache belongs to the caller again only after it (the
+ * trees built are handed to it in begin).
+ */
+typedef struct {
+	decree_store *s;
+	const snap *cur;
+	record_meta *m;
+	oid root;
+	tree_ids ids;
+	char id[DECREE_ID_HEXLEN + 1];
+	int r; /* the record's result, and its message */
+	char msg[1024];
+	pthread_t thread;
+	bool running, pending;
+} checkpoint_pending;
+int checkpoint_write_begin(checkpoint_pending *p, decree_store *s,
+			   odb_writer *w, snap *cur, record_meta *m,
+			   statcache *cache);
+int checkpoint_write_end(checkpoint_pending *p,
+			 char id_out[DECREE_ID_HEXLEN + 1]);
 
 /* Merge the store's small packs once there are more than a few (every
  * checkpoint and capture adds one; each object lookup searches them

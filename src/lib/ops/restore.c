@@ -361,6 +361,22 @@ static int report_user_edits(const decree_restore_options *o,
 	return 0;
 }
 
+/* The pre-restore capture, whose record is written while the
+ * transaction runs (checkpoint_write_begin). */
+typedef struct {
+	checkpoint_pending pend;
+	char *id; /* where its id goes */
+} capture;
+
+/* txn_spec.before_commit of a restore: the capture's record is durable
+ * before the restore is. */
+static int capture_written(void *arg)
+{
+	capture *c = arg;
+
+	return checkpoint_write_end(&c->pend, c->id);
+}
+
 int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			      const char *ref, const decree_restore_options *o)
 {
@@ -372,7 +388,9 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	ignore_matcher *rules = NULL;
 	worktree_rules ld = { NULL, SNAP_INIT };
 	worktree_view view = { 0 };
-	worktree_saver saver = { 0 };
+	worktree_saver saver = WORKTREE_SAVER_INIT;
+	record_meta m = RECORD_META_INIT;
+	capture cap;
 	odb_writer *w = NULL;
 	statcache *cache = NULL;
 	odb *db;
@@ -387,6 +405,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
 	memset(&rec, 0, sizeof(rec));
+	memset(&cap, 0, sizeof(cap));
 	repo_notices_clear(s);
 	if (o->version < 1 || o->version > DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
@@ -464,27 +483,25 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	}
 	/* Capture the present (every byte we will touch is in w), with the
 	 * rules it was scanned with: restoring the capture must not delete
-	 * what they leave out either. */
-	{
-		record_meta m = RECORD_META_INIT;
-		m.session = rec.session;
-		m.label = CAPTURE_PRE_RESTORE;
-		m.excludes = view.excludes;
-		m.max_file_size = view.max_file_size;
-		m.config = view.config;
-		m.config_known = view.config_known;
-		/* The cache takes this capture's tree ids, though the
-		 * restore changes the tree next: the cache vouches for a
-		 * directory's id only when the next scan finds everything
-		 * below it as the cache has it (statcache.h), and a file the
-		 * restore writes or deletes is not (new inode and ctime, or
-		 * gone).  The next capture or checkpoint then builds only the
-		 * trees the restore and later edits touched. */
-		if ((r = checkpoint_write_meta(res->pre_checkpoint, NULL, s, w,
-					       &cur, &m, cache)) < 0)
-			goto done;
-	}
-	trace_phase("restore: present captured");
+	 * what they leave out either.  Its objects are durable before the
+	 * transaction starts; its change counts and record are written while
+	 * the transaction runs, and are durable before it commits. */
+	m.session = rec.session;
+	m.label = CAPTURE_PRE_RESTORE;
+	m.excludes = view.excludes;
+	m.max_file_size = view.max_file_size;
+	m.config = view.config;
+	m.config_known = view.config_known;
+	/* The cache takes this capture's tree ids, though the restore
+	 * changes the tree next: the cache vouches for a directory's id only
+	 * when the next scan finds everything below it as the cache has it
+	 * (statcache.h), and a file the restore writes or deletes is not (new
+	 * inode and ctime, or gone).  The next capture or checkpoint then
+	 * builds only the trees the restore and later edits touched. */
+	if ((r = checkpoint_write_begin(&cap.pend, s, w, &cur, &m, cache)) < 0)
+		goto done;
+	cap.id = res->pre_checkpoint;
+	trace_phase("restore: capture stored");
 	/* The cache is saved while the transaction waits on the disk: it
 	 * names only what the capture made durable, and it vouches for the
 	 * files the transaction writes or deletes no more than it did. */
@@ -512,23 +529,34 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 		sp.payload = o->payload;
 		sp.committed = &committed;
 		sp.cancel = cancel;
+		sp.before_commit = capture_written;
+		sp.before_commit_arg = &cap;
 		if ((r = txn_run(s, &sp)) < 0) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", error_last());
+			/* failed before its commit: the record, if written */
+			if (cap.pend.pending &&
+			    checkpoint_write_end(&cap.pend, cap.id) < 0)
+				cap.id[0] = '\0';
 			/* Nothing changed: drop the capture again, unless the
 			 * store is broken and recovery may still need it. */
-			if (!committed && !s->broken) {
-				char msg[1024];
-				snprintf(msg, sizeof(msg), "%s", error_last());
-				record_remove(s, res->pre_checkpoint);
-				res->pre_checkpoint[0] = '\0';
-				decree_error_set(r, "%s", msg);
+			if (!committed && !s->broken && cap.id[0]) {
+				record_remove(s, cap.id);
+				cap.id[0] = '\0';
 			}
+			decree_error_set(r, "%s", msg);
 			goto done;
 		}
 	}
 	trace_phase("restore: transaction done");
 	checkpoint_repack_small(s); /* the capture added a pack */
 done:
-	worktree_save_statcache_wait(&saver); /* before cur goes */
+	/* before cur goes; a cache, so failing to save it fails nothing */
+	if (worktree_save_statcache_wait(&saver) < 0 && r == 0)
+		warning_set(0,
+			    "the stat cache could not be saved (%s); that "
+			    "only costs speed",
+			    saver.msg);
 	strset_release(&only);
 	strset_release(&user);
 	statcache_free(cache);

@@ -212,8 +212,10 @@ static void *saver_main(void *arg)
 {
 	worktree_saver *sv = arg;
 
-	if (statcache_update(sv->path, sv->cur, sv->cache) < 0)
-		error_clear();
+	if ((sv->r = statcache_update(sv->path, sv->cur, sv->cache)) < 0) {
+		snprintf(sv->msg, sizeof(sv->msg), "%s", error_last());
+		error_clear(); /* (this thread's) */
+	}
 	statcache_free(sv->cache);
 	sv->cache = NULL;
 	return NULL;
@@ -225,17 +227,23 @@ void worktree_save_statcache_start(worktree_saver *sv, decree_store *s,
 	repo_file(sv->path, s, "statcache");
 	sv->cur = cur;
 	sv->cache = cache;
+	sv->r = 0;
 	sv->running = pthread_create(&sv->thread, NULL, saver_main, sv) == 0;
 	if (!sv->running)
 		saver_main(sv);
 }
 
-void worktree_save_statcache_wait(worktree_saver *sv)
+int worktree_save_statcache_wait(worktree_saver *sv)
 {
+	int r;
+
 	if (sv->running)
 		pthread_join(sv->thread, NULL);
 	if (sv->cur)
 		trace_phase("statcache: saved (thread joined)");
+	r = sv->r;
 	sv->running = false;
 	sv->cur = NULL;
+	sv->r = 0;
+	return r;
 }

@@ -96,11 +96,12 @@ int worktree_save_statcache(decree_store *s, const snap *cur,
 			    struct statcache *cache);
 
 /*
- * worktree_save_statcache on another thread, whose failure is ignored
- * (only a cache): start it once what the cache may name is durable (the
- * objects of cur), and wait before cur changes or goes.  Runs at once
- * when no thread can be started.  A saver that was never started waits
- * for nothing.
+ * worktree_save_statcache on another thread: start it once what the cache
+ * may name is durable (the objects of cur), and wait before cur changes or
+ * goes.  Runs at once when no thread can be started.  The wait returns 0,
+ * or the save's error code with its message in sv->msg (the error slot is
+ * left alone: only a cache, the caller decides whether to say so).  A
+ * saver that was never started waits for nothing.
  */
 typedef struct {
 	char path[PATH_MAX];
@@ -108,13 +109,18 @@ typedef struct {
 	struct statcache *cache;
 	pthread_t thread;
 	bool running;
+	int r; /* the save's result, and its message */
+	char msg[512];
 } worktree_saver;
-#define WORKTREE_SAVER_INIT                 \
-	{                                   \
-		{ 0 }, NULL, NULL, 0, false \
-	}
 void worktree_save_statcache_start(worktree_saver *sv, decree_store *s,
 				   const snap *cur, struct statcache *cache);
-void worktree_save_statcache_wait(worktree_saver *sv);
+#define WORKTREE_SAVER_INIT                     \
+	{                                       \
+		{ 0 }, NULL, NULL, 0, false, 0, \
+		{                               \
+			0                       \
+		}                               \
+	}
+int worktree_save_statcache_wait(worktree_saver *sv);
 
 #endif

@@ -1610,6 +1610,8 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		goto done;
 	if ((r = log_all(w, &p)) < 0 || (r = stage_all(s, &p, sp)) < 0 ||
 	    (r = apply_all(s, &p, sp)) < 0 ||
+	    (sp->before_commit &&
+	     (r = sp->before_commit(sp->before_commit_arg)) < 0) ||
 	    (r = commit(&undecided, w, sp)) < 0) {
 		wal_close(w);
 		w = NULL;

@@ -45,6 +45,11 @@ typedef struct {
 	 * everything back and txn_run fails with DECREE_ECANCELLED; once
 	 * COMMIT is durable it is no longer looked at (the change is made) */
 	const volatile int *cancel;
+	/* (may be NULL) called once every path has its new state, before the
+	 * COMMIT record is written: an error it returns (with its message
+	 * set) rolls everything back, and txn_run fails with it */
+	int (*before_commit)(void *arg);
+	void *before_commit_arg;
 } txn_spec;
 
 /*

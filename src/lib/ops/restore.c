@@ -63,6 +63,7 @@ typedef struct {
 	pthread_mutex_t mu;
 	rules_file *v;
 	size_t n, cap;
+	bool unreadable; /* a rules file could not be read */
 } rules_seen;
 
 static int note_rules_file(void *payload, const char *dir, const char *name,
@@ -73,6 +74,12 @@ static int note_rules_file(void *payload, const char *dir, const char *name,
 	size_t len;
 	int r;
 
+	if (!content) {
+		pthread_mutex_lock(&rs->mu);
+		rs->unreadable = true;
+		pthread_mutex_unlock(&rs->mu);
+		return 0;
+	}
 	memset(&f, 0, sizeof(f));
 	f.found = found;
 	if (found)
@@ -104,6 +111,8 @@ static void rules_seen_release(rules_seen *rs)
  * worktree_rules_load would have given it)? */
 static bool rules_as_in(const rules_seen *rs, const snap *target)
 {
+	if (rs->unreadable)
+		return false;
 	for (size_t i = 0; i < rs->n; i++) {
 		const rules_file *f = &rs->v[i];
 		const snap_entry *e = snap_find(target, f->path);

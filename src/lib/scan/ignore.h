@@ -54,8 +54,9 @@ extern const char *const ignore_rules_files[IGNORE_RULES_FILES];
 typedef int (*ignore_load_fn)(void *payload, const char *dir, const char *name,
 			      buf *out, bool *found);
 
-/* Told what a loader found for `dir`/`name`: its content, or found false
- * (scan_opts.ignore_seen).  Return 0, or a negative decree error code. */
+/* Told what a loader found for `dir`/`name`: its content, or found false;
+ * content NULL when it could not be read (scan_opts.ignore_seen).  Return
+ * 0, or a negative decree error code. */
 typedef int (*ignore_seen_fn)(void *payload, const char *dir, const char *name,
 			      const buf *content, bool found);
 

@@ -696,8 +696,14 @@ static int load_ignore_seen(void *payload, const char *dir, const char *name,
 	const scan_opts *o = wk->w->o;
 	int r;
 
-	if ((r = load_ignore(payload, dir, name, out, found)) < 0)
-		return r;
+	if ((r = load_ignore(payload, dir, name, out, found)) < 0) {
+		/* unreadable (EACCES, say): said as such, and the walk goes on
+		 * without it, for the caller to judge */
+		error_clear();
+		*found = false;
+		return o->ignore_seen(o->ignore_seen_payload, dir, name, NULL,
+				      false);
+	}
 	return o->ignore_seen(o->ignore_seen_payload, dir, name, out, *found);
 }
 

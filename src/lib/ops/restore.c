@@ -107,15 +107,15 @@ static void rules_seen_release(rules_seen *rs)
 	rs->n = rs->cap = 0;
 }
 
-/* Did the walk find every rules file as `target` holds it (what
- * worktree_rules_load would have given it)? */
-static bool rules_as_in(const rules_seen *rs, const snap *target)
+/* Did the walk find every rules file as the checkpoint holds it (what
+ * worktree_rules_load gives from `ld`, its rules files)? */
+static bool rules_as_in(const rules_seen *rs, const worktree_rules *ld)
 {
 	if (rs->unreadable)
 		return false;
 	for (size_t i = 0; i < rs->n; i++) {
 		const rules_file *f = &rs->v[i];
-		const snap_entry *e = snap_find(target, f->path);
+		const snap_entry *e = snap_find(&ld->files, f->path);
 		bool in = e && e->mode != MODE_SKIP && e->mode != MODE_LINK;
 		if (in != f->found || (in && oid_cmp(&e->id, &f->id)))
 			return false;
@@ -123,11 +123,13 @@ static bool rules_as_in(const rules_seen *rs, const snap *target)
 	return true;
 }
 
-/* Scan the working tree into *cur as the checkpoint `rec` sees it, and
- * read its tree into *target. */
+/* Scan the working tree into *cur as the checkpoint `rec` sees it, read
+ * its tree into *target, and set up *ld with the target's rules files
+ * (worktree_rules_init). */
 static int scan_for_restore(snap *cur, statcache **cache, snap *target,
-			    decree_store *s, odb *db, odb_writer *w,
-			    const record *rec, const worktree_view *view)
+			    worktree_rules *ld, decree_store *s, odb *db,
+			    odb_writer *w, const record *rec,
+			    const worktree_view *view)
 {
 	rules_seen rs;
 	tree_ids ids = TREE_IDS_INIT;
@@ -145,8 +147,10 @@ static int scan_for_restore(snap *cur, statcache **cache, snap *target,
 					    : NULL);
 	if (r == 0)
 		r = tree_read_like(target, db, &rec->tree, cur, &ids);
+	if (r == 0)
+		r = worktree_rules_init(ld, target, db);
 	trace_phase("restore: target tree read");
-	if (r == 0 && !rules_as_in(&rs, target)) {
+	if (r == 0 && !rules_as_in(&rs, ld)) {
 		/* other rules on disk: the walk again, with the checkpoint's */
 		snap_release(cur);
 		statcache_free(*cache);
@@ -440,9 +444,8 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		/* the tree as the checkpoint's ignore rules see it: after the
 		 * restore those rules are the tree's again */
-		if ((r = scan_for_restore(&cur, &cache, &target, s, db, w, &rec,
-					  &view)) < 0 ||
-		    (r = worktree_rules_init(&ld, &target, db)) < 0 ||
+		if ((r = scan_for_restore(&cur, &cache, &target, &ld, s, db, w,
+					  &rec, &view)) < 0 ||
 		    (r = worktree_excludes(&excludes, s, &view)) < 0)
 			goto done;
 		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,

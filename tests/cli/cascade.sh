@@ -225,6 +225,19 @@ while [ $i -le 24 ]; do
 done
 npacks=$(find "$P/.decree" -name 'pack-*.pack' | wc -l)
 if $packs_ok && [ "$npacks" -le 17 ]; then ok "24 restores in a row leave $npacks packs (<= 17)"; else not_ok "24 restores in a row leave <= 17 packs" "restores ok: $packs_ok, packs: $npacks"; fi
+# The same for apply, whose new files' bytes go into a pack each time.
+i=1
+while [ $i -le 24 ]; do
+	cp header.tsx "$SCRATCH/h.old"
+	printf 'applied round %d\n' $i >>header.tsx
+	diff -u --label a/header.tsx --label b/header.tsx "$SCRATCH/h.old" header.tsx >"$SCRATCH/round.diff"
+	cp "$SCRATCH/h.old" header.tsx
+	D -q apply "$SCRATCH/round.diff" >/dev/null 2>&1 || packs_ok=false
+	i=$((i + 1))
+done
+grep -q 'applied round 24' header.tsx || packs_ok=false
+npacks=$(find "$P/.decree" -name 'pack-*.pack' | wc -l)
+if $packs_ok && [ "$npacks" -le 17 ]; then ok "24 applies in a row leave $npacks packs (<= 17)"; else not_ok "24 applies in a row leave <= 17 packs" "applies ok: $packs_ok, packs: $npacks"; fi
 t "fsck is clean at the end" D fsck
 
 done_testing

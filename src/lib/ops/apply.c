@@ -939,7 +939,8 @@ static int write_patch(apply_run *a)
 		sp.payload = o->payload;
 		sp.pushed_id = a->pushed;
 		sp.cancel = o->version >= 2 ? o->cancel : NULL;
-		r = txn_run(a->s, &sp);
+		if ((r = txn_run(a->s, &sp)) == 0)
+			checkpoint_repack_small(a->s); /* its new files' pack */
 	}
 done:
 	odb_writer_free(w);

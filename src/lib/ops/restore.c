@@ -756,7 +756,8 @@ static int replay(decree_restore_result *res, decree_store *s,
 		sp.progress = o->progress;
 		sp.payload = o->payload;
 		sp.cancel = o->version >= 2 ? o->cancel : NULL;
-		r = txn_run(s, &sp);
+		if ((r = txn_run(s, &sp)) == 0)
+			checkpoint_repack_small(s); /* a capture adds a pack */
 	}
 	if (r == 0 && nedited && res->pre_checkpoint[0])
 		edits_notice(s, undo, res->pre_checkpoint, edited, nedited);

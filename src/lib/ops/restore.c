@@ -115,9 +115,8 @@ static bool rules_as_in(const rules_seen *rs, const worktree_rules *ld)
 		return false;
 	for (size_t i = 0; i < rs->n; i++) {
 		const rules_file *f = &rs->v[i];
-		const snap_entry *e = snap_find(&ld->files, f->path);
-		bool in = e && e->mode != MODE_SKIP && e->mode != MODE_LINK;
-		if (in != f->found || (in && oid_cmp(&e->id, &f->id)))
+		const snap_entry *e = worktree_rules_file(ld, f->path);
+		if (!e != !f->found || (e && oid_cmp(&e->id, &f->id)))
 			return false;
 	}
 	return true;

@@ -35,6 +35,13 @@ void worktree_rules_release(worktree_rules *r)
 	memset(r, 0, sizeof(*r));
 }
 
+const snap_entry *worktree_rules_file(const worktree_rules *r, const char *path)
+{
+	const snap_entry *e = snap_find(&r->files, path);
+
+	return e && e->mode != MODE_SKIP && e->mode != MODE_LINK ? e : NULL;
+}
+
 int worktree_rules_load(void *payload, const char *dir, const char *name,
 			buf *out, bool *found)
 {
@@ -44,8 +51,7 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
 
 	*found = false;
 	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
-	e = snap_find(&l->files, path);
-	if (!e || e->mode == MODE_SKIP || e->mode == MODE_LINK)
+	if (!(e = worktree_rules_file(l, path)))
 		return 0;
 	*found = true;
 	return odb_read(out, NULL, l->db, &e->id);

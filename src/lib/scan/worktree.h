@@ -89,6 +89,11 @@ int worktree_rules_init(worktree_rules *r, const snap *s, odb *db);
 void worktree_rules_release(worktree_rules *r);
 int worktree_rules_load(void *payload, const char *dir, const char *name,
 			buf *out, bool *found);
+/* The rules file at `path` ("dir/.gitignore") as worktree_rules_load reads
+ * it: its entry, or NULL when the snapshot has none there that is read as
+ * one (skipped as too large, or a symlink). */
+const snap_entry *worktree_rules_file(const worktree_rules *r,
+				      const char *path);
 
 /* Save the stat cache from a scan made with `cache` unless nothing changed.
  * Frees the cache. */

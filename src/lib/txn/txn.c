@@ -72,6 +72,7 @@
 #include "scan/scan.h"
 #include "store/snap.h"
 #include "util/strset.h"
+#include "util/trace.h"
 #include "txn/wal.h"
 
 #include <dirent.h>
@@ -117,6 +118,10 @@ typedef struct {
 	bool committed;
 	decree_progress meter; /* txn_run's progress (with s->progress) */
 	durable dur;
+	/* the history as check_history read it (has_hist), for the update
+	 * after COMMIT: under the tree lock nothing else writes it */
+	oplog hist;
+	bool has_hist;
 } plan;
 
 static void durable_release(durable *d);
@@ -137,6 +142,7 @@ static void plan_release(plan *p, bool own_paths)
 	decree_free(p->rmdirs);
 	if (p->has_entry)
 		oplog_entry_release(&p->entry);
+	oplog_release(&p->hist);
 	durable_release(&p->dur);
 	memset(p, 0, sizeof(*p));
 }
@@ -1192,16 +1198,24 @@ done:
 }
 
 /* Apply the history update a committed transaction carries (idempotent). */
-static int apply_history(decree_store *s, const plan *p)
+static int apply_history(decree_store *s, plan *p)
 {
+	const oplog_entry *e = p->history == TXN_HISTORY_PUSH ? &p->entry
+							      : NULL;
+	bool undo = p->history == TXN_HISTORY_UNDO;
 	char path[PATH_MAX];
+	int r;
 
 	if (p->history == TXN_HISTORY_NONE)
 		return 0;
 	repo_file(path, s, "oplog");
-	return oplog_update(path,
-			    p->history == TXN_HISTORY_PUSH ? &p->entry : NULL,
-			    p->history == TXN_HISTORY_UNDO, p->moved_id);
+	if (!p->has_hist) /* a recovery: read it now */
+		return oplog_update(path, e, undo, p->moved_id);
+	r = e ? oplog_push(&p->hist, e)
+	      : oplog_move(&p->hist, undo, p->moved_id);
+	if (r == 0)
+		r = oplog_save(&p->hist, path);
+	return r > 0 ? 0 : r; /* 1: done already */
 }
 
 /*
@@ -1348,9 +1362,11 @@ static int check_contents(decree_store *s, odb *db, const txn_spec *sp)
  * The history update the transaction ends with must be possible before
  * anything is written: the history file can be read, and an undo or redo
  * moves an intact entry that is on top of its stack.  (Damaged entries
- * elsewhere do not matter: they are kept as they are.)
+ * elsewhere do not matter: they are kept as they are.)  The history read
+ * is kept in p: the update after COMMIT changes and saves it, without
+ * reading and parsing the file a second time.
  */
-static int check_history(decree_store *s, const txn_spec *sp)
+static int check_history(plan *p, decree_store *s, const txn_spec *sp)
 {
 	char path[PATH_MAX];
 	oplog l = OPLOG_INIT;
@@ -1372,7 +1388,12 @@ static int check_history(decree_store *s, const txn_spec *sp)
 		r = decree_error_set(DECREE_ECONFLICT,
 				     "the history changed while decree was "
 				     "running; nothing was written");
-	oplog_release(&l);
+	if (r == 0) {
+		p->hist = l; /* the update after COMMIT starts from it */
+		p->has_hist = true;
+	} else {
+		oplog_release(&l);
+	}
 	return r;
 }
 
@@ -1586,6 +1607,30 @@ static int abort_run(decree_store *s, plan *p, const txn_spec *sp,
 	return decree_error_set(r, "%s; nothing was changed%s", msg, why);
 }
 
+/* LOGGED log -> COMMITTED, each step's end timed (DECREE_TRACE_PERF);
+ * *undecided as commit() says. */
+static int run_steps(bool *undecided, decree_store *s, plan *p, wal *w,
+		     const txn_spec *sp)
+{
+	int r;
+
+	*undecided = false;
+	if ((r = log_all(w, p)) < 0)
+		return r;
+	trace_phase("txn: logged");
+	if ((r = stage_all(s, p, sp)) < 0)
+		return r;
+	trace_phase("txn: staged");
+	if ((r = apply_all(s, p, sp)) < 0)
+		return r;
+	trace_phase("txn: applied");
+	if (sp->before_commit &&
+	    (r = sp->before_commit(sp->before_commit_arg)) < 0)
+		return r;
+	trace_phase("txn: ready to commit");
+	return commit(undecided, w, sp);
+}
+
 int txn_run(decree_store *s, const txn_spec *sp)
 {
 	char walpath[PATH_MAX];
@@ -1603,16 +1648,14 @@ int txn_run(decree_store *s, const txn_spec *sp)
 		return r;
 	if ((r = init_plan(&p, sp)) < 0 ||
 	    (r = check_contents(s, db, sp)) < 0 ||
-	    (r = check_history(s, sp)) < 0 || (r = make_plan(&p, s, sp)) < 0 ||
+	    (r = check_history(&p, s, sp)) < 0 ||
+	    (r = make_plan(&p, s, sp)) < 0 ||
 	    (r = check_unchanged(s, &p)) < 0 || (r = cancelled(sp)) < 0)
 		goto done;
+	trace_phase("txn: checked");
 	if ((r = wal_create(&w, walpath)) < 0)
 		goto done;
-	if ((r = log_all(w, &p)) < 0 || (r = stage_all(s, &p, sp)) < 0 ||
-	    (r = apply_all(s, &p, sp)) < 0 ||
-	    (sp->before_commit &&
-	     (r = sp->before_commit(sp->before_commit_arg)) < 0) ||
-	    (r = commit(&undecided, w, sp)) < 0) {
+	if ((r = run_steps(&undecided, s, &p, w, sp)) < 0) {
 		wal_close(w);
 		w = NULL;
 		if (undecided) {
@@ -1636,6 +1679,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 	p.committed = true;
 	if (sp->committed)
 		*sp->committed = true;
+	trace_phase("txn: committed");
 	/* COMMITTED -> IDLE.  The change has happened: a failure from here
 	 * on is a warning, and the log stays for the next recovery to finish
 	 * the bookkeeping (DESIGN.md: the exit status tells the truth). */
@@ -1646,6 +1690,7 @@ int txn_run(decree_store *s, const txn_spec *sp)
 			    error_last());
 		error_clear();
 	}
+	trace_phase("txn: history updated, log removed");
 	r = 0;
 	progress(sp, DECREE_PHASE_DONE, NULL, NULL);
 done:

@@ -349,9 +349,11 @@ $(show_diff "$FP_POST" "$st")" ;;
 # --- 2. kills of the rollback after a failed --exec ------------------------------
 # The invocation numbers (per syscall, in decree's own process: the first pid
 # of the log) of calls made after the command started (its first logged call).
+# A line of another pid that is only an exit or a signal ("+++ exited with 0
+# +++") is one of decree's own threads ending, not the command.
 rollback_calls() { # log syscall [regex]
 	awk -v sc="$2" -v re="${3:-.}" 'NR == 1 { main = $1 }
-		$1 != main { child = 1 }
+		$1 != main && $2 != "+++" && $2 != "---" { child = 1 }
 		$1 == main { s = $2; sub(/\(.*/, "", s)
 			if (s == sc) { n++; if (child && $0 ~ re) print n } }' "$1"
 }

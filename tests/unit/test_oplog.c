@@ -10,7 +10,10 @@
  * dropping the damaged entries leaves exactly the intact ones.  Paths
  * that would let a damaged or hostile history write outside the root
  * ("..", absolute, ".git/x", empty components) are refused on decode even
- * when the checksum is right.  Version 1 files are still read.
+ * when the checksum is right.  Version 1 files are still read.  A history
+ * read for an update (only the tops decoded, the rest kept as bytes) gives
+ * after a push or a move exactly what the full reading gives, damage
+ * included.
  * Random tests print their seed; DECREE_TEST_SEED=<n> replays.
  */
 #include "util/common.h"
@@ -645,6 +648,119 @@ static void test_damage_contained(void **state)
 	buf_release(&bad);
 }
 
+/* oplog_load_for_update: the tops read, the rest kept as bytes; a push or
+ * a move then saved gives what the same operation on oplog_load_all's
+ * reading gives; damage anywhere is kept as oplog_load_all keeps it. */
+static void same_history(const oplog *a, const oplog *b)
+{
+	assert_int_equal(a->nundo, b->nundo);
+	assert_int_equal(a->nredo, b->nredo);
+	assert_int_equal(a->ndamaged, b->ndamaged);
+	for (size_t i = 0; i < a->nundo + a->nredo; i++) {
+		assert_int_equal(nth(a, i)->damaged, nth(b, i)->damaged);
+		if (nth(a, i)->damaged)
+			assert_memory_equal(nth(a, i)->raw, nth(b, i)->raw,
+					    nth(a, i)->raw_len);
+		else
+			assert_entry_equal(nth(a, i), nth(b, i));
+	}
+}
+
+/* Read f->path both ways, apply op (0 push e, 1 undo move, 2 redo move)
+ * to each, save each, and compare what oplog_load_all reads back. */
+static void update_both_ways(const fixture *f, int op, const oplog_entry *e)
+{
+	char path2[PATH_MAX];
+	oplog full, lazy, a, b;
+	buf bytes = BUF_INIT;
+	int rf, rl;
+
+	snprintf(path2, sizeof(path2), "%s.full", f->path);
+	assert_int_equal(fs_read_path(f->path, &bytes), 0);
+	write_raw(path2, bytes.ptr, bytes.len);
+	assert_int_equal(oplog_load_all(&full, path2), 0);
+	assert_int_equal(oplog_load_for_update(&lazy, f->path), 0);
+	/* the tops are read */
+	if (lazy.nundo)
+		assert_false(lazy.undo[lazy.nundo - 1].opaque);
+	if (lazy.nredo)
+		assert_false(lazy.redo[lazy.nredo - 1].opaque);
+	if (op == 0) {
+		rf = oplog_push(&full, e);
+		rl = oplog_push(&lazy, e);
+	} else {
+		const oplog_entry *t =
+			op == 1 ? (full.nundo ? &full.undo[full.nundo - 1]
+					      : NULL)
+				: (full.nredo ? &full.redo[full.nredo - 1]
+					      : NULL);
+		char id[17] = "0000000000000000";
+		if (t && !t->damaged)
+			memcpy(id, t->id, 17);
+		rf = oplog_move(&full, op == 1, id);
+		rl = oplog_move(&lazy, op == 1, id);
+	}
+	assert_int_equal(rf, rl);
+	assert_int_equal(oplog_save(&full, path2), 0);
+	assert_int_equal(oplog_save(&lazy, f->path), 0);
+	assert_int_equal(oplog_load_all(&a, path2), 0);
+	assert_int_equal(oplog_load_all(&b, f->path), 0);
+	same_history(&a, &b);
+	oplog_release(&a);
+	oplog_release(&b);
+	oplog_release(&full);
+	oplog_release(&lazy);
+	unlink(path2);
+	buf_release(&bytes);
+}
+
+static void test_load_for_update(void **state)
+{
+	fixture *f = *state;
+	oplog l, back;
+	oplog_entry e;
+	buf good = BUF_INIT, bad = BUF_INIT;
+
+	rng_state = test_seed() ^ 0x16;
+	rnd_entry(&e);
+	fill_log(&l, 7, 3);
+	assert_int_equal(oplog_save(&l, f->path), 0);
+	/* read back untouched: only the tops read, the bytes the same */
+	assert_int_equal(oplog_load_for_update(&back, f->path), 0);
+	assert_int_equal(back.nundo, 7);
+	assert_int_equal(back.nredo, 3);
+	for (size_t i = 0; i < 10; i++)
+		assert_int_equal(nth(&back, i)->opaque, i != 6 && i != 9);
+	assert_entry_equal(&l.undo[6], &back.undo[6]);
+	assert_entry_equal(&l.redo[2], &back.redo[2]);
+	assert_int_equal(fs_read_path(f->path, &good), 0);
+	assert_int_equal(oplog_save(&back, f->path), 0);
+	assert_int_equal(fs_read_path(f->path, &bad), 0);
+	assert_int_equal(bad.len, good.len);
+	assert_memory_equal(bad.ptr, good.ptr, good.len);
+	oplog_release(&back);
+	for (int op = 0; op < 3; op++) {
+		write_raw(f->path, good.ptr, good.len);
+		update_both_ways(f, op, &e);
+	}
+	/* damaged at every byte, cut at every length: the same outcome */
+	for (size_t pos = 0; pos < good.len; pos += 3) {
+		buf_clear(&bad);
+		buf_put(&bad, good.ptr, good.len);
+		bad.ptr[pos] ^= 0x10;
+		write_raw(f->path, bad.ptr, bad.len);
+		update_both_ways(f, (int)(pos % 3), &e);
+	}
+	for (size_t len = 0; len < good.len; len += 5) {
+		write_raw(f->path, good.ptr, len);
+		update_both_ways(f, (int)(len % 3), &e);
+	}
+	free_entry(&e);
+	free_log(&l);
+	buf_release(&good);
+	buf_release(&bad);
+}
+
 /* Version 1 files (one checksum over the file) are still read. */
 static void test_version1(void **state)
 {
@@ -712,6 +828,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damage_contained, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_version1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_for_update, setup,
+						teardown),
 	};
 
 	test_seed();

@@ -307,7 +307,7 @@ damaged:
 }
 
 static int load_v2(oplog *l, const unsigned char *p, size_t len, size_t *ucap,
-		   size_t *rcap)
+		   size_t *rcap, bool tops_only)
 {
 	uint32_t nu = get_u32le(p + 8), nr = get_u32le(p + 12);
 	size_t off = OPL_HDR;
@@ -338,7 +338,12 @@ static int load_v2(oplog *l, const unsigned char *p, size_t len, size_t *ucap,
 		}
 		payload = p + off + 4;
 		q = payload;
-		if (get_u64le(payload + n) != sum64(payload, n)) {
+		if (tops_only && i + 1 != nu && i + 1 != (uint64_t)nu + nr) {
+			r = damaged_entry(&e, payload, n,
+					  get_u64le(payload + n), NULL);
+			e.damaged = false;
+			e.opaque = true;
+		} else if (get_u64le(payload + n) != sum64(payload, n)) {
 			r = damaged_entry(&e, payload, n,
 					  get_u64le(payload + n),
 					  "its checksum does not match");
@@ -376,7 +381,7 @@ static int load_v2(oplog *l, const unsigned char *p, size_t len, size_t *ucap,
 	return 0;
 }
 
-int oplog_load_all(oplog *l, const char *path)
+static int load(oplog *l, const char *path, bool tops_only)
 {
 	buf data = BUF_INIT;
 	const unsigned char *p;
@@ -409,7 +414,7 @@ int oplog_load_all(oplog *l, const char *path)
 		   get_u64le(p + 16) == sum64(p, 16) &&
 		   get_u32le(p + 8) <= OPL_MAX &&
 		   get_u32le(p + 12) <= OPL_MAX) {
-		r = load_v2(l, p, data.len, &ucap, &rcap);
+		r = load_v2(l, p, data.len, &ucap, &rcap, tops_only);
 	} else {
 		/* no readable header (or an empty file, which oplog_save
 		 * never writes): all of it is one damaged entry */
@@ -429,6 +434,16 @@ int oplog_load_all(oplog *l, const char *path)
 	for (size_t i = 0; i < l->nredo; i++)
 		l->ndamaged += l->redo[i].damaged;
 	return 0;
+}
+
+int oplog_load_all(oplog *l, const char *path)
+{
+	return load(l, path, false);
+}
+
+int oplog_load_for_update(oplog *l, const char *path)
+{
+	return load(l, path, true);
 }
 
 int oplog_load(oplog *l, const char *path)
@@ -459,7 +474,7 @@ static int save_entry(buf *b, const oplog_entry *e)
 {
 	size_t at = b->len;
 
-	if (e->damaged) { /* as it was: still damaged when read back */
+	if (e->damaged || e->opaque) { /* as it was (damaged: still so) */
 		if (e->raw_len > UINT32_MAX)
 			return decree_error_set(
 				DECREE_EINVALID,
@@ -565,8 +580,8 @@ int oplog_update(const char *path, const oplog_entry *e, bool undo,
 	int r;
 
 	/* damaged entries stay as they are: a push or a move needs none
-	 * of them */
-	if ((r = oplog_load_all(&l, path)) < 0)
+	 * of them, and only the tops */
+	if ((r = oplog_load_for_update(&l, path)) < 0)
 		return r;
 	r = e ? oplog_push(&l, e) : oplog_move(&l, undo, id);
 	if (r == 0)

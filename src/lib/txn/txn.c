@@ -76,6 +76,7 @@
 #include "txn/wal.h"
 
 #include <dirent.h>
+#include <pthread.h>
 
 enum {
 	REC_BEGIN = 1,
@@ -93,7 +94,7 @@ typedef struct {
 
 /* What a step of the plan has written and must make durable (see
  * "durability" below). */
-enum { SYNC_EACH_MAX = 128, SYNC_FDS_MAX = 64 };
+enum { SYNC_EACH_MAX = 128, SYNC_FDS_MAX = 64, RELEASE_MAX = 128 };
 
 typedef struct {
 	bool whole; /* many paths: one syncfs per step */
@@ -102,6 +103,15 @@ typedef struct {
 	size_t nfds;
 	strset dirs; /* relative paths, "" for the root */
 } durable;
+
+/* The files apply_all deletes or replaces, held open until every rename
+ * is done (see "releasing replaced files" below). */
+typedef struct {
+	int fds[RELEASE_MAX];
+	size_t n;
+	pthread_t thread;
+	bool running;
+} releaser;
 
 typedef struct {
 	char txid[17];
@@ -118,6 +128,7 @@ typedef struct {
 	bool committed;
 	decree_progress meter; /* txn_run's progress (with s->progress) */
 	durable dur;
+	releaser rel;
 	/* the history as check_history read it (has_hist), for the update
 	 * after COMMIT: under the tree lock nothing else writes it */
 	oplog hist;
@@ -127,6 +138,7 @@ typedef struct {
 static void durable_release(durable *d);
 static int durable_file(durable *d, int fd, const char *path);
 static int durable_entry(durable *d, const char *path);
+static void release_wait(releaser *rl);
 
 static void plan_release(plan *p, bool own_paths)
 {
@@ -144,6 +156,7 @@ static void plan_release(plan *p, bool own_paths)
 		oplog_entry_release(&p->entry);
 	oplog_release(&p->hist);
 	durable_release(&p->dur);
+	release_wait(&p->rel);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -434,6 +447,73 @@ static void durable_release(durable *d)
 		close(d->fds[i]);
 	d->nfds = 0;
 	strset_release(&d->dirs);
+}
+
+/* --- releasing replaced files --------------------------------------------
+ *
+ * Deleting a file, or renaming over it, frees its inode and its blocks.
+ * On a file system mounted with `discard` that can wait for the device
+ * (ext4 without a journal discards there and then): 0.2-0.3 ms per file
+ * on the bench machine, half of apply_all's time on a restore of 16
+ * files.  So apply_all holds each file it is about to delete or replace
+ * (an O_PATH descriptor: no read permission needed, no device opened),
+ * the unlink or rename then only drops a name, and the descriptors are
+ * closed on a thread once the renames are durable: the blocks are freed
+ * while the transaction commits and updates the history (measured on a
+ * gen10k restore: apply_all 6.9 -> 3.6 ms, commit and history 0.4 and
+ * 0.9 ms slower, 2 ms in all).  The transaction waits for that thread
+ * before it returns (plan_release).
+ * Holding is only an optimisation: a file that cannot be held is freed
+ * as before.
+ */
+
+static void release_hold(releaser *rl, decree_store *s, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (rl->running || rl->n == RELEASE_MAX)
+		return;
+	if ((fd = fs_open_beneath(s->rootfd, path, O_PATH)) < 0)
+		return;
+	/* only a file whose last name goes has blocks to free here */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    !st.st_blocks) {
+		close(fd);
+		return;
+	}
+	rl->fds[rl->n++] = fd;
+}
+
+static void *release_main(void *arg)
+{
+	releaser *rl = arg;
+
+	for (size_t i = 0; i < rl->n; i++)
+		close(rl->fds[i]);
+	return NULL;
+}
+
+/* Free what was held, on a thread when one can be started. */
+static void release_start(releaser *rl)
+{
+	if (!rl->n || rl->running)
+		return;
+	rl->running = pthread_create(&rl->thread, NULL, release_main, rl) == 0;
+	if (!rl->running) {
+		release_main(rl);
+		rl->n = 0;
+	}
+}
+
+static void release_wait(releaser *rl)
+{
+	if (rl->running)
+		pthread_join(rl->thread, NULL);
+	else
+		release_main(rl);
+	rl->running = false;
+	rl->n = 0;
 }
 
 /* --- log records -----------------------------------------------------------
@@ -1376,7 +1456,7 @@ static int check_history(plan *p, decree_store *s, const txn_spec *sp)
 	if (sp->history == TXN_HISTORY_NONE)
 		return 0;
 	repo_file(path, s, "oplog");
-	if ((r = oplog_load_all(&l, path)) < 0)
+	if ((r = oplog_load_for_update(&l, path)) < 0)
 		return r;
 	if (sp->history == TXN_HISTORY_UNDO && l.nundo)
 		top = &l.undo[l.nundo - 1];
@@ -1492,6 +1572,7 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 		if ((r = cancelled(sp)) < 0)
 			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path, "delete");
+		release_hold(&p->rel, s, f->c.path);
 		if ((r = unlink_beneath(s, f->c.path, NULL, 0)) < 0 ||
 		    (r = durable_entry(&p->dur, f->c.path)) < 0)
 			return r;
@@ -1531,12 +1612,17 @@ static int apply_all(decree_store *s, plan *p, const txn_spec *sp)
 			return r;
 		progress(sp, DECREE_PHASE_APPLYING, f->c.path,
 			 change_action(&f->c));
+		if (f->c.has_old)
+			release_hold(&p->rel, s, f->c.path);
 		if ((r = rename_one(s, f)) < 0 ||
 		    (r = durable_entry(&p->dur, f->c.path)) < 0)
 			return r;
 	}
 	if ((r = durable_flush(&p->dur, s)) < 0 || (r = verify_new(s, p)) < 0)
 		return r;
+	/* after the directories' syncs, whose flushes the freeing would
+	 * otherwise hold up */
+	release_start(&p->rel);
 	return cancelled(sp); /* the last chance before COMMIT */
 }
 

@@ -360,6 +360,36 @@ void fs_pending_abort(fs_pending *p)
 	*p = (fs_pending)FS_PENDING_INIT;
 }
 
+int fs_pending_publish_synced(fs_pending *p)
+{
+	int r = 0;
+
+	if (fault("fsync") < 0 || fsync(p->fd) < 0) {
+		r = decree_error_os("cannot fsync '%s'", p->name);
+		fs_pending_abort(p);
+		return r;
+	}
+	if (fs_close(p->fd) < 0) {
+		p->fd = -1;
+		r = decree_error_os("cannot close '%s'", p->name);
+		unlinkat(p->dirfd, p->tmp, 0);
+		close(p->dirfd);
+		*p = (fs_pending)FS_PENDING_INIT;
+		return r;
+	}
+	p->fd = -1;
+	if (fault("rename") < 0 ||
+	    renameat(p->dirfd, p->tmp, p->dirfd, p->name + p->base) < 0) {
+		r = decree_error_os("cannot rename '%s'", p->name);
+		unlinkat(p->dirfd, p->tmp, 0);
+	} else if (fault("fsync") < 0 || fsync(p->dirfd) < 0) {
+		r = decree_error_os("cannot fsync directory of '%s'", p->name);
+	}
+	close(p->dirfd);
+	*p = (fs_pending)FS_PENDING_INIT;
+	return r;
+}
+
 void fs_pending_sync(fs_pending *p)
 {
 	if (p->synced || p->fd < 0)

@@ -93,6 +93,12 @@ typedef struct {
 int fs_pending_create(fs_pending *out, const char *path, mode_t mode);
 int fs_pending_publish(fs_pending *p);
 void fs_pending_abort(fs_pending *p);
+/* For a file that must never be seen torn: fsync the temp, rename it into
+ * place, fsync the directory, close (fs_write_atomic's order, its writing
+ * done earlier: a caller writes the temp ahead of time, starts its
+ * writeback, and publishes it when the time comes).  Resets *p; a failure
+ * before the rename leaves no temp file. */
+int fs_pending_publish_synced(fs_pending *p);
 /* fsync the file, then its directory; only system calls, no error state,
  * no fault hook: safe on a thread of its own. */
 void fs_pending_sync(fs_pending *p);

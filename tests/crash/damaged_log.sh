@@ -35,7 +35,8 @@ fi
 mid() { awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 K_STAGE=$(calls_in "$SCRATCH/restore.trace" openat 'decree-tmp-.*O_CREAT' | mid)
 K_RENAME=$(calls_in "$SCRATCH/restore.trace" renameat 'decree-tmp-' | mid)
-K_COMMIT=$(calls_in "$SCRATCH/restore.trace" openat 'oplog[.]tmp-' | head -1)
+# after COMMIT: the history, written ahead to a temp, is renamed into place
+K_COMMIT=$(calls_in "$SCRATCH/restore.trace" renameat 'oplog[.]tmp-' | head -1)
 
 # Each kill leaves a state (tree + store with its log) in every slot: $d/k-NAME
 kill_state() { # name syscall n
@@ -49,7 +50,7 @@ kill_state() { # name syscall n
 	done
 }
 KILLS=""
-for kp in "stage openat $K_STAGE" "rename renameat $K_RENAME" "commit openat $K_COMMIT"; do
+for kp in "stage openat $K_STAGE" "rename renameat $K_RENAME" "commit renameat $K_COMMIT"; do
 	set -- $kp
 	if [ -n "${3:-}" ] && kill_state "$1" "$2" "$3"; then
 		ok "killed the restore at $1 ($2 #$3), a log is left"

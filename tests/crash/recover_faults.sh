@@ -26,13 +26,14 @@ trace_log "$SCRATCH/restore.trace" "$KILLED" -C "$SCRATCH/s0/w" checkpoint resto
 [ "$RC" -eq 0 ] && ok "an uninterrupted restore (traced)" || not_ok "an uninterrupted restore (traced)" "exit $RC"
 mid() { awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 K_RENAME=$(calls_in "$SCRATCH/restore.trace" renameat 'decree-tmp-' | mid)
-K_COMMIT=$(calls_in "$SCRATCH/restore.trace" openat 'oplog[.]tmp-' | head -1)
+# after COMMIT: the history, written ahead to a temp, is renamed into place
+K_COMMIT=$(calls_in "$SCRATCH/restore.trace" renameat 'oplog[.]tmp-' | head -1)
 
 # $d/k-NAME: the tree and store a killed restore left (NAME: rename, commit,
 # damaged = rename with the log cut short)
 for k in $(seq 0 $((SLOTS - 1))); do
 	d=$SCRATCH/s$k
-	for kp in "rename renameat $K_RENAME" "commit openat $K_COMMIT"; do
+	for kp in "rename renameat $K_RENAME" "commit renameat $K_COMMIT"; do
 		set -- $kp
 		reset_pristine "$d"
 		kill_at "$2" "$3" "$KILLED" -C "$d/w" checkpoint restore default:X

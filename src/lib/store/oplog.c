@@ -230,13 +230,11 @@ static int push_entry(oplog_entry **v, size_t *n, size_t *cap, oplog_entry *e)
 	return 0;
 }
 
-/* A damaged entry holding `len` bytes, written back with `sum`. */
-static int damaged_entry(oplog_entry *e, const unsigned char *p, size_t len,
-			 uint64_t sum, const char *why)
+/* An entry kept as its `len` bytes, written back with `sum`. */
+static int raw_entry(oplog_entry *e, const unsigned char *p, size_t len,
+		     uint64_t sum)
 {
 	memset(e, 0, sizeof(*e));
-	e->damaged = true;
-	e->damage = why;
 	e->raw_sum = sum;
 	e->raw_len = len;
 	if (len && !(e->raw = decree_malloc(len)))
@@ -244,6 +242,17 @@ static int damaged_entry(oplog_entry *e, const unsigned char *p, size_t len,
 	if (len)
 		memcpy(e->raw, p, len);
 	return 0;
+}
+
+/* A damaged entry holding `len` bytes, written back with `sum`. */
+static int damaged_entry(oplog_entry *e, const unsigned char *p, size_t len,
+			 uint64_t sum, const char *why)
+{
+	int r = raw_entry(e, p, len, sum);
+
+	e->damaged = true;
+	e->damage = why;
+	return r;
 }
 
 /* Bytes that cannot be framed: one damaged entry, with a sum that cannot
@@ -339,9 +348,8 @@ static int load_v2(oplog *l, const unsigned char *p, size_t len, size_t *ucap,
 		payload = p + off + 4;
 		q = payload;
 		if (tops_only && i + 1 != nu && i + 1 != (uint64_t)nu + nr) {
-			r = damaged_entry(&e, payload, n,
-					  get_u64le(payload + n), NULL);
-			e.damaged = false;
+			/* not a top: neither decoded nor checked */
+			r = raw_entry(&e, payload, n, get_u64le(payload + n));
 			e.opaque = true;
 		} else if (get_u64le(payload + n) != sum64(payload, n)) {
 			r = damaged_entry(&e, payload, n,
@@ -494,26 +502,34 @@ static int save_entry(buf *b, const oplog_entry *e)
 	return buf_put_u64(b, sum64(b->ptr + at + 4, b->len - at - 4));
 }
 
+int oplog_encode(buf *b, const oplog *l)
+{
+	size_t first = l->nundo > OPLOG_MAX_UNDO ? l->nundo - OPLOG_MAX_UNDO
+						 : 0;
+	size_t at = b->len;
+	int r;
+
+	if (buf_put(b, OPL_MAGIC, 4) < 0 || buf_put_u32(b, OPL_VERSION) < 0 ||
+	    buf_put_u32(b, (uint32_t)(l->nundo - first)) < 0 ||
+	    buf_put_u32(b, (uint32_t)l->nredo) < 0 ||
+	    buf_put_u64(b, sum64(b->ptr + at, 16)) < 0)
+		return -1;
+	for (size_t i = first; i < l->nundo; i++)
+		if ((r = save_entry(b, &l->undo[i])) < 0)
+			return r;
+	for (size_t i = 0; i < l->nredo; i++)
+		if ((r = save_entry(b, &l->redo[i])) < 0)
+			return r;
+	return 0;
+}
+
 int oplog_save(const oplog *l, const char *path)
 {
 	buf b = BUF_INIT;
-	size_t first = l->nundo > OPLOG_MAX_UNDO ? l->nundo - OPLOG_MAX_UNDO
-						 : 0;
-	int r = -1;
+	int r;
 
-	if (buf_put(&b, OPL_MAGIC, 4) < 0 || buf_put_u32(&b, OPL_VERSION) < 0 ||
-	    buf_put_u32(&b, (uint32_t)(l->nundo - first)) < 0 ||
-	    buf_put_u32(&b, (uint32_t)l->nredo) < 0 ||
-	    buf_put_u64(&b, sum64(b.ptr, 16)) < 0)
-		goto done;
-	for (size_t i = first; i < l->nundo; i++)
-		if ((r = save_entry(&b, &l->undo[i])) < 0)
-			goto done;
-	for (size_t i = 0; i < l->nredo; i++)
-		if ((r = save_entry(&b, &l->redo[i])) < 0)
-			goto done;
-	r = fs_write_atomic(path, b.ptr, b.len, 0644);
-done:
+	if ((r = oplog_encode(&b, l)) == 0)
+		r = fs_write_atomic(path, b.ptr, b.len, 0644);
 	buf_release(&b);
 	return r;
 }

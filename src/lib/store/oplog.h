@@ -96,13 +96,16 @@ int oplog_load_all(oplog *out, const char *path);
 /* The same for a history update (oplog_push or oplog_move, then
  * oplog_save): only the top entry of each stack is read and checked, the
  * others are kept opaque.  The file is framed and copied, not decoded:
- * 0.1 ms for a history of 100 restores, where reading it all takes 1 ms.
- * ndamaged counts only the damage it saw. */
+ * 0.03 ms for a history of 100 restores (208 KB), where oplog_load_all
+ * takes 0.31 ms (in a loop, caches warm).  ndamaged counts only the
+ * damage it saw. */
 int oplog_load_for_update(oplog *out, const char *path);
 /* The same, but a damaged entry is an error: DECREE_ECORRUPT naming the
  * file and the entry (for gc and fsck, which need every entry). */
 int oplog_load(oplog *out, const char *path);
 int oplog_save(const oplog *l, const char *path);
+/* The bytes oplog_save writes, appended to out. */
+int oplog_encode(buf *out, const oplog *l);
 /* The history updates of a mutation, idempotent (a recovery may do one
  * again): oplog_push puts a copy of e on the undo stack and clears the
  * redo stack, unless e (by id) is on top already; oplog_move moves the

@@ -104,8 +104,8 @@ typedef struct {
 	strset dirs; /* relative paths, "" for the root */
 } durable;
 
-/* The files apply_all deletes or replaces, held open until every rename
- * is done (see "releasing replaced files" below). */
+/* The files apply_all deletes or replaces, held open until its renames
+ * are durable (see "releasing replaced files" below). */
 typedef struct {
 	int fds[RELEASE_MAX];
 	size_t n;
@@ -130,9 +130,12 @@ typedef struct {
 	durable dur;
 	releaser rel;
 	/* the history as check_history read it (has_hist), for the update
-	 * after COMMIT: under the tree lock nothing else writes it */
+	 * after COMMIT: under the tree lock nothing else writes it.  It is
+	 * updated and written ahead (hist_ahead, write_history_ahead): the
+	 * new file waits in hist_file's temp (hist_pending) until COMMIT. */
 	oplog hist;
-	bool has_hist;
+	bool has_hist, hist_ahead, hist_pending;
+	fs_pending hist_file;
 } plan;
 
 static void durable_release(durable *d);
@@ -155,6 +158,8 @@ static void plan_release(plan *p, bool own_paths)
 	if (p->has_entry)
 		oplog_entry_release(&p->entry);
 	oplog_release(&p->hist);
+	if (p->hist_pending)
+		fs_pending_abort(&p->hist_file);
 	durable_release(&p->dur);
 	release_wait(&p->rel);
 	memset(p, 0, sizeof(*p));
@@ -1277,25 +1282,71 @@ done:
 	return r;
 }
 
-/* Apply the history update a committed transaction carries (idempotent). */
+/* The history update of p made in p->hist: 0 done, 1 nothing to do (the
+ * entry is there already), <0 out of memory. */
+static int update_hist(plan *p)
+{
+	if (p->history == TXN_HISTORY_PUSH)
+		return oplog_push(&p->hist, &p->entry);
+	return oplog_move(&p->hist, p->history == TXN_HISTORY_UNDO,
+			  p->moved_id);
+}
+
+/*
+ * LOGGED: the history as it will be after COMMIT, updated from the one
+ * check_history read and written to a temp file next to it, whose
+ * writeback starts now; apply_history syncs it and renames it into place
+ * after COMMIT.  Encoding and writing 200 KB then no longer wait between
+ * COMMIT and the end, and the temp's fsync finds it mostly on the disk.
+ * A failure here fails the transaction with nothing changed (the tree is
+ * not touched yet); a temp left by a crash is swept by the recovery that
+ * the log sends the next command to.
+ */
+static int write_history_ahead(decree_store *s, plan *p)
+{
+	char path[PATH_MAX];
+	buf b = BUF_INIT;
+	int r;
+
+	if (!p->has_hist)
+		return 0;
+	p->hist_ahead = true;
+	if ((r = update_hist(p)) != 0)
+		return r > 0 ? 0 : r; /* already done: nothing to write */
+	repo_file(path, s, "oplog");
+	if ((r = oplog_encode(&b, &p->hist)) == 0 &&
+	    (r = fs_pending_create(&p->hist_file, path, 0644)) == 0) {
+		p->hist_pending = true;
+		if (fs_write_all(p->hist_file.fd, b.ptr, b.len) < 0)
+			r = decree_error_os("cannot write '%s'", path);
+#ifdef SYNC_FILE_RANGE_WRITE
+		else
+			(void)sync_file_range(p->hist_file.fd, 0, 0,
+					      SYNC_FILE_RANGE_WRITE);
+#endif
+	}
+	buf_release(&b);
+	return r;
+}
+
+/* Apply the history update a committed transaction carries (idempotent):
+ * the file written ahead, or (a recovery) read and updated now. */
 static int apply_history(decree_store *s, plan *p)
 {
-	const oplog_entry *e = p->history == TXN_HISTORY_PUSH ? &p->entry
-							      : NULL;
-	bool undo = p->history == TXN_HISTORY_UNDO;
 	char path[PATH_MAX];
-	int r;
 
 	if (p->history == TXN_HISTORY_NONE)
 		return 0;
+	if (p->hist_ahead) {
+		if (!p->hist_pending)
+			return 0; /* nothing to write */
+		p->hist_pending = false;
+		return fs_pending_publish_synced(&p->hist_file);
+	}
 	repo_file(path, s, "oplog");
-	if (!p->has_hist) /* a recovery: read it now */
-		return oplog_update(path, e, undo, p->moved_id);
-	r = e ? oplog_push(&p->hist, e)
-	      : oplog_move(&p->hist, undo, p->moved_id);
-	if (r == 0)
-		r = oplog_save(&p->hist, path);
-	return r > 0 ? 0 : r; /* 1: done already */
+	return oplog_update(path,
+			    p->history == TXN_HISTORY_PUSH ? &p->entry : NULL,
+			    p->history == TXN_HISTORY_UNDO, p->moved_id);
 }
 
 /*
@@ -1443,7 +1494,7 @@ static int check_contents(decree_store *s, odb *db, const txn_spec *sp)
  * anything is written: the history file can be read, and an undo or redo
  * moves an intact entry that is on top of its stack.  (Damaged entries
  * elsewhere do not matter: they are kept as they are.)  The history read
- * is kept in p: the update after COMMIT changes and saves it, without
+ * is kept in p: write_history_ahead updates and writes it, without
  * reading and parsing the file a second time.
  */
 static int check_history(plan *p, decree_store *s, const txn_spec *sp)
@@ -1701,7 +1752,7 @@ static int run_steps(bool *undecided, decree_store *s, plan *p, wal *w,
 	int r;
 
 	*undecided = false;
-	if ((r = log_all(w, p)) < 0)
+	if ((r = log_all(w, p)) < 0 || (r = write_history_ahead(s, p)) < 0)
 		return r;
 	trace_phase("txn: logged");
 	if ((r = stage_all(s, p, sp)) < 0)

@@ -559,15 +559,15 @@ static int sweep_root_temps(void *unused, const char *rootdir)
 	char sub[PATH_MAX + 300];
 
 	(void)unused;
-	repo_sweep_temps(rootdir);
+	(void)repo_sweep_temps(rootdir);
 	snprintf(sub, sizeof(sub), "%s/checkpoints", rootdir);
-	repo_sweep_temps(sub);
+	(void)repo_sweep_temps(sub);
 	return 0;
 }
 
 static void sweep_store_temps(decree_store *s)
 {
-	repo_sweep_temps(s->dir);
+	(void)repo_sweep_temps(s->dir);
 	(void)each_rootdir(s, sweep_root_temps, NULL);
 	error_clear();
 }

@@ -643,21 +643,26 @@ static int ensure_attachment(decree_store *s)
 	return 0;
 }
 
-void repo_sweep_temps(const char *dir)
+int repo_sweep_temps(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	int r = 0;
 
 	if (!d)
-		return;
+		return 0;
 	while ((de = readdir(d)) != NULL) {
 		char file[PATH_MAX + 300];
 		if (de->d_name[0] != '.' || !strstr(de->d_name, ".tmp-"))
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
-		unlink(file);
+		if (unlink(file) < 0 && errno != ENOENT && r == 0)
+			r = decree_error_os("cannot remove the leftover temp "
+					    "file '%s'",
+					    file);
 	}
 	closedir(d);
+	return r;
 }
 
 /* Write `path` atomically unless it exists; another process writing it
@@ -755,7 +760,7 @@ int repo_lock_flags(decree_store *s, unsigned flags)
 	 * .gitignore left (ensure_store): nobody else sweeps at this level
 	 * while we hold the lock */
 	if (s->lock.depth == 1)
-		repo_sweep_temps(s->dir);
+		(void)repo_sweep_temps(s->dir);
 	if (s->lock.depth > 1) {
 		/* the outer lock may have been taken without attaching */
 		if (attach && !s->follow_to && (r = ensure_attachment(s)) < 0) {

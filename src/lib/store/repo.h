@@ -168,8 +168,11 @@ int repo_canonical(char *out, const char *p);
 
 /* Remove the temp files of atomic writes (".<name>.tmp-<random>",
  * fs_write_atomic_at) that a killed process left in `dir`.  Only where no
- * writer can be live: under the store lock, or in a store being created. */
-void repo_sweep_temps(const char *dir);
+ * writer can be live: under the store lock, or in a store being created.
+ * Every temp is tried; -1 (a decree error naming the first) when one
+ * could not be removed, which most callers may ignore: a temp costs only
+ * space, and the next sweep tries it again. */
+int repo_sweep_temps(const char *dir);
 
 /* <rootdir>/<name> into out (PATH_MAX). */
 void repo_file(char *out, const decree_store *s, const char *name);

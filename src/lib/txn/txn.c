@@ -2024,15 +2024,17 @@ static int sweep_tree_temps(decree_store *s, size_t *removed)
  * there, so it is read only when the last owner died holding the lock
  * (`all`: decree recover, which sweeps everything).
  */
-static void sweep_root_temps(decree_store *s, bool all)
+static int sweep_root_temps(decree_store *s, bool all)
 {
 	char dir[PATH_MAX];
+	int r = repo_sweep_temps(s->rootdir);
 
-	repo_sweep_temps(s->rootdir);
 	if (!all && !s->lock.unclean)
-		return;
+		return r;
 	repo_file(dir, s, "checkpoints");
-	repo_sweep_temps(dir);
+	if (repo_sweep_temps(dir) < 0 && r == 0)
+		r = -1;
+	return r;
 }
 
 /*
@@ -2078,6 +2080,8 @@ static size_t plan_records_read(const wal_contents *c, size_t bad)
  *    name (TXN_ROLLBACK_DAMAGED): that, then every transaction temp file
  *    in the tree is removed, and a warning says how much was lost.
  */
+static int unfinished_if_logged(decree_store *s, int r);
+
 static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 		       unsigned flags)
 {
@@ -2097,7 +2101,16 @@ static int txn_recover(bool *recovered, size_t *left_alone, decree_store *s,
 	/* a log that never reached its path: nothing was touched */
 	if (wal_remove_temps(walpath) < 0)
 		error_clear(); /* only store space; gc removes it */
-	sweep_root_temps(s, flags & TXN_SWEEP_ALL);
+	/* A temp left behind costs only space, and the next sweep tries it
+	 * again; but a log to finish comes with the history written ahead
+	 * for it (write_history_ahead), and a recovery that succeeds leaves
+	 * no temp: one it cannot remove fails it, with the log kept. */
+	if (sweep_root_temps(s, flags & TXN_SWEEP_ALL) < 0) {
+		struct stat st;
+		if (lstat(walpath, &st) == 0)
+			return unfinished_if_logged(s, DECREE_ERROR);
+		error_clear();
+	}
 	/* an unfinished prune or drop (no transaction log goes with it) */
 	if ((r = record_drop_finish(recovered, s)) < 0) {
 		char msg[1024];

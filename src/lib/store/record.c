@@ -733,7 +733,6 @@ static bool unique_listed(char id[SHA256_HEXLEN + 1], decree_store *s,
 		return false;
 	while (n < 2 && (de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, prefix, k) ||
-		    strlen(de->d_name) != SHA256_HEXLEN ||
 		    !is_hex_prefix(de->d_name, SHA256_HEXLEN))
 			continue;
 		if (n++ == 0)

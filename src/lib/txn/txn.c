@@ -131,10 +131,11 @@ typedef struct {
 	releaser rel;
 	/* the history as check_history read it (has_hist), for the update
 	 * after COMMIT: under the tree lock nothing else writes it.  It is
-	 * updated and written ahead (hist_ahead, write_history_ahead): the
-	 * new file waits in hist_file's temp (hist_pending) until COMMIT. */
+	 * updated and written ahead (write_history_ahead, before anything can
+	 * commit): the new file waits in hist_file's temp (hist_pending, unless
+	 * there was nothing to write) until COMMIT. */
 	oplog hist;
-	bool has_hist, hist_ahead, hist_pending;
+	bool has_hist, hist_pending;
 	fs_pending hist_file;
 } plan;
 
@@ -1310,7 +1311,6 @@ static int write_history_ahead(decree_store *s, plan *p)
 
 	if (!p->has_hist)
 		return 0;
-	p->hist_ahead = true;
 	if ((r = update_hist(p)) != 0)
 		return r > 0 ? 0 : r; /* already done: nothing to write */
 	repo_file(path, s, "oplog");
@@ -1330,14 +1330,15 @@ static int write_history_ahead(decree_store *s, plan *p)
 }
 
 /* Apply the history update a committed transaction carries (idempotent):
- * the file written ahead, or (a recovery) read and updated now. */
+ * the file written ahead (has_hist: run_steps wrote it before COMMIT), or
+ * (a recovery) read and updated now. */
 static int apply_history(decree_store *s, plan *p)
 {
 	char path[PATH_MAX];
 
 	if (p->history == TXN_HISTORY_NONE)
 		return 0;
-	if (p->hist_ahead) {
+	if (p->has_hist) {
 		if (!p->hist_pending)
 			return 0; /* nothing to write */
 		p->hist_pending = false;

@@ -198,7 +198,28 @@ rm made/.gitignore              # *.gen no longer ignored on disk
 mk made/new.gen
 printf '*.txt\n' >deep/.gitignore # a rules file W did not have
 mk deep/new.txt
+# a diff and a status compare with W the same way: they too walk with the
+# rules on disk first, and walk again with W's when those differ
+walks() { grep -c '^decree: perf: scan: walked' "$1"; }
+t "diff W --name-status with the rules changed" env DECREE_TRACE_PERF=1 "$DECREE" checkpoint diff "$W" --name-status
+same "diff: as W's rules see the tree (made/new.gen not new, deep/new.txt new)" "$OUT" "A	deep/.gitignore
+A	deep/new.txt
+D	made/.gitignore"
+printf '%s\n' "$ERR" >"$SCRATCH/trace"
+same "diff: walked again with W's rules" "$(walks "$SCRATCH/trace")" 2
+t "diff W (text) with the rules changed" D checkpoint diff "$W"
+same "diff text: the same three files" "$(printf '%s\n' "$OUT" | grep '^diff --git')" "diff --git a/deep/.gitignore b/deep/.gitignore
+diff --git a/deep/new.txt b/deep/new.txt
+diff --git a/made/.gitignore b/made/.gitignore"
+t "status with the rules changed" D status
+same "status: the same three changes" "$(printf '%s\n' "$OUT" | grep -E '^  [ADM] ')" "  A deep/.gitignore
+  A deep/new.txt
+  D made/.gitignore"
 t "restore W with made/.gitignore removed and deep/.gitignore added" D checkpoint restore "$W"
+t "diff W --name-status after the restore" env DECREE_TRACE_PERF=1 "$DECREE" checkpoint diff "$W" --name-status
+same "diff after the restore: nothing" "$OUT" ""
+printf '%s\n' "$ERR" >"$SCRATCH/trace"
+same "diff with W's rules on disk: one walk" "$(walks "$SCRATCH/trace")" 1
 check "made/.gitignore is back" test "$(cat made/.gitignore)" = "*.gen"
 check "made/new.gen kept (ignored under W's rules)" test -f made/new.gen
 check "made/old.gen kept" test -f made/old.gen

@@ -1088,23 +1088,20 @@ int decree_checkpoint_compare(decree_store *s, const char *ref,
 	memset(&b, 0, sizeof(b));
 	if ((r = record_resolve(&a, s, ref)) < 0)
 		return r;
-	if ((r = repo_odb(&db, s, false)) < 0 ||
-	    (r = tree_read(&sa, db, &a.tree)) < 0)
-		goto done;
 	if (ref2) {
-		if ((r = record_resolve(&b, s, ref2)) < 0 ||
-		    (r = tree_read(&sb, db, &b.tree)) < 0)
-			goto done;
+		if ((r = repo_odb(&db, s, false)) == 0 &&
+		    (r = tree_read(&sa, db, &a.tree)) == 0 &&
+		    (r = record_resolve(&b, s, ref2)) == 0 &&
+		    (r = tree_read(&sb, db, &b.tree)) == 0)
+			r = snap_diff(&sa, &sb, cmp_one, &c);
 	} else {
-		/* the working tree as the checkpoint's rules see it */
+		/* the working tree as the checkpoint's rules see it (sa:
+		 * what of its tree was read) */
 		worktree_view view;
 		checkpoint_view(&view, &a);
-		if ((r = worktree_scan_view(&sb, s, NULL, NULL, &sa, false,
-					    &view)) < 0)
-			goto done;
+		r = worktree_diff_tree(&sa, &sb, s, &a.tree, &view, false,
+				       cmp_one, &c);
 	}
-	r = snap_diff(&sa, &sb, cmp_one, &c);
-done:
 	snap_release(&sa);
 	snap_release(&sb);
 	record_release(&a);

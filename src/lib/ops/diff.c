@@ -3,8 +3,10 @@
  *
  * Both sides become snaps: a checkpoint through its stored tree, the
  * working tree through a scan with the stat cache (nothing is stored).
- * snap_diff() yields the paths that differ in canonical order; for each,
- * the contents come from the store (checkpoint side) or from the disk
+ * The paths that differ come in canonical order (snap_diff, or against
+ * the working tree worktree_diff_tree, which reads only the checkpoint's
+ * directories that differ from the walk's); for each, the contents come
+ * from the store (checkpoint side) or from the disk
  * (working tree side, read below the root without following symlinks),
  * and unidiff formats the record.  Line counts are taken from the
  * formatted record, so they are exactly what the text shows.  Records are
@@ -456,7 +458,7 @@ static int diff_trees(decree_store *s, const oid *ta, const oid *tb,
 		      decree_diff_cb cb, void *payload)
 {
 	const snap *sa;
-	snap sb = SNAP_INIT;
+	snap sb = SNAP_INIT, keep = SNAP_INIT;
 	diff_ctx c;
 	int r;
 
@@ -469,21 +471,19 @@ static int diff_trees(decree_store *s, const oid *ta, const oid *tb,
 	c.cb = cb;
 	c.payload = payload;
 	c.worktree = tb == NULL;
-	/* (the cached snapshot when `ta` was just created: a pipeline run) */
-	if ((r = repo_odb(&c.db, s, false)) < 0 ||
-	    (r = repo_tree(&sa, s, ta)) < 0)
+	if ((r = repo_odb(&c.db, s, false)) < 0)
 		goto done;
 	if (tb) {
-		if ((r = tree_read(&sb, c.db, tb)) < 0)
-			goto done;
+		if ((r = repo_tree(&sa, s, ta)) == 0 &&
+		    (r = tree_read(&sb, c.db, tb)) == 0)
+			r = snap_diff(sa, &sb, collect, &c);
 	} else {
 		/* the working tree as the checkpoint's rules see it (lazy:
 		 * changed files are read once, by the diff itself) */
-		if ((r = worktree_scan_view(&sb, s, NULL, NULL, sa, !o->no_text,
-					    view)) < 0)
-			goto done;
+		r = worktree_diff_tree(&keep, &sb, s, ta, view, !o->no_text,
+				       collect, &c);
 	}
-	if ((r = snap_diff(sa, &sb, collect, &c)) == 0) {
+	if (r == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned nt = s->threads ? s->threads
 			      : ncpu > 0 ? (unsigned)ncpu
@@ -502,6 +502,7 @@ done:
 	pthread_cond_destroy(&c.ready);
 	pthread_mutex_destroy(&c.mu);
 	snap_release(&sb);
+	snap_release(&keep);
 	return r;
 }
 

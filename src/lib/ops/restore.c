@@ -43,83 +43,15 @@ typedef struct {
 /* --- the scan's ignore rules ---------------------------------------------
  *
  * A restore scans the working tree the way the checkpoint's ignore rules
- * see it.  Reading the checkpoint's whole tree before the walk, to get
- * those rules, costs a store read per directory; read after the walk,
- * with the scan's tree ids, only the directories that differ are.  So
- * the walk uses the rules files on disk, and notes each one it looked
- * for; the restore then checks them against the checkpoint's.  Where
- * every one is the same (found in both with the same bytes, or in
- * neither), the walk made every decision as the checkpoint's rules make
- * it (in each directory it entered it asked for both of its rules files,
- * and its ancestors'); otherwise it walks again with the checkpoint's.
+ * see it: with the rules files on disk, checked afterwards against the
+ * checkpoint's (worktree_seen, worktree.h), and walked again with the
+ * checkpoint's when one differs.
  */
-typedef struct {
-	char *path; /* "dir/name" */
-	bool found;
-	oid id; /* of its bytes, when found */
-} rules_file;
 
-typedef struct {
-	pthread_mutex_t mu;
-	rules_file *v;
-	size_t n, cap;
-	bool unreadable; /* a rules file could not be read */
-} rules_seen;
-
-static int note_rules_file(void *payload, const char *dir, const char *name,
-			   const buf *content, bool found)
+/* worktree_lookup_fn: the checkpoint's rules file at `path`. */
+static const snap_entry *target_rules_file(void *payload, const char *path)
 {
-	rules_seen *rs = payload;
-	rules_file f;
-	size_t len;
-	int r;
-
-	if (!content) {
-		pthread_mutex_lock(&rs->mu);
-		rs->unreadable = true;
-		pthread_mutex_unlock(&rs->mu);
-		return 0;
-	}
-	memset(&f, 0, sizeof(f));
-	f.found = found;
-	if (found)
-		sha256_buf(&f.id, content->ptr, content->len);
-	len = strlen(dir) + strlen(name) + 2;
-	if (!(f.path = decree_malloc(len)))
-		return -1;
-	snprintf(f.path, len, "%s%s%s", dir, *dir ? "/" : "", name);
-	pthread_mutex_lock(&rs->mu);
-	r = GROW(rs->v, rs->cap, rs->n + 1);
-	if (r == 0)
-		rs->v[rs->n++] = f;
-	pthread_mutex_unlock(&rs->mu);
-	if (r < 0)
-		decree_free(f.path);
-	return r;
-}
-
-static void rules_seen_release(rules_seen *rs)
-{
-	for (size_t i = 0; i < rs->n; i++)
-		decree_free(rs->v[i].path);
-	decree_free(rs->v);
-	rs->v = NULL;
-	rs->n = rs->cap = 0;
-}
-
-/* Did the walk find every rules file as the checkpoint holds it (what
- * worktree_rules_load gives from `ld`, its rules files)? */
-static bool rules_as_in(const rules_seen *rs, const worktree_rules *ld)
-{
-	if (rs->unreadable)
-		return false;
-	for (size_t i = 0; i < rs->n; i++) {
-		const rules_file *f = &rs->v[i];
-		const snap_entry *e = worktree_rules_file(ld, f->path);
-		if (!e != !f->found || (e && oid_cmp(&e->id, &f->id)))
-			return false;
-	}
-	return true;
+	return worktree_rules_file(payload, path);
 }
 
 /* Scan the working tree into *cur as the checkpoint `rec` sees it, read
@@ -130,14 +62,13 @@ static int scan_for_restore(snap *cur, statcache **cache, snap *target,
 			    odb_writer *w, const record *rec,
 			    const worktree_view *view)
 {
-	rules_seen rs;
+	worktree_seen seen;
 	tree_ids ids = TREE_IDS_INIT;
 	oid root;
 	int r;
 
-	memset(&rs, 0, sizeof(rs));
-	pthread_mutex_init(&rs.mu, NULL);
-	r = worktree_scan_seen(cur, s, w, cache, view, note_rules_file, &rs);
+	worktree_seen_init(&seen);
+	r = worktree_scan_seen(cur, s, w, cache, view, false, &seen);
 	/* the scan's tree ids: those its cache vouches for, the rest hashed
 	 * (nothing stored) */
 	if (r == 0)
@@ -149,7 +80,7 @@ static int scan_for_restore(snap *cur, statcache **cache, snap *target,
 	if (r == 0)
 		r = worktree_rules_init(ld, target, db);
 	trace_phase("restore: target tree read");
-	if (r == 0 && !rules_as_in(&rs, ld)) {
+	if (r == 0 && !worktree_seen_match(&seen, target_rules_file, ld)) {
 		/* other rules on disk: the walk again, with the checkpoint's */
 		snap_release(cur);
 		statcache_free(*cache);
@@ -157,8 +88,7 @@ static int scan_for_restore(snap *cur, statcache **cache, snap *target,
 		r = worktree_scan_view(cur, s, w, cache, target, false, view);
 	}
 	tree_ids_release(&ids);
-	rules_seen_release(&rs);
-	pthread_mutex_destroy(&rs.mu);
+	worktree_seen_release(&seen);
 	return r;
 }
 

@@ -9,8 +9,10 @@
 #include "scan/scan.h"
 #include "scan/statcache.h"
 #include "store/repo.h"
+#include "store/tree.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/sha256.h"
 #include "util/trace.h"
 
 int worktree_rules_init(worktree_rules *r, const snap *s, odb *db)
@@ -35,11 +37,18 @@ void worktree_rules_release(worktree_rules *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Is `e` read as a rules file (worktree_rules_load)?  Not when skipped as
+ * too large, nor a symlink. */
+static bool rules_entry(const snap_entry *e)
+{
+	return e && e->mode != MODE_SKIP && e->mode != MODE_LINK;
+}
+
 const snap_entry *worktree_rules_file(const worktree_rules *r, const char *path)
 {
 	const snap_entry *e = snap_find(&r->files, path);
 
-	return e && e->mode != MODE_SKIP && e->mode != MODE_LINK ? e : NULL;
+	return rules_entry(e) ? e : NULL;
 }
 
 int worktree_rules_load(void *payload, const char *dir, const char *name,
@@ -194,12 +203,214 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 			     NULL);
 }
 
+/* --- the rules files a walk looked for (worktree_seen) -------------------- */
+
+void worktree_seen_init(worktree_seen *ws)
+{
+	memset(ws, 0, sizeof(*ws));
+	pthread_mutex_init(&ws->mu, NULL);
+}
+
+void worktree_seen_release(worktree_seen *ws)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		decree_free(ws->v[i].path);
+	decree_free(ws->v);
+	pthread_mutex_destroy(&ws->mu);
+	memset(ws, 0, sizeof(*ws));
+}
+
+/* scan_opts.ignore_seen: note one rules file (from any walk thread). */
+static int note_seen(void *payload, const char *dir, const char *name,
+		     const buf *content, bool found)
+{
+	worktree_seen *ws = payload;
+	worktree_seen_file f;
+	size_t len;
+	int r;
+
+	if (!content) {
+		pthread_mutex_lock(&ws->mu);
+		ws->unreadable = true;
+		pthread_mutex_unlock(&ws->mu);
+		return 0;
+	}
+	memset(&f, 0, sizeof(f));
+	f.found = found;
+	if (found)
+		sha256_buf(&f.id, content->ptr, content->len);
+	len = strlen(dir) + strlen(name) + 2;
+	if (!(f.path = decree_malloc(len)))
+		return -1;
+	snprintf(f.path, len, "%s%s%s", dir, *dir ? "/" : "", name);
+	pthread_mutex_lock(&ws->mu);
+	r = GROW(ws->v, ws->cap, ws->n + 1);
+	if (r == 0)
+		ws->v[ws->n++] = f;
+	pthread_mutex_unlock(&ws->mu);
+	if (r < 0)
+		decree_free(f.path);
+	return r;
+}
+
 int worktree_scan_seen(snap *out, decree_store *s, odb_writer *w,
 		       statcache **cache_out, const worktree_view *view,
-		       ignore_seen_fn seen, void *payload)
+		       bool lazy_hash, worktree_seen *seen)
 {
-	return scan_worktree(out, s, w, cache_out, NULL, false, view, seen,
-			     payload);
+	return scan_worktree(out, s, w, cache_out, NULL, lazy_hash, view,
+			     note_seen, seen);
+}
+
+bool worktree_seen_match(const worktree_seen *ws, worktree_lookup_fn lookup,
+			 void *payload)
+{
+	if (ws->unreadable)
+		return false;
+	for (size_t i = 0; i < ws->n; i++) {
+		const worktree_seen_file *f = &ws->v[i];
+		const snap_entry *e = lookup(payload, f->path);
+		if (!rules_entry(e))
+			e = NULL;
+		if (!e != !f->found || (e && oid_cmp(&e->id, &f->id)))
+			return false;
+	}
+	return true;
+}
+
+/* --- a tree against the working tree (worktree_diff_tree) --------------- */
+
+typedef struct {
+	const char *path;
+	const snap_entry *a, *b;
+} tree_change;
+
+typedef struct {
+	tree_change *v; /* what differs, in path order */
+	size_t n, cap;
+	tree_change *rules; /* of those, the rules files */
+	size_t nrules, rulescap;
+	const worktree_rules *walk_rules;
+} changes;
+
+static int note_change(void *payload, const char *path, const snap_entry *a,
+		       const snap_entry *b)
+{
+	changes *c = payload;
+	const char *slash = strrchr(path, '/');
+	const char *bn = slash ? slash + 1 : path;
+	tree_change t = { path, a, b };
+
+	if (ignore_is_rules_file(bn, strlen(bn))) {
+		if (GROW(c->rules, c->rulescap, c->nrules + 1) < 0)
+			return DECREE_ERROR;
+		c->rules[c->nrules++] = t;
+	}
+	if (GROW(c->v, c->cap, c->n + 1) < 0)
+		return DECREE_ERROR;
+	c->v[c->n++] = t;
+	return 0;
+}
+
+static int change_cmp(const void *a, const void *b)
+{
+	return strcmp(((const tree_change *)a)->path,
+		      ((const tree_change *)b)->path);
+}
+
+/* worktree_lookup_fn: the tree's entry at the rules file `path`: the one
+ * noted as different, or, not noted, the walk's (the same; looked up
+ * among its rules files only, which costs no cache miss per step of a
+ * search of the whole walk). */
+static const snap_entry *tree_rules_file(void *payload, const char *path)
+{
+	const changes *c = payload;
+	tree_change key = { path, NULL, NULL };
+	const tree_change *d = c->nrules ? bsearch(&key, c->rules, c->nrules,
+						   sizeof(key), change_cmp)
+					 : NULL;
+
+	return d ? d->a : worktree_rules_file(c->walk_rules, path);
+}
+
+/* Walk with the rules on disk and note what differs from `tree`, reading
+ * only its directories whose ids differ from the walk's.  *same: every
+ * rules file the walk used is the tree's (else the notes mean nothing). */
+static int diff_like(changes *c, bool *same, snap *keep, snap *walk,
+		     decree_store *s, odb *db, const oid *tree,
+		     const worktree_view *view, bool lazy_hash)
+{
+	worktree_seen seen;
+	worktree_rules wr = { NULL, SNAP_INIT };
+	statcache *cache = NULL;
+	tree_ids ids = TREE_IDS_INIT;
+	oid root;
+	int r;
+
+	*same = false;
+	worktree_seen_init(&seen);
+	r = scan_worktree(walk, s, NULL, &cache, NULL, lazy_hash, view,
+			  note_seen, &seen);
+	/* the walk's tree ids: those its cache vouches for, the rest hashed
+	 * (nothing stored; a directory with an unhashed file has none) */
+	if (r == 0)
+		r = tree_write_known(&root, NULL, walk, &ids,
+				     cache ? statcache_tree_hints(cache)
+					   : NULL);
+	statcache_free(cache);
+	if (r == 0)
+		r = tree_diff_like(keep, db, tree, walk, &ids, note_change, c);
+	if (r == 0)
+		r = worktree_rules_init(&wr, walk, db);
+	if (r == 0) {
+		if (c->nrules > 1)
+			qsort(c->rules, c->nrules, sizeof(*c->rules),
+			      change_cmp);
+		c->walk_rules = &wr;
+		*same = worktree_seen_match(&seen, tree_rules_file, c);
+	}
+	trace_phase("scan: tree compared");
+	worktree_rules_release(&wr);
+	tree_ids_release(&ids);
+	worktree_seen_release(&seen);
+	return r;
+}
+
+int worktree_diff_tree(snap *keep, snap *walk, decree_store *s, const oid *tree,
+		       const worktree_view *view, bool lazy_hash,
+		       snap_diff_fn fn, void *payload)
+{
+	changes c;
+	const snap *sa;
+	bool same = false;
+	odb *db;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	snap_release(keep);
+	snap_release(walk);
+	if ((r = repo_odb(&db, s, false)) < 0)
+		return r;
+	if (!repo_tree_cached(s, tree) &&
+	    (r = diff_like(&c, &same, keep, walk, s, db, tree, view,
+			   lazy_hash)) < 0)
+		goto done;
+	if (same) {
+		for (size_t i = 0; i < c.n && r == 0; i++)
+			r = fn(payload, c.v[i].path, c.v[i].a, c.v[i].b);
+		goto done;
+	}
+	/* other rules on disk (or the tree at hand): the tree whole, and the
+	 * walk with its rules */
+	snap_release(keep);
+	snap_release(walk);
+	if ((r = repo_tree(&sa, s, tree)) == 0 &&
+	    (r = scan_worktree(walk, s, NULL, NULL, sa, lazy_hash, view, NULL,
+			       NULL)) == 0)
+		r = snap_diff(sa, walk, fn, payload);
+done:
+	decree_free(c.v);
+	decree_free(c.rules);
+	return r;
 }
 
 int worktree_save_statcache(decree_store *s, const snap *cur, statcache *cache)

@@ -58,13 +58,70 @@ int worktree_scan_view(snap *out, decree_store *s, odb_writer *w,
 		       struct statcache **cache_out, const snap *rules,
 		       bool lazy_hash, const worktree_view *view);
 
+/*
+ * Scanning with the rules files on disk, to check them against a
+ * snapshot's afterwards.  A comparison with a checkpoint must scan the
+ * tree the way the checkpoint's ignore rules see it; reading the
+ * checkpoint's whole tree before the walk, to get those rules, costs a
+ * store read per directory, while after the walk, with the walk's tree
+ * ids, only the directories that differ are read.  So the walk uses the
+ * rules files on disk and notes each one it looked for (worktree_seen);
+ * the caller then asks worktree_seen_match whether each is as the
+ * checkpoint holds it (the same bytes, or absent from both).  When all
+ * are, the walk decided every path as the checkpoint's rules decide it
+ * (in each directory it entered it asked for both rules files of that
+ * directory and of each one above it); otherwise the caller walks again
+ * with the checkpoint's rules.
+ */
+typedef struct {
+	char *path; /* "dir/name" */
+	bool found;
+	oid id; /* of its bytes, when found */
+} worktree_seen_file;
+
+typedef struct {
+	pthread_mutex_t mu; /* the walk notes from several threads */
+	worktree_seen_file *v;
+	size_t n, cap;
+	bool unreadable; /* a rules file could not be read */
+} worktree_seen;
+
+void worktree_seen_init(worktree_seen *ws);
+void worktree_seen_release(worktree_seen *ws);
+
 /* worktree_scan_view with the rules files on disk (no `rules`), every
- * one the walk looked for told to `seen` (scan_opts.ignore_seen): which
- * rules decided, for a caller that must then check them against a
- * snapshot's. */
+ * one the walk looked for noted in `seen` (scan_opts.ignore_seen). */
 int worktree_scan_seen(snap *out, decree_store *s, odb_writer *w,
 		       struct statcache **cache_out, const worktree_view *view,
-		       ignore_seen_fn seen, void *payload);
+		       bool lazy_hash, worktree_seen *seen);
+
+/* The snapshot's entry at `path`, or NULL when it has none. */
+typedef const snap_entry *(*worktree_lookup_fn)(void *payload,
+						const char *path);
+
+/* Was every rules file the walk looked for as the snapshot that `lookup`
+ * answers for holds it, read as worktree_rules_load reads it (an entry
+ * skipped as too large, or a symlink, is no rules file)?  False too when
+ * one could not be read. */
+bool worktree_seen_match(const worktree_seen *ws, worktree_lookup_fn lookup,
+			 void *payload);
+
+/*
+ * snap_diff(tree `tree`, the working tree as that tree's rules and `view`
+ * see it): fn gets, in path order, a from the tree and b from the walk,
+ * for each path where they differ.  Only the tree's directories whose ids
+ * differ from the walk's are read from the store (tree_diff_like), the
+ * walk using the rules files on disk (worktree_seen); when one of them is
+ * not the tree's, the tree is read whole and walked again with its rules.
+ * A tree the handle holds (repo_tree_cached) is walked with its rules at
+ * once.  lazy_hash: see scan_opts.  The entries fn gets live in *keep,
+ * *walk (emptied first; the caller releases both) or the handle's cached
+ * tree, until the next repo_tree on the handle.  fn's non-zero result
+ * stops and is returned.
+ */
+int worktree_diff_tree(snap *keep, snap *walk, decree_store *s, const oid *tree,
+		       const worktree_view *view, bool lazy_hash,
+		       snap_diff_fn fn, void *payload);
 
 /* The excludes a scan with `view` uses (the config's, then view's),
  * NULL-terminated into *out, or NULL when there are none: free the array

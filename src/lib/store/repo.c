@@ -446,16 +446,21 @@ int repo_tree_borrow(struct tree_cache **tc_out, const snap **out,
 	return 0;
 }
 
+const snap *repo_tree_cached(const decree_store *s, const oid *id)
+{
+	return s->tree_cache && !oid_cmp(&s->tree_cache->id, id)
+		       ? &s->tree_cache->s
+		       : NULL;
+}
+
 int repo_tree(const snap **out, decree_store *s, const oid *id)
 {
 	snap sn = SNAP_INIT;
 	odb *db;
 	int r;
 
-	if (s->tree_cache && !oid_cmp(&s->tree_cache->id, id)) {
-		*out = &s->tree_cache->s;
+	if ((*out = repo_tree_cached(s, id)) != NULL)
 		return 0;
-	}
 	if ((r = repo_odb(&db, s, false)) < 0 ||
 	    (r = tree_read(&sn, db, id)) < 0) {
 		snap_release(&sn);

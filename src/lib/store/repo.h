@@ -149,6 +149,9 @@ void repo_unlock(decree_store *s);
  * store and cached.  The pointer lives until the next repo_tree() or
  * repo_tree_cache_put() on the handle. */
 int repo_tree(const snap **out, decree_store *s, const oid *id);
+/* The handle's cached snapshot of tree `id`, or NULL when it holds
+ * another or none: nothing is read. */
+const snap *repo_tree_cached(const decree_store *s, const oid *id);
 /* repo_tree, and a reference on the cached snapshot that keeps *out
  * valid, whatever the handle does next (even freed), until
  * repo_tree_unref(*tc_out).  Read-only: the handle still uses it. */

@@ -147,13 +147,16 @@ int cli_diff_cat(const char *path);
  * the pipe, waits for the pager and returns the exit status: `status`,
  * or EXIT_FAIL when the pager could not be run.  cli_output_closed: a
  * write to stdout failed (the user quit the pager: stop writing, it is
- * no failure when cli_pager_active).
+ * no failure when cli_pager_active).  cli_output_reader_gone: stdout is
+ * a pipe (or socket, or terminal) nobody reads from any more, as when
+ * `| head` has what it wanted.
  */
 void cli_pager_allow(bool on);
 void cli_pager_start(void);
 bool cli_pager_active(void);
 int cli_pager_finish(int status);
 bool cli_output_closed(void);
+bool cli_output_reader_gone(void);
 
 /* A command group's subcommands (checkpoint, workspace): name, function,
  * usage (after "decree "), the name errors use, more --help text (or

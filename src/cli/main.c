@@ -239,6 +239,22 @@ static const command *help_command(cli_ctx *ctx, int argc, char **argv, int *r)
 	return c;
 }
 
+/* A command that changed nothing, whose reader went away before all of
+ * its output was read, ends the way git and the shell's tools end then:
+ * quietly, by SIGPIPE (141 in a shell), which decree ignores until here
+ * so that no write of its own can kill it half-way. */
+static void die_by_sigpipe(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE); /* (not reached) */
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx ctx;
@@ -313,6 +329,8 @@ int main(int argc, char **argv)
 	    !cli_pager_active()) {
 		/* the change itself is done: say so on the same line */
 		const char *did = cli_did_text();
+		if (!*did && cli_output_reader_gone())
+			die_by_sigpipe(); /* `decree checkpoint list | head` */
 		r = fail("cannot write output: %s%s%s", strerror(errno),
 			 *did ? "; " : "", did);
 	}

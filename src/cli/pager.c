@@ -33,6 +33,7 @@
 #include "util/common.h"
 #include "cli.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -57,6 +58,15 @@ bool cli_pager_active(void)
 bool cli_output_closed(void)
 {
 	return ferror(stdout) != 0;
+}
+
+bool cli_output_reader_gone(void)
+{
+	/* the write end of a pipe without a reader polls POLLERR (a regular
+	 * file on a full disk polls writable) */
+	struct pollfd p = { STDOUT_FILENO, POLLOUT, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
 /* The pager to run, or NULL for none. */

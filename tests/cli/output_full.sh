@@ -6,7 +6,8 @@
 # the restore, undo or redo done, the patch or workspace applied, the
 # workspace made or discarded (docs/cli/exit-codes.md).  The change itself stands: the store and the tree are checked
 # afterwards.  A command that changed nothing says only that the output
-# failed.
+# failed; when its reader went away (a closed pipe) it ends quietly by
+# SIGPIPE instead.
 . "$(dirname "$0")/lib.sh"
 unset DECREE_STORE
 if [ ! -c /dev/full ] || [ ! -w /dev/full ]; then
@@ -108,6 +109,33 @@ full "checkpoint list: only the output error" \
 full "status: only the output error" \
 	"decree: cannot write output: No space left on device" \
 	status
+
+# a reader that went away (`| head`): a command that changed nothing ends
+# quietly by SIGPIPE, as git does; a change still says what it did.  The
+# pipe's read end is closed before decree starts, so every write fails.
+# closed NAME CMD...: CMD's exit status (-13: killed by SIGPIPE) and stderr
+closed() {
+	python3 - "$DECREE" "$@" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE)
+print(p.returncode)
+sys.stdout.write(p.stderr.decode())
+PY
+}
+same "checkpoint list into a closed pipe: killed by SIGPIPE, nothing said" \
+	"$(closed checkpoint list)" -13
+same "checkpoint show --json into a closed pipe: the same" \
+	"$(closed --json checkpoint show "$C1")" -13
+same "diff into a closed pipe: the same" "$(closed checkpoint diff "$C1")" -13
+printf 'piped\n' >a.txt
+got=$(closed -q checkpoint create -m piped)
+case $got in
+"1
+decree: cannot write output: Broken pipe; checkpoint "*" was created") ok "create into a closed pipe: exit 1, the line naming the checkpoint made" ;;
+*) not_ok "create into a closed pipe: exit 1, the line naming the checkpoint made" "$got" ;;
+esac
 
 t "fsck is clean" D fsck
 

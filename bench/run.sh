@@ -1052,6 +1052,24 @@ pipeline_gen() {
 		done
 		i=$((i + 1))
 	done
+	# the same diff by git, measured here (the Rust times are not): a
+	# copy of the tree committed to a shadow repository, then changed
+	# as the routine changes it (untimed)
+	say "[pipeline] gen20k: a shadow git repository of the tree, changed (untimed)"
+	PGT=$W/gitref
+	PGD=$W/gitref.git
+	cp -a "$P" "$PGT" || die "cannot copy $P"
+	{
+		GIT_DIR=$PGD git init -q &&
+			GIT_DIR=$PGD git config gc.auto 0 &&
+			echo /.decree >>"$PGD/info/exclude" &&
+			git --git-dir="$PGD" --work-tree="$PGT" add -A &&
+			git --git-dir="$PGD" --work-tree="$PGT" commit -q -m base &&
+			(cd "$PGT" && bash .decree/routines/change.sh </dev/null)
+	} >>"$LOG" 2>&1 || die "the git reference repository failed (see $LOG)"
+	# (the index's stat data, refreshed: 1 when files changed)
+	git --git-dir="$PGD" --work-tree="$PGT" update-index -q --refresh \
+		>>"$LOG" 2>&1 || true
 	"$WALK" --read "$P" >"$RD/gen.info" 2>>"$LOG" ||
 		die "lstatwalk --read failed on $P"
 	table_head "pipeline, gen20k: routine changes 7000 of $(awk '{ printf "%d files, %.1f MiB", $2, $8 / 1048576 }' "$RD/gen.info"), reps $PR" \
@@ -1077,6 +1095,17 @@ pipeline_gen() {
 		sync
 		tmo "$RD/out.diff" 0 "$RD/g.diff" "$DECREE" checkpoint diff \
 			"$REF"
+		find "$PGT" -type f ! -path "$PGT/.decree/*" \
+			-exec cat {} + >/dev/null 2>>"$LOG"
+		find "$PGD/objects" -type f -exec cat {} + >/dev/null 2>>"$LOG"
+		sync
+		tmo "$RD/git.diff" 0 "$RD/g.gitdiff" git --git-dir="$PGD" \
+			--work-tree="$PGT" diff --no-renames --no-color \
+			--no-ext-diff HEAD
+		if [ "$(grep -c '^diff --git ' "$RD/git.diff")" != 7000 ]; then
+			problem pipeline "gen20k: git diff HEAD names $(grep -c '^diff --git ' "$RD/git.diff") files, not 7000 (rep $i)"
+			pg_bad=$((pg_bad + 1))
+		fi
 		# both copies must hold the changed tree, and the run's
 		# changes.diff must be what `checkpoint diff` printed
 		for c in run alone; do
@@ -1129,13 +1158,15 @@ pipeline_gen() {
 		"$(stats "$RD/g.ck")" "$(const 481)"
 	row pipeline gendiff "  checkpoint diff, 7000 changed (379 ms)" ms \
 		"$(stats "$RD/g.diff")" "$(const 379)"
+	row pipeline gengitdiff "    same, ref = git diff HEAD" ms \
+		"$(stats "$RD/g.diff")" "$(stats "$RD/g.gitdiff")"
 	row pipeline gensum "  create + diff, per rep (860 ms)" ms \
 		"$(stats "$RD/g.sum")" "$(const 860)"
 	row pipeline genfloor "  I/O floor of create + diff (860 ms)" ms \
 		"$(stats "$RD/g.floor")" "$(const 860)"
 	out "   references: the original Rust decree, 481 ms checkpoint + 379 ms diff on this class of machine"
 	[ $pg_bad = 0 ] &&
-		out "   verified: every copy equals the changed tree (diff -r), every changes.diff = checkpoint diff output ($pg_n files)"
+		out "   verified: every copy equals the changed tree (diff -r), every changes.diff = checkpoint diff output ($pg_n files), git diff HEAD names as many"
 	PL_BAD=$((PL_BAD + pg_bad))
 	cd "$BB" || exit 1
 }

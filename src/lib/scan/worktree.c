@@ -213,8 +213,7 @@ void worktree_seen_init(worktree_seen *ws)
 
 void worktree_seen_release(worktree_seen *ws)
 {
-	for (size_t i = 0; i < ws->n; i++)
-		decree_free(ws->v[i].path);
+	arena_release(&ws->paths);
 	decree_free(ws->v);
 	pthread_mutex_destroy(&ws->mu);
 	memset(ws, 0, sizeof(*ws));
@@ -226,30 +225,24 @@ static int note_seen(void *payload, const char *dir, const char *name,
 {
 	worktree_seen *ws = payload;
 	worktree_seen_file f;
-	size_t len;
-	int r;
+	size_t len = strlen(dir) + strlen(name) + 2;
+	int r = 0;
 
-	if (!content) {
-		pthread_mutex_lock(&ws->mu);
-		ws->unreadable = true;
-		pthread_mutex_unlock(&ws->mu);
-		return 0;
-	}
 	memset(&f, 0, sizeof(f));
 	f.found = found;
-	if (found)
+	if (found && content)
 		sha256_buf(&f.id, content->ptr, content->len);
-	len = strlen(dir) + strlen(name) + 2;
-	if (!(f.path = decree_malloc(len)))
-		return -1;
-	snprintf(f.path, len, "%s%s%s", dir, *dir ? "/" : "", name);
 	pthread_mutex_lock(&ws->mu);
-	r = GROW(ws->v, ws->cap, ws->n + 1);
-	if (r == 0)
+	if (!content) {
+		ws->unreadable = true;
+	} else if (!(f.path = arena_alloc(&ws->paths, len)) ||
+		   GROW(ws->v, ws->cap, ws->n + 1) < 0) {
+		r = DECREE_ERROR; /* (out of memory, said) */
+	} else {
+		snprintf(f.path, len, "%s%s%s", dir, *dir ? "/" : "", name);
 		ws->v[ws->n++] = f;
+	}
 	pthread_mutex_unlock(&ws->mu);
-	if (r < 0)
-		decree_free(f.path);
 	return r;
 }
 

@@ -11,6 +11,7 @@
 #include "scan/ignore.h"
 #include "store/odb.h"
 #include "store/snap.h"
+#include "util/arena.h"
 #include "util/buf.h"
 
 #include <pthread.h>
@@ -83,6 +84,7 @@ typedef struct {
 	pthread_mutex_t mu; /* the walk notes from several threads */
 	worktree_seen_file *v;
 	size_t n, cap;
+	arena paths;	 /* v's paths */
 	bool unreadable; /* a rules file could not be read */
 } worktree_seen;
 

@@ -293,4 +293,27 @@ check "undo: grow.txt has its 2000 grown bytes (captured before overwrite)" test
 check "undo: new.txt back" test -f new.txt
 t "fsck" D fsck
 
+# Two rules files the diff finds different from the checkpoint's, in
+# directories whose names sort one way byte by byte and the other way in
+# decree's path order ("a-b" < "a/b" by bytes, '/' first in path order):
+# a/b/.gitignore removed, a-b/.gitignore made executable (it differs, by
+# its mode, and its rules are O's).  Both must be found among what
+# differs; the tree is then seen by O's rules.
+R=$SCRATCH/p_order
+mkdir -p "$R/a/b" "$R/a-b" && cd "$R" || exit 1
+mk a/b/f.log a-b/g.log a/b/keep.c
+printf '*.log\n' >a/b/.gitignore
+printf '*.log\n' >a-b/.gitignore
+D -q init >/dev/null || exit 1
+t_match '[0-9a-f]*' "checkpoint O (*.log ignored in a/b and a-b)" D checkpoint create -m O
+O=$OUT
+rm a/b/.gitignore
+chmod +x a-b/.gitignore
+t "diff O --name-status with a/b's rules removed" D checkpoint diff "$O" --name-status
+same "diff: the two rules files (a/b/f.log ignored under O's rules)" "$OUT" "D	a/b/.gitignore
+M	a-b/.gitignore"
+t "status with a/b's rules removed" D status
+same "status: the same" "$(printf '%s\n' "$OUT" | grep -E '^  [ADM] ')" "  D a/b/.gitignore
+  M a-b/.gitignore"
+
 done_testing

@@ -278,9 +278,9 @@ typedef struct {
 } tree_change;
 
 typedef struct {
-	tree_change *v; /* what differs, in path order */
+	tree_change *v; /* what differs, in path order (path_cmp's) */
 	size_t n, cap;
-	tree_change *rules; /* of those, the rules files */
+	tree_change *rules; /* of those, the rules files (in that order) */
 	size_t nrules, rulescap;
 	const worktree_rules *walk_rules;
 } changes;
@@ -306,8 +306,8 @@ static int note_change(void *payload, const char *path, const snap_entry *a,
 
 static int change_cmp(const void *a, const void *b)
 {
-	return strcmp(((const tree_change *)a)->path,
-		      ((const tree_change *)b)->path);
+	return path_cmp(((const tree_change *)a)->path,
+			((const tree_change *)b)->path);
 }
 
 /* worktree_lookup_fn: the tree's entry at the rules file `path`: the one
@@ -341,8 +341,7 @@ static int diff_like(changes *c, bool *same, snap *keep, snap *walk,
 
 	*same = false;
 	worktree_seen_init(&seen);
-	r = scan_worktree(walk, s, NULL, &cache, NULL, lazy_hash, view,
-			  note_seen, &seen);
+	r = worktree_scan_seen(walk, s, NULL, &cache, view, lazy_hash, &seen);
 	/* the walk's tree ids: those its cache vouches for, the rest hashed
 	 * (nothing stored; a directory with an unhashed file has none) */
 	if (r == 0)
@@ -355,9 +354,6 @@ static int diff_like(changes *c, bool *same, snap *keep, snap *walk,
 	if (r == 0)
 		r = worktree_rules_init(&wr, walk, db);
 	if (r == 0) {
-		if (c->nrules > 1)
-			qsort(c->rules, c->nrules, sizeof(*c->rules),
-			      change_cmp);
 		c->walk_rules = &wr;
 		*same = worktree_seen_match(&seen, tree_rules_file, c);
 	}
@@ -397,8 +393,8 @@ int worktree_diff_tree(snap *keep, snap *walk, decree_store *s, const oid *tree,
 	snap_release(keep);
 	snap_release(walk);
 	if ((r = repo_tree(&sa, s, tree)) == 0 &&
-	    (r = scan_worktree(walk, s, NULL, NULL, sa, lazy_hash, view, NULL,
-			       NULL)) == 0)
+	    (r = worktree_scan_view(walk, s, NULL, NULL, sa, lazy_hash,
+				    view)) == 0)
 		r = snap_diff(sa, walk, fn, payload);
 done:
 	decree_free(c.v);

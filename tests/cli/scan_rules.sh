@@ -229,6 +229,19 @@ check "deep/a.c kept" test -f deep/a.c
 t "undo the restore of W" D undo
 check "undo: deep/new.txt back" test -f deep/new.txt
 check "undo: deep/.gitignore back" test "$(cat deep/.gitignore)" = "*.txt"
+# A path restore while the rules on disk are not W's (so it walks twice):
+# a file only W has must still be found as W's, one in neither refused
+rm deep/a.c
+t "restore W -- deep/a.c (deleted since W; rules not W's)" env DECREE_TRACE_PERF=1 "$DECREE" checkpoint restore "$W" -- deep/a.c
+printf '%s\n' "$ERR" >"$SCRATCH/trace"
+same "path restore: walked again with W's rules" "$(walks "$SCRATCH/trace")" 2
+check "deep/a.c is back" test -f deep/a.c
+check "deep/new.txt left alone (not among the paths)" test -f deep/new.txt
+t_err "decree: path 'deep/none.c' is neither in the checkpoint nor in the working tree" \
+	"restore W -- a path in neither: refused in one line" 1 D checkpoint restore "$W" -- deep/none.c
+t "undo the path restore" D undo
+check "undo: deep/a.c gone again" test ! -e deep/a.c
+mk deep/a.c
 # the same bytes on disk as in W, in another inode: the walk's rules hold
 printf '*.gen\n' >made/.gitignore.new && mv made/.gitignore.new made/.gitignore
 rm deep/.gitignore deep/new.txt

@@ -30,67 +30,12 @@
 #include "scan/ignore.h"
 #include "store/repo.h"
 #include "scan/statcache.h"
-#include "store/tree.h"
 #include "txn/txn.h"
-
-#include <pthread.h>
 
 typedef struct {
 	txn_change *v;
 	size_t n, cap;
 } change_list;
-
-/* --- the scan's ignore rules ---------------------------------------------
- *
- * A restore scans the working tree the way the checkpoint's ignore rules
- * see it: with the rules files on disk, checked afterwards against the
- * checkpoint's (worktree_seen, worktree.h), and walked again with the
- * checkpoint's when one differs.
- */
-
-/* worktree_lookup_fn: the checkpoint's rules file at `path`. */
-static const snap_entry *target_rules_file(void *payload, const char *path)
-{
-	return worktree_rules_file(payload, path);
-}
-
-/* Scan the working tree into *cur as the checkpoint `rec` sees it, read
- * its tree into *target, and set up *ld with the target's rules files
- * (worktree_rules_init). */
-static int scan_for_restore(snap *cur, statcache **cache, snap *target,
-			    worktree_rules *ld, decree_store *s, odb *db,
-			    odb_writer *w, const record *rec,
-			    const worktree_view *view)
-{
-	worktree_seen seen;
-	tree_ids ids = TREE_IDS_INIT;
-	oid root;
-	int r;
-
-	worktree_seen_init(&seen);
-	r = worktree_scan_seen(cur, s, w, cache, view, false, &seen);
-	/* the scan's tree ids: those its cache vouches for, the rest hashed
-	 * (nothing stored) */
-	if (r == 0)
-		r = tree_write_known(&root, NULL, cur, &ids,
-				     *cache ? statcache_tree_hints(*cache)
-					    : NULL);
-	if (r == 0)
-		r = tree_read_like(target, db, &rec->tree, cur, &ids);
-	if (r == 0)
-		r = worktree_rules_init(ld, target, db);
-	trace_phase("restore: target tree read");
-	if (r == 0 && !worktree_seen_match(&seen, target_rules_file, ld)) {
-		/* other rules on disk: the walk again, with the checkpoint's */
-		snap_release(cur);
-		statcache_free(*cache);
-		*cache = NULL;
-		r = worktree_scan_view(cur, s, w, cache, target, false, view);
-	}
-	tree_ids_release(&ids);
-	worktree_seen_release(&seen);
-	return r;
-}
 
 static void changes_release(change_list *c)
 {
@@ -129,7 +74,10 @@ static void set_new(txn_change *t, const snap_entry *e)
 	t->new_id = e->id;
 }
 
-static int check_paths(const char *const *paths, const snap *a, const snap *b)
+/* Each of `paths` must name something of the checkpoint's or the working
+ * tree's: a path of the checkpoint's the walk does not have is among the
+ * differences. */
+static int check_paths(const char *const *paths, const worktree_cmp *cmp)
 {
 	if (!paths)
 		return 0;
@@ -138,10 +86,11 @@ static int check_paths(const char *const *paths, const snap *a, const snap *b)
 		bool hit = false;
 		if (!fs_path_is_safe(paths[i], true))
 			return DECREE_EINVALID;
-		for (size_t k = 0; k < a->n && !hit; k++)
-			hit = snap_path_selected(one, a->v[k].path);
-		for (size_t k = 0; k < b->n && !hit; k++)
-			hit = snap_path_selected(one, b->v[k].path);
+		for (size_t k = 0; k < cmp->walk.n && !hit; k++)
+			hit = snap_path_selected(one, cmp->walk.v[k].path);
+		for (size_t k = 0; k < cmp->n && !hit; k++)
+			hit = cmp->v[k].a &&
+			      snap_path_selected(one, cmp->v[k].path);
 		if (!hit)
 			return decree_error_set(
 				DECREE_ENOTFOUND,
@@ -178,29 +127,21 @@ static void report(const decree_restore_options *o, decree_restore_result *res,
 /* --- restore -----------------------------------------------------------------
  */
 
+/* The changes that make the working tree the checkpoint's: one per path
+ * where they differ (cmp), except what the checkpoint's rules left out. */
 static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
-			const snap *cur, const snap *target,
-			ignore_matcher *rules, const char *const *paths,
-			const strset *only)
+			const worktree_cmp *cmp, ignore_matcher *rules,
+			const char *const *paths, const strset *only)
 {
-	size_t i = 0, j = 0;
 	int r;
 
-	while (i < cur->n || j < target->n) {
-		int c = i >= cur->n ? 1
-			: j >= target->n
-				? -1
-				: path_cmp(cur->v[i].path, target->v[j].path);
-		const snap_entry *a = c <= 0 ? &cur->v[i] : NULL;
-		const snap_entry *b = c >= 0 ? &target->v[j] : NULL;
-		const char *path = a ? a->path : b->path;
+	for (size_t k = 0; k < cmp->n; k++) {
+		const char *path = cmp->v[k].path;
+		const snap_entry *a = cmp->v[k].b; /* the working tree's */
+		const snap_entry *b = cmp->v[k].a; /* the checkpoint's */
 		txn_change *t;
 		bool excluded, present;
 
-		if (c <= 0)
-			i++;
-		if (c >= 0)
-			j++;
 		if (!snap_path_selected(paths, path) ||
 		    (only && !strset_has(only, path)) ||
 		    repo_path_in_store(s, path))
@@ -252,8 +193,8 @@ static int plan_restore(change_list *out, decree_store *s, odb_writer *w,
  * above the size limit, is nothing to do.
  */
 static int select_agent_paths(strset *only, strset *user, decree_store *s,
-			      const record *rec, const snap *cur,
-			      const snap *target, const char *const *paths)
+			      const record *rec, const worktree_cmp *cmp,
+			      const char *const *paths)
 {
 	agent_writes aw;
 	int r;
@@ -263,8 +204,8 @@ static int select_agent_paths(strset *only, strset *user, decree_store *s,
 		return r;
 	for (size_t i = 0; i < aw.n && r == 0; i++) {
 		const agent_write *a = &aw.v[i];
-		const snap_entry *now = snap_find(cur, a->path);
-		const snap_entry *then = snap_find(target, a->path);
+		const snap_entry *now = snap_find(&cmp->walk, a->path);
+		const snap_entry *then = worktree_cmp_tree_entry(cmp, a->path);
 		bool as_left;
 		if (!snap_path_selected(paths, a->path) || (!now && !then) ||
 		    (now && now->mode == MODE_SKIP) ||
@@ -325,10 +266,10 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	decree_restore_options def = DECREE_RESTORE_OPTIONS_INIT;
 	decree_restore_result dummy;
 	record rec;
-	snap target = SNAP_INIT, cur = SNAP_INIT;
+	worktree_cmp cmp;
+	snap *cur = &cmp.walk;
 	change_list ch = { NULL, 0, 0 };
 	ignore_matcher *rules = NULL;
-	worktree_rules ld = { NULL, SNAP_INIT };
 	worktree_view view = { 0 };
 	worktree_saver saver = WORKTREE_SAVER_INIT;
 	record_meta m = RECORD_META_INIT;
@@ -348,6 +289,7 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	memset(res, 0, sizeof(*res));
 	memset(&rec, 0, sizeof(rec));
 	memset(&cap, 0, sizeof(cap));
+	memset(&cmp, 0, sizeof(cmp));
 	repo_notices_clear(s);
 	if (o->version < 1 || o->version > DECREE_RESTORE_OPTIONS_VERSION)
 		return decree_error_set(DECREE_EINVALID,
@@ -373,21 +315,21 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 			goto done;
 		/* the tree as the checkpoint's ignore rules see it: after the
 		 * restore those rules are the tree's again */
-		if ((r = scan_for_restore(&cur, &cache, &target, &ld, s, db, w,
-					  &rec, &view)) < 0 ||
+		if ((r = worktree_compare(&cmp, s, w, &cache, &rec.tree, &view,
+					  false)) < 0 ||
 		    (r = worktree_excludes(&excludes, s, &view)) < 0)
 			goto done;
-		r = ignore_matcher_new(&rules, worktree_rules_load, &ld,
+		r = ignore_matcher_new(&rules, worktree_cmp_rules_load, &cmp,
 				       excludes);
 		decree_free(excludes);
 		if (r == 0)
-			r = check_paths(o->paths, &cur, &target);
+			r = check_paths(o->paths, &cmp);
 		if (r == 0 && agent_only)
-			r = select_agent_paths(&only, &user, s, &rec, &cur,
-					       &target, o->paths);
+			r = select_agent_paths(&only, &user, s, &rec, &cmp,
+					       o->paths);
 		if (r == 0)
-			r = plan_restore(&ch, s, w, &cur, &target, rules,
-					 o->paths, agent_only ? &only : NULL);
+			r = plan_restore(&ch, s, w, &cmp, rules, o->paths,
+					 agent_only ? &only : NULL);
 		ignore_matcher_free(rules);
 		rules = NULL;
 		if (r < 0)
@@ -439,14 +381,14 @@ int decree_checkpoint_restore(decree_restore_result *res, decree_store *s,
 	 * (statcache.h), and a file the restore writes or deletes is not (new
 	 * inode and ctime, or gone).  The next capture or checkpoint then
 	 * builds only the trees the restore and later edits touched. */
-	if ((r = checkpoint_write_begin(&cap.pend, s, w, &cur, &m, cache)) < 0)
+	if ((r = checkpoint_write_begin(&cap.pend, s, w, cur, &m, cache)) < 0)
 		goto done;
 	cap.id = res->pre_checkpoint;
 	trace_phase("restore: capture stored");
 	/* The cache is saved while the transaction waits on the disk: it
 	 * names only what the capture made durable, and it vouches for the
 	 * files the transaction writes or deletes no more than it did. */
-	worktree_save_statcache_start(&saver, s, &cur, cache);
+	worktree_save_statcache_start(&saver, s, cur, cache);
 	cache = NULL;
 	{
 		oplog_entry e;
@@ -502,11 +444,9 @@ done:
 	strset_release(&user);
 	statcache_free(cache);
 	ignore_matcher_free(rules);
-	worktree_rules_release(&ld); /* (after the rules that use it) */
 	odb_writer_free(w);
 	changes_release(&ch);
-	snap_release(&cur);
-	snap_release(&target);
+	worktree_cmp_release(&cmp); /* (after the rules that use it) */
 	record_release(&rec);
 	if (!o->dry_run)
 		repo_unlock(s);

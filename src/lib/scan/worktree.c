@@ -51,19 +51,36 @@ const snap_entry *worktree_rules_file(const worktree_rules *r, const char *path)
 	return rules_entry(e) ? e : NULL;
 }
 
-int worktree_rules_load(void *payload, const char *dir, const char *name,
-			buf *out, bool *found)
+/* The rules file dir/name as `lookup` finds it, read from db (an
+ * ignore_load_fn's work). */
+static int load_rules_file(odb *db, worktree_lookup_fn lookup, void *payload,
+			   const char *dir, const char *name, buf *out,
+			   bool *found)
 {
-	const worktree_rules *l = payload;
 	char path[PATH_MAX];
 	const snap_entry *e;
 
 	*found = false;
 	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
-	if (!(e = worktree_rules_file(l, path)))
+	if (!rules_entry(e = lookup(payload, path)))
 		return 0;
 	*found = true;
-	return odb_read(out, NULL, l->db, &e->id);
+	return odb_read(out, NULL, db, &e->id);
+}
+
+/* worktree_lookup_fn of a worktree_rules */
+static const snap_entry *rules_file_of(void *payload, const char *path)
+{
+	return worktree_rules_file(payload, path);
+}
+
+int worktree_rules_load(void *payload, const char *dir, const char *name,
+			buf *out, bool *found)
+{
+	const worktree_rules *l = payload;
+
+	return load_rules_file(l->db, rules_file_of, payload, dir, name, out,
+			       found);
 }
 
 const char *const *worktree_view_config(const worktree_view *view,
@@ -270,28 +287,15 @@ bool worktree_seen_match(const worktree_seen *ws, worktree_lookup_fn lookup,
 	return true;
 }
 
-/* --- a tree against the working tree (worktree_diff_tree) --------------- */
-
-typedef struct {
-	const char *path;
-	const snap_entry *a, *b;
-} tree_change;
-
-typedef struct {
-	tree_change *v; /* what differs, in path order (path_cmp's) */
-	size_t n, cap;
-	tree_change *rules; /* of those, the rules files (in that order) */
-	size_t nrules, rulescap;
-	const worktree_rules *walk_rules;
-} changes;
+/* --- a tree against the working tree (worktree_compare) ------------------ */
 
 static int note_change(void *payload, const char *path, const snap_entry *a,
 		       const snap_entry *b)
 {
-	changes *c = payload;
+	worktree_cmp *c = payload;
 	const char *slash = strrchr(path, '/');
 	const char *bn = slash ? slash + 1 : path;
-	tree_change t = { path, a, b };
+	worktree_change t = { path, a, b };
 
 	if (ignore_is_rules_file(bn, strlen(bn))) {
 		if (GROW(c->rules, c->rulescap, c->nrules + 1) < 0)
@@ -306,34 +310,55 @@ static int note_change(void *payload, const char *path, const snap_entry *a,
 
 static int change_cmp(const void *a, const void *b)
 {
-	return path_cmp(((const tree_change *)a)->path,
-			((const tree_change *)b)->path);
+	return path_cmp(((const worktree_change *)a)->path,
+			((const worktree_change *)b)->path);
 }
 
-/* worktree_lookup_fn: the tree's entry at the rules file `path`: the one
- * noted as different, or, not noted, the walk's (the same; looked up
- * among its rules files only, which costs no cache miss per step of a
- * search of the whole walk). */
+static const worktree_change *find_change(const worktree_change *v, size_t n,
+					  const char *path)
+{
+	worktree_change key = { path, NULL, NULL };
+
+	return n ? bsearch(&key, v, n, sizeof(key), change_cmp) : NULL;
+}
+
+const snap_entry *worktree_cmp_tree_entry(const worktree_cmp *c,
+					  const char *path)
+{
+	const worktree_change *d = find_change(c->v, c->n, path);
+
+	return d ? d->a : snap_find(&c->walk, path);
+}
+
+/* worktree_lookup_fn: the tree's rules file at `path`: the one noted as
+ * different, or, not noted, the walk's (the same; looked up among its
+ * rules files only, which costs no cache miss per step of a search of the
+ * whole walk). */
 static const snap_entry *tree_rules_file(void *payload, const char *path)
 {
-	const changes *c = payload;
-	tree_change key = { path, NULL, NULL };
-	const tree_change *d = c->nrules ? bsearch(&key, c->rules, c->nrules,
-						   sizeof(key), change_cmp)
-					 : NULL;
+	const worktree_cmp *c = payload;
+	const worktree_change *d = find_change(c->rules, c->nrules, path);
 
-	return d ? d->a : worktree_rules_file(c->walk_rules, path);
+	return d ? d->a : worktree_rules_file(&c->walk_rules, path);
+}
+
+int worktree_cmp_rules_load(void *payload, const char *dir, const char *name,
+			    buf *out, bool *found)
+{
+	const worktree_cmp *c = payload;
+
+	return load_rules_file(c->db, tree_rules_file, payload, dir, name, out,
+			       found);
 }
 
 /* Walk with the rules on disk and note what differs from `tree`, reading
  * only its directories whose ids differ from the walk's.  *same: every
  * rules file the walk used is the tree's (else the notes mean nothing). */
-static int diff_like(changes *c, bool *same, snap *keep, snap *walk,
-		     decree_store *s, odb *db, const oid *tree,
+static int diff_like(worktree_cmp *c, bool *same, decree_store *s,
+		     odb_writer *w, statcache **cache_out, const oid *tree,
 		     const worktree_view *view, bool lazy_hash)
 {
 	worktree_seen seen;
-	worktree_rules wr = { NULL, SNAP_INIT };
 	statcache *cache = NULL;
 	tree_ids ids = TREE_IDS_INIT;
 	oid root;
@@ -341,64 +366,97 @@ static int diff_like(changes *c, bool *same, snap *keep, snap *walk,
 
 	*same = false;
 	worktree_seen_init(&seen);
-	r = worktree_scan_seen(walk, s, NULL, &cache, view, lazy_hash, &seen);
+	r = worktree_scan_seen(&c->walk, s, w, &cache, view, lazy_hash, &seen);
 	/* the walk's tree ids: those its cache vouches for, the rest hashed
 	 * (nothing stored; a directory with an unhashed file has none) */
 	if (r == 0)
-		r = tree_write_known(&root, NULL, walk, &ids,
+		r = tree_write_known(&root, NULL, &c->walk, &ids,
 				     cache ? statcache_tree_hints(cache)
 					   : NULL);
-	statcache_free(cache);
 	if (r == 0)
-		r = tree_diff_like(keep, db, tree, walk, &ids, note_change, c);
+		r = tree_diff_like(&c->keep, c->db, tree, &c->walk, &ids,
+				   note_change, c);
 	if (r == 0)
-		r = worktree_rules_init(&wr, walk, db);
-	if (r == 0) {
-		c->walk_rules = &wr;
+		r = worktree_rules_init(&c->walk_rules, &c->walk, c->db);
+	if (r == 0)
 		*same = worktree_seen_match(&seen, tree_rules_file, c);
-	}
 	trace_phase("scan: tree compared");
-	worktree_rules_release(&wr);
+	if (r == 0 && *same && cache_out)
+		*cache_out = cache;
+	else
+		statcache_free(cache);
 	tree_ids_release(&ids);
 	worktree_seen_release(&seen);
 	return r;
+}
+
+/* Start again: nothing noted, nothing walked. */
+static void cmp_clear(worktree_cmp *c)
+{
+	worktree_rules_release(&c->walk_rules);
+	snap_release(&c->keep);
+	snap_release(&c->walk);
+	c->n = c->nrules = 0;
+}
+
+int worktree_compare(worktree_cmp *c, decree_store *s, odb_writer *w,
+		     statcache **cache_out, const oid *tree,
+		     const worktree_view *view, bool lazy_hash)
+{
+	const snap *sa;
+	bool same = false;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if (cache_out)
+		*cache_out = NULL;
+	if ((r = repo_odb(&c->db, s, false)) < 0)
+		return r;
+	if (!repo_tree_cached(s, tree) &&
+	    (r = diff_like(c, &same, s, w, cache_out, tree, view, lazy_hash)) <
+		    0)
+		return r;
+	if (same)
+		return 0;
+	/* other rules on disk (or the tree at hand): the tree whole, and the
+	 * walk with its rules */
+	cmp_clear(c);
+	if ((r = repo_tree(&sa, s, tree)) < 0 ||
+	    (r = worktree_scan_view(&c->walk, s, w, cache_out, sa, lazy_hash,
+				    view)) < 0 ||
+	    (r = snap_diff(sa, &c->walk, note_change, c)) < 0 ||
+	    (r = worktree_rules_init(&c->walk_rules, &c->walk, c->db)) < 0)
+		return r;
+	return 0;
+}
+
+void worktree_cmp_release(worktree_cmp *c)
+{
+	cmp_clear(c);
+	decree_free(c->v);
+	decree_free(c->rules);
+	memset(c, 0, sizeof(*c));
 }
 
 int worktree_diff_tree(snap *keep, snap *walk, decree_store *s, const oid *tree,
 		       const worktree_view *view, bool lazy_hash,
 		       snap_diff_fn fn, void *payload)
 {
-	changes c;
-	const snap *sa;
-	bool same = false;
-	odb *db;
+	worktree_cmp c;
 	int r;
 
-	memset(&c, 0, sizeof(c));
 	snap_release(keep);
 	snap_release(walk);
-	if ((r = repo_odb(&db, s, false)) < 0)
-		return r;
-	if (!repo_tree_cached(s, tree) &&
-	    (r = diff_like(&c, &same, keep, walk, s, db, tree, view,
-			   lazy_hash)) < 0)
-		goto done;
-	if (same) {
-		for (size_t i = 0; i < c.n && r == 0; i++)
-			r = fn(payload, c.v[i].path, c.v[i].a, c.v[i].b);
-		goto done;
-	}
-	/* other rules on disk (or the tree at hand): the tree whole, and the
-	 * walk with its rules */
-	snap_release(keep);
-	snap_release(walk);
-	if ((r = repo_tree(&sa, s, tree)) == 0 &&
-	    (r = worktree_scan_view(walk, s, NULL, NULL, sa, lazy_hash,
-				    view)) == 0)
-		r = snap_diff(sa, walk, fn, payload);
-done:
-	decree_free(c.v);
-	decree_free(c.rules);
+	r = worktree_compare(&c, s, NULL, NULL, tree, view, lazy_hash);
+	for (size_t i = 0; i < c.n && r == 0; i++)
+		r = fn(payload, c.v[i].path, c.v[i].a, c.v[i].b);
+	/* the entries fn saw stay where they are: their snapshots go to the
+	 * caller */
+	*keep = c.keep;
+	*walk = c.walk;
+	c.keep = (snap)SNAP_INIT;
+	c.walk = (snap)SNAP_INIT;
+	worktree_cmp_release(&c);
 	return r;
 }
 

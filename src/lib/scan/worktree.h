@@ -108,23 +108,6 @@ typedef const snap_entry *(*worktree_lookup_fn)(void *payload,
 bool worktree_seen_match(const worktree_seen *ws, worktree_lookup_fn lookup,
 			 void *payload);
 
-/*
- * snap_diff(tree `tree`, the working tree as that tree's rules and `view`
- * see it): fn gets, in path order, a from the tree and b from the walk,
- * for each path where they differ.  Only the tree's directories whose ids
- * differ from the walk's are read from the store (tree_diff_like), the
- * walk using the rules files on disk (worktree_seen); when one of them is
- * not the tree's, the tree is read whole and walked again with its rules.
- * A tree the handle holds (repo_tree_cached) is walked with its rules at
- * once.  lazy_hash: see scan_opts.  The entries fn gets live in *keep,
- * *walk (emptied first; the caller releases both) or the handle's cached
- * tree, until the next repo_tree on the handle.  fn's non-zero result
- * stops and is returned.
- */
-int worktree_diff_tree(snap *keep, snap *walk, decree_store *s, const oid *tree,
-		       const worktree_view *view, bool lazy_hash,
-		       snap_diff_fn fn, void *payload);
-
 /* The excludes a scan with `view` uses (the config's, then view's),
  * NULL-terminated into *out, or NULL when there are none: free the array
  * with decree_free (the strings are borrowed). */
@@ -153,6 +136,59 @@ int worktree_rules_load(void *payload, const char *dir, const char *name,
  * one (skipped as too large, or a symlink). */
 const snap_entry *worktree_rules_file(const worktree_rules *r,
 				      const char *path);
+
+/*
+ * A tree (a checkpoint's) against the working tree as that tree's rules
+ * and `view` see it: what differs, path by path.  Only the tree's
+ * directories whose ids differ from the walk's are read from the store
+ * (tree_diff_like), the walk using the rules files on disk (worktree_seen);
+ * when one of them is not the tree's, the tree is read whole and walked
+ * again with its rules.  A tree the handle holds (repo_tree_cached) is
+ * walked with its rules at once.
+ */
+typedef struct {
+	const char *path;
+	const snap_entry *a, *b; /* the tree's, the walk's (NULL: none) */
+} worktree_change;
+
+typedef struct {
+	snap walk; /* the working tree */
+	snap keep; /* the tree's entries in the directories read */
+	/* what differs, in path order (path_cmp's); the entries live in
+	 * walk, keep or the handle's cached tree (until the next repo_tree on
+	 * the handle) */
+	worktree_change *v;
+	size_t n, cap;
+	worktree_change *rules; /* of those, the rules files (in that order) */
+	size_t nrules, rulescap;
+	worktree_rules walk_rules; /* the walk's rules files */
+	odb *db;
+} worktree_cmp;
+
+/* Compare (see above).  With w the walk's new contents are stored; with
+ * cache_out the walk's stat cache is handed over (for its save, or a
+ * checkpoint's hints); lazy_hash: see scan_opts.  Release c whatever the
+ * result. */
+int worktree_compare(worktree_cmp *c, decree_store *s, odb_writer *w,
+		     struct statcache **cache_out, const oid *tree,
+		     const worktree_view *view, bool lazy_hash);
+void worktree_cmp_release(worktree_cmp *c);
+/* The tree's entry at `path` (NULL: none): the one noted as different,
+ * else the walk's, which is the same. */
+const snap_entry *worktree_cmp_tree_entry(const worktree_cmp *c,
+					  const char *path);
+/* An ignore_load_fn (payload: the worktree_cmp) reading the tree's rules
+ * files, as worktree_rules_load reads a snapshot's. */
+int worktree_cmp_rules_load(void *payload, const char *dir, const char *name,
+			    buf *out, bool *found);
+
+/* worktree_compare, fn called for each difference (a from the tree, b from
+ * the walk); the entries fn gets live in *keep, *walk (emptied first; the
+ * caller releases both) or the handle's cached tree, until the next
+ * repo_tree on the handle.  fn's non-zero result stops and is returned. */
+int worktree_diff_tree(snap *keep, snap *walk, decree_store *s, const oid *tree,
+		       const worktree_view *view, bool lazy_hash,
+		       snap_diff_fn fn, void *payload);
 
 /* Save the stat cache from a scan made with `cache` unless nothing changed.
  * Frees the cache. */

@@ -181,9 +181,10 @@ int cli_subcommand(cli_ctx *ctx, const cli_sub *subs, const char *group,
 typedef int (*cli_apply_source)(void *arg, decree_apply_result *res,
 				decree_store *s, const char *name,
 				const decree_apply_options *o);
-int cli_apply_run(cli_ctx *ctx, decree_store *s, decree_apply_options *o,
-		  const char *name, bool check, const char *exec,
-		  const char *session, cli_apply_source produce, void *arg);
+int cli_apply_run(cli_ctx *ctx, decree_store *s,
+		  const decree_apply_options *base, const char *name,
+		  bool check, const char *exec, const char *session,
+		  cli_apply_source produce, void *arg);
 
 /* The "--" paths as root-relative paths for the library: each is taken
  * relative to the current directory (to the root with -C), as in git,

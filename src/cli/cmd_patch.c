@@ -368,10 +368,12 @@ static int patch_source(void *arg, decree_apply_result *res, decree_store *s,
 	return decree_apply(res, s, name, text->ptr, text->len, o);
 }
 
-int cli_apply_run(cli_ctx *ctx, decree_store *s, decree_apply_options *o,
-		  const char *name, bool check, const char *exec,
-		  const char *session, cli_apply_source produce, void *arg)
+int cli_apply_run(cli_ctx *ctx, decree_store *s,
+		  const decree_apply_options *base, const char *name,
+		  bool check, const char *exec, const char *session,
+		  cli_apply_source produce, void *arg)
 {
+	decree_apply_options opts = *base, *o = &opts;
 	decree_apply_result res;
 	apply_out ao = { ctx, false };
 	int r;

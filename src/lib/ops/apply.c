@@ -509,7 +509,7 @@ static int plan_rollback(rb_list *out, decree_store *s, odb_writer *w,
 				: path_cmp(pre->v[i].path, post->v[j].path);
 		const snap_entry *a = c <= 0 ? &pre->v[i] : NULL;
 		const snap_entry *b = c >= 0 ? &post->v[j] : NULL;
-		const char *path = a ? a->path : b->path;
+		const char *path = c <= 0 ? pre->v[i].path : post->v[j].path;
 		txn_change *t;
 
 		if (c <= 0)

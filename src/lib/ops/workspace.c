@@ -1618,7 +1618,7 @@ static int build_sides(merger *m, const snap *b, uint64_t limit)
 				    : path_cmp(b->v[i].path, t->v[k].path);
 		const snap_entry *eb = c <= 0 ? &b->v[i] : NULL;
 		const snap_entry *et = c >= 0 ? &t->v[k] : NULL;
-		const char *path = eb ? eb->path : et->path;
+		const char *path = c <= 0 ? b->v[i].path : t->v[k].path;
 		snap_entry eo;
 		bool present;
 

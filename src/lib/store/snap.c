@@ -123,7 +123,7 @@ int snap_diff_skip(const snap *a, const snap *b, const size_t (*skip)[2],
 
 	while (i < a->n || j < b->n) {
 		int c;
-		if (k < nskip && j == skip[k][0]) {
+		if (skip && k < nskip && j == skip[k][0]) {
 			j = skip[k++][1];
 			continue;
 		}

@@ -537,10 +537,11 @@ static int read_tree_at(struct read_ctx *c, const oid *root, const char *at)
 	buf prefix = BUF_INIT;
 	int r;
 
-	c->prefix = &prefix;
 	if (buf_puts(&prefix, at) < 0)
 		return -1;
+	c->prefix = &prefix;
 	r = read_rec(c, root);
+	c->prefix = NULL; /* (it goes now) */
 	buf_release(&prefix);
 	return r;
 }

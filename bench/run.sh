@@ -230,6 +230,27 @@ tm() {
 	return $tm_rc
 }
 
+# restore_rep RESULT PRELOAD WHAT CMD...: in the restore case, the change
+# of repetition i ($RM changed + $RC created, seed 500 + i, journal $J)
+# made again and synced, CMD timed into RESULT (with LD_PRELOAD=PRELOAD
+# unless empty: CMD only, not the sync before it), then the tree checked
+# to be WHAT says
+restore_rep() {
+	rr_res=$1 rr_pre=$2 rr_what=$3
+	shift 3
+	$GEN --out "$T" --seed $((500 + i)) --mutate "$RM" \
+		--create "$RC" --journal "$J" >>"$LOG" 2>&1 ||
+		die "gen-tree --mutate failed"
+	sync
+	if [ -n "$rr_pre" ]; then
+		LD_PRELOAD=$rr_pre tm "$rr_res" "$@"
+	else
+		tm "$rr_res" "$@"
+	fi
+	$GEN --out "$T" --verify "$J" >>"$LOG" 2>&1 ||
+		problem "$NAME" "tree differs from $rr_what (rep $i, see $LOG)"
+}
+
 # tmo OUTFILE OKSTATUS RESULTFILE CMD...: like tm, but stdout goes to
 # OUTFILE (opened by this shell before the clock starts) and exit status
 # OKSTATUS counts as success too (0: none; git diff --no-index exits 1)
@@ -633,34 +654,20 @@ except Exception:
 			while [ $i -le "$R" ]; do
 				say "[$NAME] restore $RM changed + $RC created $i/$R"
 				J=$RD/journal.json
-				$GEN --out "$T" --seed $((500 + i)) --mutate "$RM" \
-					--create "$RC" --journal "$J" >>"$LOG" 2>&1 ||
-					die "gen-tree --mutate failed"
-				sync
-				tm "$RD/rs.d" "$DECREE" --store "$S" -C "$T" \
+				restore_rep "$RD/rs.d" "" \
+					"the checkpoint after decree restore" \
+					"$DECREE" --store "$S" -C "$T" \
 					checkpoint restore "$BASE"
-				$GEN --out "$T" --verify "$J" >>"$LOG" 2>&1 ||
-					problem "$NAME" "tree differs from the checkpoint after decree restore (rep $i, see $LOG)"
-				# the same change again, for git
-				$GEN --out "$T" --seed $((500 + i)) --mutate "$RM" \
-					--create "$RC" --journal "$J" >>"$LOG" 2>&1 ||
-					die "gen-tree --mutate failed"
-				sync
-				tm "$RD/rs.g" git --git-dir="$GD" --work-tree="$T" \
+				restore_rep "$RD/rs.g" "" "HEAD after git reset" \
+					git --git-dir="$GD" --work-tree="$T" \
 					clean -fdq --- git --git-dir="$GD" \
 					--work-tree="$T" reset -q --hard
-				$GEN --out "$T" --verify "$J" >>"$LOG" 2>&1 ||
-					problem "$NAME" "tree differs from HEAD after git reset (rep $i, see $LOG)"
 				# and once more for decree with its fsyncs
 				# made free (nosync.c): what they cost
-				$GEN --out "$T" --seed $((500 + i)) --mutate "$RM" \
-					--create "$RC" --journal "$J" >>"$LOG" 2>&1 ||
-					die "gen-tree --mutate failed"
-				sync
-				LD_PRELOAD=$NOSYNC tm "$RD/rs.n" "$DECREE" \
-					--store "$S" -C "$T" checkpoint restore "$BASE"
-				$GEN --out "$T" --verify "$J" >>"$LOG" 2>&1 ||
-					problem "$NAME" "tree differs from the checkpoint after decree restore without fsync (rep $i, see $LOG)"
+				restore_rep "$RD/rs.n" "$NOSYNC" \
+					"the checkpoint after decree restore without fsync" \
+					"$DECREE" --store "$S" -C "$T" \
+					checkpoint restore "$BASE"
 				i=$((i + 1))
 			done
 			row "$NAME" restore "restore $RM changed + $RC created" ms \
